@@ -1,0 +1,79 @@
+# qkv — build the library, the program, the tests.
+#   make            build/libqkv.a, build/libqkv.so, build/qkv
+#   make test       every Check suite (float and double builds)
+#   make sanitize   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make install PREFIX=/usr/local
+#   make clean
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+OPT     ?= -O2
+CFLAGS  ?=
+WARN    := -Wall -Wextra
+BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -Iinclude $(WARN) $(OPT) -g $(SAN)
+LDLIBS  := -lm -fopenmp
+
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c)
+CLI_SRC  := $(wildcard models/cli/*.c)
+SUP_SRC  := $(wildcard tests/support/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+GRAD_SRC := $(wildcard tests/grad_*.c)
+
+# Float objects (the library) and double objects (the gradient-check copy).
+OBJ     := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+OBJ64   := $(LIB_SRC:%.c=$(BUILD)/obj64/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+SUP_OBJ := $(SUP_SRC:%.c=$(BUILD)/obj/%.o)
+SUP64   := $(SUP_SRC:%.c=$(BUILD)/obj64/%.o)
+TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(GRAD_SRC:tests/%.c=$(BUILD)/tests/%)
+
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+.PHONY: all test sanitize clean install
+.SECONDARY:
+all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj64/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE -MMD -MP -c $< -o $@
+
+$(BUILD)/libqkv.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libqkv64.a: $(OBJ64)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libqkv.so: $(OBJ)
+	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkv.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# Run every suite even when one fails, then fail if any did.
+test: $(TESTS)
+	@fail=0; for t in $(TESTS); do echo "== $$t"; $$t || fail=1; done; \
+	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+
+sanitize:
+	$(MAKE) test BUILD=build/san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+clean:
+	rm -rf build
+
+-include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d)

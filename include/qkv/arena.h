@@ -1,0 +1,52 @@
+/* qkv/arena.h — a step arena: everything one training step creates.
+ *
+ * Allocation is a pointer bump and freeing everything is one reset, so the
+ * tensors, graph nodes and intermediate gradients of a step cost no malloc
+ * once the arena has grown to the size a step needs:
+ *
+ *     qkv_arena *step = qkv_arena_new(1 << 20);
+ *     for (;;) {
+ *         qkv_tensor *loss = build_graph(step, ...);
+ *         qkv_backward(step, loss);
+ *         optimizer_step(...);
+ *         qkv_arena_reset(step);
+ *     }
+ *     qkv_arena_free(step);
+ */
+#ifndef QKV_ARENA_H
+#define QKV_ARENA_H
+
+#include "qkv/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qkv_arena qkv_arena;
+
+/* A new arena whose first block holds initial_bytes; NULL on failure. */
+qkv_arena *qkv_arena_new(size_t initial_bytes);
+
+/* Free the arena and everything allocated from it (NULL is fine). */
+void qkv_arena_free(qkv_arena *a);
+
+/* size bytes, QKV_ALIGN-aligned, valid until the next reset; NULL on failure. */
+void *qkv_arena_alloc(qkv_arena *a, size_t size);
+
+/* Like qkv_arena_alloc, and the bytes are zeroed. */
+void *qkv_arena_calloc(qkv_arena *a, size_t size);
+
+/* Forget every allocation. O(1) once the arena fits a step: the first reset
+ * after it grew merges its blocks into one big enough for the whole step. */
+void qkv_arena_reset(qkv_arena *a);
+
+/* Bytes handed out since the last reset. */
+size_t qkv_arena_used(const qkv_arena *a);
+
+/* Bytes the arena holds from the allocator. */
+size_t qkv_arena_capacity(const qkv_arena *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,68 @@
+/* qkv/base.h — the element type, error reporting and the allocation hook.
+ *
+ * Every fallible qkv function reports failure by returning NULL (or -1) and
+ * leaving a message for the caller; the library never exits or aborts:
+ *
+ *     qkv_tensor *y = qkv_matmul(arena, x, w, false, true);
+ *     if (!y) fprintf(stderr, "qkv: %s\n", qkv_last_error());
+ *
+ * Ops accept NULL inputs and return NULL without touching the message, so a
+ * chain of ops can be checked once at its end.
+ */
+#ifndef QKV_BASE_H
+#define QKV_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The element type of every tensor: float, or double when the library (and
+ * the program using it) is compiled with -DQKV_DOUBLE. The tests build a
+ * double copy to check gradients against finite differences at 1e-6. */
+#ifdef QKV_DOUBLE
+typedef double qkv_real;
+#else
+typedef float qkv_real;
+#endif
+
+/* Alignment of every buffer qkv allocates, in bytes (one AVX-512 register). */
+#define QKV_ALIGN 64
+
+/* The message of the last failure on this thread ("" when none). */
+const char *qkv_last_error(void);
+
+/* Forget the last failure message on this thread. */
+void qkv_clear_error(void);
+
+/* Record a printf-style failure message for this thread; always returns -1. */
+int qkv_set_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Route every allocation qkv makes through alloc/release (NULL, NULL restores
+ * malloc/free). Set it before creating any qkv object. */
+void qkv_set_allocator(void *(*alloc)(size_t), void (*release)(void *));
+
+/* A QKV_ALIGN-aligned block of size bytes from the hook; NULL (with a message) on failure. */
+void *qkv_alloc(size_t size);
+
+/* Like qkv_alloc, and the block is zeroed. */
+void *qkv_calloc(size_t size);
+
+/* Give back a block from qkv_alloc/qkv_calloc (NULL is fine). */
+void qkv_free(void *p);
+
+/* How many blocks qkv has asked its allocation hook for since the process
+ * started: a steady training step must not change it. */
+uint64_t qkv_alloc_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

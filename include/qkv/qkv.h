@@ -1,0 +1,15 @@
+/* qkv/qkv.h — everything qkv offers, in one include.
+ *
+ *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
+ */
+#ifndef QKV_QKV_H
+#define QKV_QKV_H
+
+#include "qkv/arena.h"
+#include "qkv/base.h"
+#include "qkv/ops.h"
+#include "qkv/params.h"
+#include "qkv/rng.h"
+#include "qkv/tensor.h"
+
+#endif

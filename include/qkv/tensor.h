@@ -1,0 +1,95 @@
+/* qkv/tensor.h — tensors and reverse-mode autograd.
+ *
+ * A tensor is a contiguous row-major block of qkv_real with up to four
+ * dimensions. Ops (qkv/ops.h) compute their result at once and, when grad
+ * mode is on and an input wants a gradient, record a graph node; then
+ * qkv_backward walks the graph from a scalar and accumulates (+=) into the
+ * gradient of every tensor that wants one.
+ *
+ *     qkv_arena *a = qkv_arena_new(1 << 16);
+ *     qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(2, 2), (qkv_real[]){1, 2, 3, 4});
+ *     qkv_set_requires_grad(x, true);
+ *     qkv_tensor *loss = qkv_sum(a, qkv_mul(a, x, x));   // sum of squares
+ *     qkv_backward(a, loss);                             // x->grad = 2x = {2,4,6,8}
+ *     qkv_arena_free(a);
+ */
+#ifndef QKV_TENSOR_H
+#define QKV_TENSOR_H
+
+#include "qkv/arena.h"
+#include "qkv/base.h"
+#include "qkv/rng.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QKV_MAX_DIMS 4
+
+/* A shape written inline: qkv_zeros(a, QKV_SHAPE(2, 3)) passes ndim = 2 and {2, 3}. */
+#define QKV_SHAPE(...) \
+    (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), (const int[]) { __VA_ARGS__ }
+
+typedef struct qkv_node qkv_node;
+
+typedef struct qkv_tensor {
+    qkv_real *data;             /* size values, row-major, contiguous */
+    qkv_real *grad;             /* d(loss)/d(data), same shape; NULL until backward needs it */
+    int ndim;                   /* 1..QKV_MAX_DIMS (a scalar is shape (1)) */
+    int shape[QKV_MAX_DIMS];    /* extent of each dimension, outermost first */
+    size_t size;                /* number of values: the product of the shape */
+    bool requires_grad;         /* backward computes a gradient for this tensor */
+    qkv_node *node;             /* the op that produced it; NULL for leaves */
+    const char *name;           /* parameter name, or NULL */
+} qkv_tensor;
+
+/* ---- creation (from an arena; valid until the arena is reset) ---- */
+
+/* A tensor of the given shape with uninitialised values; NULL on a bad shape or no memory. */
+qkv_tensor *qkv_tensor_new(qkv_arena *a, int ndim, const int *shape);
+
+/* A tensor of the given shape filled with 0. */
+qkv_tensor *qkv_zeros(qkv_arena *a, int ndim, const int *shape);
+
+/* A tensor of the given shape filled with 1. */
+qkv_tensor *qkv_ones(qkv_arena *a, int ndim, const int *shape);
+
+/* A tensor of the given shape holding a copy of values (size values, row-major). */
+qkv_tensor *qkv_from_array(qkv_arena *a, int ndim, const int *shape, const qkv_real *values);
+
+/* A tensor of N(0, std²) values drawn in order from rng. */
+qkv_tensor *qkv_randn(qkv_arena *a, int ndim, const int *shape, qkv_real std, qkv_rng *rng);
+
+/* A tensor of uniform values in [lo, hi) drawn in order from rng. */
+qkv_tensor *qkv_rand_uniform(qkv_arena *a, int ndim, const int *shape, qkv_real lo, qkv_real hi,
+                             qkv_rng *rng);
+
+/* Mark a leaf tensor as wanting (or not) a gradient from qkv_backward. */
+void qkv_set_requires_grad(qkv_tensor *t, bool on);
+
+/* ---- shapes ---- */
+
+/* True when a and b have the same ndim and extents. */
+bool qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b);
+
+/* Write the shape as "(2,3,4)" into buf (at least 64 bytes); returns buf. */
+char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len);
+
+/* ---- autograd ---- */
+
+/* True while ops record graph nodes (the default). */
+bool qkv_grad_enabled(void);
+
+/* Turn recording on or off for this thread (off = no-grad mode, for
+ * evaluation and sampling); returns the previous setting so it can be restored. */
+bool qkv_set_grad_enabled(bool on);
+
+/* Backpropagate from a one-value tensor: seed d(loss)/d(loss) = 1, visit the
+ * nodes in reverse topological order and add each input's gradient into its
+ * grad (allocated zeroed from a when missing). 0 on success, -1 on error. */
+int qkv_backward(qkv_arena *a, qkv_tensor *loss);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

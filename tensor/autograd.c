@@ -1,0 +1,127 @@
+/* Graph recording and the backward pass (see qkv/tensor.h). */
+#include <string.h>
+
+#include "graph.h"
+
+static _Thread_local bool grad_off; /* "off" so that the zero default means enabled */
+
+bool qkv_grad_enabled(void) { return !grad_off; }
+
+bool qkv_set_grad_enabled(bool on)
+{
+    bool was = !grad_off;
+    grad_off = !on;
+    return was;
+}
+
+qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backward_fn backward,
+                      int n_in, qkv_tensor *const *in)
+{
+    if (grad_off)
+        return NULL;
+    bool any = false;
+    for (int i = 0; i < n_in; i++)
+        any |= in[i]->requires_grad;
+    if (!any)
+        return NULL;
+    qkv_node *n = qkv_arena_calloc(a, sizeof *n);
+    qkv_tensor **copy = qkv_arena_alloc(a, (size_t)n_in * sizeof *copy);
+    if (!n || !copy)
+        return NULL; /* out of memory: the result stays a leaf; backward will miss it */
+    memcpy(copy, in, (size_t)n_in * sizeof *copy);
+    n->op = op;
+    n->backward = backward;
+    n->out = out;
+    n->n_in = n_in;
+    n->in = copy;
+    out->node = n;
+    out->requires_grad = true;
+    return n;
+}
+
+/* Each sort stamps the nodes it visits with a fresh number, so no flag needs clearing. */
+static _Thread_local uint32_t sort_stamp;
+
+/* Double an arena array of len used elements (the old copy stays behind in the arena). */
+static void *grow(qkv_arena *a, void *old, size_t len, size_t new_cap, size_t elem)
+{
+    void *p = qkv_arena_alloc(a, new_cap * elem);
+    if (p && len)
+        memcpy(p, old, len * elem);
+    return p;
+}
+
+/* The nodes reachable from root in topological order (every node after the
+ * nodes that produced its inputs), by an iterative depth-first search: an
+ * explicit stack of (node, index of the next input to visit). */
+static qkv_node **topo_sort(qkv_arena *a, qkv_node *root, size_t *count)
+{
+    uint32_t stamp = ++sort_stamp;
+    size_t cap = 256, order_cap = 256, top = 0, n = 0;
+    qkv_node **stack = qkv_arena_alloc(a, cap * sizeof *stack);
+    int *next = qkv_arena_alloc(a, cap * sizeof *next);
+    qkv_node **order = qkv_arena_alloc(a, order_cap * sizeof *order);
+    if (!stack || !next || !order)
+        return NULL;
+    root->mark = stamp;
+    stack[0] = root;
+    next[top++] = 0;
+    while (top) {
+        qkv_node *nd = stack[top - 1];
+        int i = next[top - 1]++;
+        if (i == nd->n_in) { /* all inputs placed: place this node */
+            top--;
+            if (n == order_cap && !(order = grow(a, order, n, order_cap *= 2, sizeof *order)))
+                return NULL;
+            order[n++] = nd;
+            continue;
+        }
+        qkv_node *child = nd->in[i]->node;
+        if (!child || child->mark == stamp)
+            continue;
+        child->mark = stamp;
+        if (top == cap) {
+            stack = grow(a, stack, top, cap * 2, sizeof *stack);
+            next = grow(a, next, top, cap * 2, sizeof *next);
+            cap *= 2;
+            if (!stack || !next)
+                return NULL;
+        }
+        stack[top] = child;
+        next[top++] = 0;
+    }
+    *count = n;
+    return order;
+}
+
+int qkv_backward(qkv_arena *a, qkv_tensor *loss)
+{
+    if (!loss)
+        return -1;
+    if (loss->size != 1) {
+        char s[64];
+        return qkv_set_error("backward: the loss must hold one value, not shape %s",
+                             qkv_shape_str(loss, s, sizeof s));
+    }
+    if (!loss->requires_grad || !loss->node)
+        return qkv_set_error("backward: the loss does not depend on any tensor that requires grad "
+                             "(no parameters registered, or everything ran in no-grad mode)");
+    size_t n;
+    qkv_node **order = topo_sort(a, loss->node, &n);
+    if (!order)
+        return -1;
+    if (!loss->grad && !(loss->grad = qkv_arena_calloc(a, sizeof(qkv_real))))
+        return -1;
+    loss->grad[0] += 1;
+    for (size_t k = n; k-- > 0;) {
+        qkv_node *nd = order[k];
+        for (int i = 0; i < nd->n_in; i++) {
+            qkv_tensor *in = nd->in[i];
+            if (in->requires_grad && !in->grad &&
+                !(in->grad = qkv_arena_calloc(a, in->size * sizeof(qkv_real))))
+                return -1;
+        }
+        nd->backward(nd);
+    }
+    return 0;
+}

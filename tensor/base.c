@@ -1,0 +1,74 @@
+/* Error messages and the allocation hook (see qkv/base.h). */
+#include "qkv/base.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char last_error[512];
+
+const char *qkv_last_error(void) { return last_error; }
+
+void qkv_clear_error(void) { last_error[0] = '\0'; }
+
+int qkv_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void *(*hook_alloc)(size_t) = malloc;
+static void (*hook_release)(void *) = free;
+static uint64_t n_allocs;
+
+void qkv_set_allocator(void *(*alloc)(size_t), void (*release)(void *))
+{
+    hook_alloc = alloc ? alloc : malloc;
+    hook_release = release ? release : free;
+}
+
+uint64_t qkv_alloc_count(void)
+{
+    uint64_t n;
+#pragma omp atomic read
+    n = n_allocs;
+    return n;
+}
+
+/* The hook need not align, so over-allocate and keep the raw pointer just
+ * below the aligned block for qkv_free. */
+void *qkv_alloc(size_t size)
+{
+    if (size > SIZE_MAX - QKV_ALIGN - sizeof(void *)) {
+        qkv_set_error("allocation of %zu bytes is too large", size);
+        return NULL;
+    }
+    unsigned char *raw = hook_alloc(size + QKV_ALIGN + sizeof(void *));
+    if (!raw) {
+        qkv_set_error("out of memory allocating %zu bytes", size);
+        return NULL;
+    }
+#pragma omp atomic
+    n_allocs++;
+    uintptr_t p = ((uintptr_t)raw + sizeof(void *) + QKV_ALIGN - 1) & ~(uintptr_t)(QKV_ALIGN - 1);
+    ((void **)p)[-1] = raw;
+    return (void *)p;
+}
+
+void *qkv_calloc(size_t size)
+{
+    void *p = qkv_alloc(size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
+void qkv_free(void *p)
+{
+    if (p)
+        hook_release(((void **)p)[-1]);
+}

@@ -1,0 +1,43 @@
+/* Internal: graph nodes and the helpers every op uses to create its output
+ * and record how to backpropagate through it. Not installed. */
+#ifndef QKV_GRAPH_H
+#define QKV_GRAPH_H
+
+#include "qkv/tensor.h"
+
+/* Adds the gradient of node->out into the grad of each input that has one. */
+typedef void (*qkv_backward_fn)(qkv_node *node);
+
+struct qkv_node {
+    const char *op;           /* op name, for error messages */
+    qkv_backward_fn backward; /* reads out->grad, adds into in[i]->grad where non-NULL */
+    qkv_tensor *out;          /* the tensor this op produced */
+    int n_in;                 /* number of inputs */
+    qkv_tensor **in;          /* the inputs, in op order */
+    void *ctx;                /* what backward needs beyond in/out (arena memory) */
+    uint32_t mark;            /* visit stamp of the last topological sort */
+};
+
+/* True when any of the n inputs is NULL (an earlier op failed; its message stands). */
+bool qkv__any_null(int n, qkv_tensor *const *ts);
+
+/* A new tensor for an op's result, shaped like t. */
+qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);
+
+/* If grad mode is on and any input requires grad, mark out as requiring grad
+ * and attach a node; returns the node (NULL when nothing is recorded) so the
+ * op can set node->ctx. Inputs are copied. */
+qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backward_fn backward,
+                      int n_in, qkv_tensor *const *in);
+
+/* Set a shape error naming the op and both shapes; returns NULL for the caller to pass on. */
+qkv_tensor *qkv__shape_error(const char *op, const char *what, const qkv_tensor *a,
+                             const qkv_tensor *b);
+
+/* Number of rows when t is viewed as (rows, last dim). */
+static inline size_t qkv__rows(const qkv_tensor *t) { return t->size / (size_t)t->shape[t->ndim - 1]; }
+
+/* Extent of the last dimension. */
+static inline int qkv__cols(const qkv_tensor *t) { return t->shape[t->ndim - 1]; }
+
+#endif

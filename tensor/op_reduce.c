@@ -1,0 +1,38 @@
+/* sum and mean of all values (see qkv/ops.h). */
+#include "graph.h"
+
+static void reduce_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0];
+    qkv_real g = n->out->grad[0] * *(qkv_real *)n->ctx; /* ctx: 1 for sum, 1/size for mean */
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < x->size; i++)
+        x->grad[i] += g;
+}
+
+static qkv_tensor *reduce(qkv_arena *a, qkv_tensor *x, const char *op, qkv_real factor)
+{
+    if (!x)
+        return NULL;
+    qkv_tensor *out = qkv_tensor_new(a, QKV_SHAPE(1));
+    if (!out)
+        return NULL;
+    double s = 0; /* double: a long float sum loses digits */
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (size_t i = 0; i < x->size; i++)
+        s += x->data[i];
+    out->data[0] = (qkv_real)(s * factor);
+    qkv_node *n = qkv__record(a, out, op, reduce_backward, 1, &x);
+    if (n) {
+        qkv_real *ctx = qkv_arena_alloc(a, sizeof *ctx);
+        if (!ctx)
+            return NULL;
+        *ctx = factor;
+        n->ctx = ctx;
+    }
+    return out;
+}
+
+qkv_tensor *qkv_sum(qkv_arena *a, qkv_tensor *x) { return reduce(a, x, "sum", 1); }
+
+qkv_tensor *qkv_mean(qkv_arena *a, qkv_tensor *x) { return x ? reduce(a, x, "mean", (qkv_real)1 / (qkv_real)x->size) : NULL; }

@@ -1,0 +1,32 @@
+/* Shared by every test program: Check, a main per suite, small helpers. */
+#ifndef QKV_TESTING_H
+#define QKV_TESTING_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "qkv/qkv.h"
+
+/* main() that runs one suite and exits non-zero when any test failed. */
+#define QKV_TEST_MAIN(suite_fn)                                          \
+    int main(void)                                                       \
+    {                                                                    \
+        SRunner *runner = srunner_create(suite_fn());                    \
+        srunner_run_all(runner, CK_NORMAL);                              \
+        int failed = srunner_ntests_failed(runner);                      \
+        srunner_free(runner);                                            \
+        return failed ? 1 : 0;                                           \
+    }
+
+/* Fail the test, printing qkv's last error, when ptr is NULL. */
+#define ck_assert_qkv(ptr) ck_assert_msg((ptr) != NULL, "qkv: %s", qkv_last_error())
+
+/* Assert every value of t is within tol of expected[]. */
+void qkv_test_assert_close(const qkv_tensor *t, const qkv_real *expected, double tol);
+
+/* A random shape: ndim dims, each extent in [1, max_extent]. */
+void qkv_test_random_shape(qkv_rng *rng, int ndim, int max_extent, int *shape);
+
+#endif
