@@ -14,11 +14,13 @@ WARN    := -Wall -Wextra
 BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -Iinclude $(WARN) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c data/*.c)
 CLI_SRC  := $(wildcard models/cli/*.c)
 SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 GRAD_SRC := $(wildcard tests/grad_*.c)
+DUMP_SRC := $(wildcard tests/dump_*.c)
+BENCH_SRC := $(wildcard bench/*.c)
 
 # Float objects (the library) and double objects (the gradient-check copy).
 OBJ     := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -27,11 +29,14 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 SUP_OBJ := $(SUP_SRC:%.c=$(BUILD)/obj/%.o)
 SUP64   := $(SUP_SRC:%.c=$(BUILD)/obj64/%.o)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(GRAD_SRC:tests/%.c=$(BUILD)/tests/%)
+# Double-precision helper programs the float tests compare against.
+DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install
+.PHONY: all test sanitize clean install benches
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
@@ -61,14 +66,25 @@ $(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+$(BUILD)/tests/dump_%: tests/dump_%.c $(SUP64) $(BUILD)/libqkv64.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libqkv.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -Itensor -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # Run every suite even when one fails, then fail if any did.
-test: $(TESTS)
-	@fail=0; for t in $(TESTS); do echo "== $$t"; $$t || fail=1; done; \
+# Tests find the double-precision dump programs through QKV_TEST_BUILD.
+test: $(TESTS) $(DUMPS)
+	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+
+benches: $(BENCHES)
 
 sanitize:
 	$(MAKE) test BUILD=build/san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
