@@ -36,7 +36,8 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install benches
+.PHONY: all test sanitize clean install benches test-install test-readme
+VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
@@ -80,7 +81,7 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 
 # Run every suite even when one fails, then fail if any did.
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
-test: $(TESTS) $(DUMPS)
+test: $(TESTS) $(DUMPS) test-install test-readme
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
@@ -88,6 +89,35 @@ benches: $(BENCHES)
 
 sanitize:
 	$(MAKE) test BUILD=build/san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
+	install -d $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/qkv/*.h $(DESTDIR)$(PREFIX)/include/qkv/
+	install -m 644 $(BUILD)/libqkv.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libqkv.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/qkv $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc
+
+# Install into a throwaway prefix and build every example the way an outside
+# program would: only through pkg-config.
+test-install:
+	@rm -rf $(BUILD)/prefix
+	@$(MAKE) --no-print-directory -s install PREFIX=$(CURDIR)/$(BUILD)/prefix BUILD=$(BUILD) SAN="$(SAN)"
+	@for ex in examples/*.c; do \
+	    bin=$(BUILD)/prefix/$$(basename $$ex .c); \
+	    PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/prefix/lib/pkgconfig $(CC) $(WARN) $(SAN) $$ex -o $$bin \
+	        $$(PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/prefix/lib/pkgconfig pkg-config --cflags --libs qkv) && \
+	    LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/prefix/lib $$bin > $$bin.out && \
+	    echo "example $$ex: built against the installed library and ran" || exit 1; \
+	done
+
+# The README's tensor example must compile and run as printed.
+test-readme: $(BUILD)/libqkv.a
+	@mkdir -p $(BUILD)/readme
+	@awk '/<!-- readme-example -->/{on=1; next} on && /^```c/{go=1; next} go && /^```/{exit} go' README.md > $(BUILD)/readme/example.c
+	@test -s $(BUILD)/readme/example.c || { echo "README example not found"; exit 1; }
+	@$(CC) $(BASE) $(BUILD)/readme/example.c -o $(BUILD)/readme/example $(BUILD)/libqkv.a $(LDLIBS)
+	@$(BUILD)/readme/example > $(BUILD)/readme/example.out && echo "README example: compiled and ran"
 
 clean:
 	rm -rf build
