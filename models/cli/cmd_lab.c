@@ -83,7 +83,7 @@ typedef struct row_stats {
     double score_std;  /* std of the (scaled) scores */
     double one_hot;    /* fraction of rows whose largest weight is above 0.99 */
     double entropy;    /* mean row entropy of the weights, in nats */
-    double grad_med;   /* median over rows of |d loss / d scores| for a random upstream gradient */
+    double grad_med;   /* median over rows of |d loss / d (scaled scores)| for a random upstream gradient */
     double grad_min;   /* smallest such row norm */
 } row_stats;
 
@@ -126,7 +126,7 @@ static int softmax_stats(qkv_arena *a, const qkv_tensor *s, qkv_real scale, int 
         }
         one_hot += mx > 0.99;
         ent += h;
-        norms[i] = sqrt(gn);
+        norms[i] = sqrt(gn) / scale; /* w.r.t. the softmax's own input, the scaled scores */
     }
     double n = (double)T * T, mean = sum / n;
     qsort(norms, (size_t)T, sizeof *norms, cmp_double);
@@ -171,7 +171,7 @@ static int lab_scaling(int argc, char **argv)
     }
     printf("q, k ~ N(0,1), d = %d, T = %d, seed %d; softmax over each row of the %dx%d scores\n\n", d,
            T, seed, T, T);
-    printf("%-44s %14s %14s\n", "", "QKᵀ/√d", "QKᵀ (no √d)");
+    printf("%-44s %14s %14s\n", "", "QK^T/sqrt(d)", "QK^T (no sqrt)");
     printf("%-44s %14.3f %14.3f\n", "score std", st[0].score_std, st[1].score_std);
     printf("%-44s %13.1f%% %13.1f%%\n", "rows with largest weight > 0.99", 100 * st[0].one_hot,
            100 * st[1].one_hot);

@@ -1,0 +1,110 @@
+/* qkv/gpt.h — a character-level GPT: build it, run it, sample from it.
+ *
+ * Token and learned position embeddings, n_layer causal decoder blocks
+ * (pre-LayerNorm), a final LayerNorm and an lm head tied to the token
+ * embedding (logits = x · wteᵀ): nanoGPT's model.
+ *
+ *     qkv_gpt_config cfg = {.vocab_size = 65, .block_size = 64, .n_layer = 4,
+ *                           .n_head = 4, .n_embd = 128, .dropout = 0};
+ *     qkv_gpt *m = qkv_gpt_new(&cfg, 1337);
+ *     qkv_run run = {.arena = arena, .train = true, .rng = &dropout_rng};
+ *     qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, B, T);   // mean cross-entropy
+ *     qkv_backward(arena, loss);
+ *     ...
+ *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40, .top_p = 1};
+ *     qkv_gpt_generate(m, prompt, n_prompt, 300, &opts, &rng, true, emit, NULL);
+ *     qkv_gpt_free(m);
+ */
+#ifndef QKV_GPT_H
+#define QKV_GPT_H
+
+#include "qkv/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qkv_gpt_config {
+    int vocab_size; /* V: number of tokens */
+    int block_size; /* T: the longest context (positions in wpe) */
+    int n_layer;    /* decoder blocks */
+    int n_head;     /* attention heads per block; n_embd must be a multiple */
+    int n_embd;     /* C: width of the residual stream */
+    double dropout; /* dropout probability in training */
+} qkv_gpt_config;
+
+/* Bytes of a serialised config (the checkpoint's config blob). */
+#define QKV_GPT_CONFIG_BYTES 32
+
+/* Write cfg as QKV_GPT_CONFIG_BYTES portable bytes (little-endian fields). */
+void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_BYTES]);
+
+/* Read a config written by qkv_gpt_config_pack (the first QKV_GPT_CONFIG_BYTES
+ * of blob; a longer blob may carry more after it) and check it; 0, or -1
+ * naming the first bad field (e.g. a short blob, or n_embd % n_head). */
+int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len);
+
+/* 0 when every size is usable; otherwise -1 naming the bad field. */
+int qkv_gpt_config_check(const qkv_gpt_config *cfg);
+
+typedef struct qkv_gpt {
+    qkv_gpt_config cfg;     /* the sizes */
+    qkv_params *params;     /* every parameter, by name, in one flat buffer */
+    qkv_embed wte;          /* token embedding (V, C); also the lm head */
+    qkv_embed wpe;          /* position embedding (block_size, C) */
+    qkv_block *h;           /* n_layer causal blocks */
+    qkv_ln ln_f;            /* final LayerNorm */
+    qkv_block_config block; /* the blocks' shared sizes */
+} qkv_gpt;
+
+/* A model with freshly initialised parameters drawn from seed; NULL with a
+ * message on a bad config or no memory. */
+qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed);
+
+/* Free the model and its parameters (NULL is fine). */
+void qkv_gpt_free(qkv_gpt *m);
+
+/* Logits (B,T,V) for token ids idx (B,T), T <= block_size. When weights is
+ * not NULL it must hold n_layer slots and receives each layer's attention
+ * weights (B,H,T,T). An id outside [0, V) is an error naming it. */
+qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+                           qkv_tensor **weights);
+
+/* Mean cross-entropy of the next-token predictions for idx (B,T) against
+ * targets (B,T), shape (1). */
+qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
+                         const int32_t *targets, int B, int T);
+
+/* ---- sampling ---- */
+
+typedef struct qkv_sample_opts {
+    double temperature; /* logits are divided by it; 0 = always the most likely token */
+    int top_k;          /* keep only the k most likely tokens (0 = all) */
+    double top_p;       /* keep the smallest set of tokens whose probability reaches p (1 = all) */
+} qkv_sample_opts;
+
+/* 0 when the options are usable (temperature >= 0, top_k >= 0, 0 < top_p <= 1), else -1. */
+int qkv_sample_opts_check(const qkv_sample_opts *o);
+
+/* Draw a token from logits (V values) under opts: one uniform draw from rng
+ * (none when greedy). scratch holds 2·V values. */
+int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *opts, qkv_rng *rng,
+                         qkv_real *scratch);
+
+/* Called with each generated token; return non-zero to stop early. */
+typedef int (*qkv_emit_fn)(int32_t token, void *ud);
+
+/* Continue prompt (n_prompt >= 1 ids) with n_new tokens, calling emit for
+ * each. With use_cache, keys and values of past tokens are kept (each new
+ * token costs O(T)); without, every step recomputes the whole window
+ * (O(T²)); both give the same tokens. When the context is full the window
+ * slides by block_size/2: the cache is refilled from the newest half. Runs in
+ * no-grad mode. 0 or -1. */
+int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int n_new,
+                     const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
+                     void *ud);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,134 @@
+/* The character GPT: config, parameters, forward to logits and loss (see qkv/gpt.h). */
+#include "bytes.h"
+#include "gpt_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_BYTES])
+{
+    memset(out, 0, QKV_GPT_CONFIG_BYTES);
+    const int fields[5] = {cfg->vocab_size, cfg->block_size, cfg->n_layer, cfg->n_head, cfg->n_embd};
+    for (int i = 0; i < 5; i++)
+        qkv__put_u32(out + 4 * i, (uint32_t)fields[i]);
+    qkv__put_f64(out + 20, cfg->dropout);
+}
+
+int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
+{
+    if (len < QKV_GPT_CONFIG_BYTES)
+        return qkv_set_error("gpt config: %zu bytes, expected at least %d", len,
+                             QKV_GPT_CONFIG_BYTES);
+    const uint8_t *p = blob;
+    int *fields[5] = {&cfg->vocab_size, &cfg->block_size, &cfg->n_layer, &cfg->n_head, &cfg->n_embd};
+    for (int i = 0; i < 5; i++)
+        *fields[i] = qkv__get_size(p + 4 * i);
+    cfg->dropout = qkv__get_f64(p + 20);
+    return qkv_gpt_config_check(cfg);
+}
+
+int qkv_gpt_config_check(const qkv_gpt_config *c)
+{
+    if (c->vocab_size < 1 || c->vocab_size > 65536)
+        return qkv_set_error("gpt config: vocab_size %d is not in [1, 65536]", c->vocab_size);
+    if (c->block_size < 1 || c->block_size > 65536)
+        return qkv_set_error("gpt config: block_size %d is not in [1, 65536]", c->block_size);
+    if (c->n_layer < 1 || c->n_layer > 256)
+        return qkv_set_error("gpt config: n_layer %d is not in [1, 256]", c->n_layer);
+    if (c->n_embd < 1 || c->n_embd > 65536)
+        return qkv_set_error("gpt config: n_embd %d is not in [1, 65536]", c->n_embd);
+    if (c->n_head < 1 || c->n_embd % c->n_head)
+        return qkv_set_error("gpt config: n_embd %d is not a multiple of n_head %d", c->n_embd,
+                             c->n_head);
+    if (!(c->dropout >= 0 && c->dropout < 1))
+        return qkv_set_error("gpt config: dropout %g is not in [0, 1)", c->dropout);
+    return 0;
+}
+
+qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
+{
+    if (qkv_gpt_config_check(cfg) < 0)
+        return NULL;
+    qkv_gpt *m = qkv_calloc(sizeof *m);
+    if (!m)
+        return NULL;
+    m->cfg = *cfg;
+    m->block = (qkv_block_config){.n_embd = cfg->n_embd, .n_head = cfg->n_head,
+                                  .n_layer = cfg->n_layer, .dropout = (qkv_real)cfg->dropout,
+                                  .bias = true};
+    m->params = qkv_params_new();
+    m->h = qkv_calloc((size_t)cfg->n_layer * sizeof *m->h);
+    if (!m->params || !m->h)
+        goto fail;
+    /* Declaration order is nanoGPT's; it fixes the order of init draws and of the checkpoint. */
+    if (qkv_embed_init(&m->wte, m->params, "wte", cfg->vocab_size, cfg->n_embd, 0.02) < 0 ||
+        qkv_embed_init(&m->wpe, m->params, "wpe", cfg->block_size, cfg->n_embd, 0.02) < 0)
+        goto fail;
+    for (int l = 0; l < cfg->n_layer; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "h.%d", l);
+        if (qkv_block_init(&m->h[l], m->params, name, &m->block, true) < 0)
+            goto fail;
+    }
+    if (qkv_ln_init(&m->ln_f, m->params, "ln_f", cfg->n_embd, true) < 0)
+        goto fail;
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    if (qkv_params_alloc(m->params, &rng) < 0)
+        goto fail;
+    return m;
+fail:
+    qkv_gpt_free(m);
+    return NULL;
+}
+
+void qkv_gpt_free(qkv_gpt *m)
+{
+    if (!m)
+        return;
+    qkv_params_free(m->params);
+    qkv_free(m->h);
+    qkv_free(m);
+}
+
+qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+                           int pos0)
+{
+    if (pos0 + T > m->cfg.block_size) {
+        qkv_set_error("gpt: %d positions from %d exceed the block size %d", T, pos0,
+                      m->cfg.block_size);
+        return NULL;
+    }
+    int32_t *pos = qkv_arena_alloc(r->arena, (size_t)T * sizeof *pos);
+    if (!pos)
+        return NULL;
+    for (int t = 0; t < T; t++)
+        pos[t] = pos0 + t;
+    qkv_tensor *tok = qkv_embed_forward(&m->wte, r, idx, QKV_SHAPE(B, T));
+    qkv_tensor *x = qkv_add(r->arena, tok, qkv_embed_forward(&m->wpe, r, pos, QKV_SHAPE(T)));
+    return qkv_dropout(r->arena, x, (qkv_real)m->cfg.dropout, r->rng, r->train);
+}
+
+qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_run *r, qkv_tensor *x)
+{
+    return qkv_matmul(r->arena, qkv_ln_forward(&m->ln_f, r, x), m->wte.weight, false, true);
+}
+
+qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+                           qkv_tensor **weights)
+{
+    if (B < 1 || T < 1) {
+        qkv_set_error("gpt: batch %d and length %d must be >= 1", B, T);
+        return NULL;
+    }
+    qkv_tensor *x = qkv__gpt_embed(m, r, idx, B, T, 0);
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        x = qkv_block_forward(&m->h[l], r, x, NULL, weights ? &weights[l] : NULL);
+    return qkv__gpt_head(m, r, x);
+}
+
+qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
+                         const int32_t *targets, int B, int T)
+{
+    return qkv_cross_entropy(r->arena, qkv_gpt_logits(m, r, idx, B, T, NULL), targets, -1);
+}

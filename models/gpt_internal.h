@@ -1,0 +1,14 @@
+/* Internal to models/: the GPT's pieces that generation reuses. Not installed. */
+#ifndef QKV_GPT_INTERNAL_H
+#define QKV_GPT_INTERNAL_H
+
+#include "qkv/gpt.h"
+
+/* Token plus position embeddings (and dropout) for ids (B,T) at positions pos0.. -> (B,T,C). */
+qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+                           int pos0);
+
+/* Final LayerNorm, then the lm head tied to the token embedding: x · wteᵀ -> (B,T,V). */
+qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_run *r, qkv_tensor *x);
+
+#endif

@@ -1,0 +1,254 @@
+/* Training the character GPT (see qkv/trainer.h). */
+#include "qkv/trainer.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "bytes.h"
+
+/* The config blob of a "gpt" checkpoint: the model's config, then the run's. */
+enum { TRAIN_BYTES = 56, BLOB_BYTES = QKV_GPT_CONFIG_BYTES + TRAIN_BYTES };
+
+qkv_train_config qkv_train_defaults(void)
+{
+    return (qkv_train_config){.iters = 2000, .batch_size = 12, .lr = 1e-3, .min_lr = 1e-4,
+                              .warmup = 100, .weight_decay = 0.1, .grad_clip = 1.0,
+                              .eval_iters = 200, .seed = 1337};
+}
+
+static void pack_blob(uint8_t *b, const qkv_gpt_config *mc, const qkv_train_config *tc)
+{
+    qkv_gpt_config_pack(mc, b);
+    uint8_t *p = b + QKV_GPT_CONFIG_BYTES;
+    qkv__put_u32(p, (uint32_t)tc->iters);
+    qkv__put_u32(p + 4, (uint32_t)tc->batch_size);
+    qkv__put_u32(p + 8, (uint32_t)tc->warmup);
+    qkv__put_u32(p + 12, (uint32_t)tc->eval_iters);
+    qkv__put_f64(p + 16, tc->lr);
+    qkv__put_f64(p + 24, tc->min_lr);
+    qkv__put_f64(p + 32, tc->weight_decay);
+    qkv__put_f64(p + 40, tc->grad_clip);
+    qkv__put_u64(p + 48, tc->seed);
+}
+
+static int check_train_config(const qkv_train_config *tc)
+{
+    if (tc->iters < 1)
+        return qkv_set_error("train config: iters %d must be >= 1", tc->iters);
+    if (tc->batch_size < 1)
+        return qkv_set_error("train config: batch_size %d must be >= 1", tc->batch_size);
+    if (!(tc->lr > 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr))
+        return qkv_set_error("train config: lr %g and min_lr %g must be > 0 and >= 0", tc->lr,
+                             tc->min_lr);
+    if (tc->warmup < 0)
+        return qkv_set_error("train config: warmup %d must be >= 0", tc->warmup);
+    if (!(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
+        return qkv_set_error("train config: weight_decay %g and grad_clip %g must be >= 0",
+                             tc->weight_decay, tc->grad_clip);
+    if (tc->eval_iters < 1)
+        return qkv_set_error("train config: eval_iters %d must be >= 1", tc->eval_iters);
+    return 0;
+}
+
+static int unpack_blob(qkv_gpt_config *mc, qkv_train_config *tc, const void *blob, size_t len)
+{
+    if (len != BLOB_BYTES)
+        return qkv_set_error("gpt checkpoint: config of %zu bytes, expected %d", len, BLOB_BYTES);
+    if (qkv_gpt_config_unpack(mc, blob, len) < 0)
+        return -1;
+    const uint8_t *p = (const uint8_t *)blob + QKV_GPT_CONFIG_BYTES;
+    tc->iters = qkv__get_size(p);
+    tc->batch_size = qkv__get_size(p + 4);
+    tc->warmup = qkv__get_size(p + 8);
+    tc->eval_iters = qkv__get_size(p + 12);
+    tc->lr = qkv__get_f64(p + 16);
+    tc->min_lr = qkv__get_f64(p + 24);
+    tc->weight_decay = qkv__get_f64(p + 32);
+    tc->grad_clip = qkv__get_f64(p + 40);
+    tc->seed = qkv__get_u64(p + 48);
+    return check_train_config(tc);
+}
+
+qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
+                             const qkv_corpus *corpus)
+{
+    if (check_train_config(tc) < 0)
+        return NULL;
+    if (corpus->tok.size != mc->vocab_size) {
+        qkv_set_error("trainer: the corpus has %d distinct characters but the model's vocabulary "
+                      "is %d", corpus->tok.size, mc->vocab_size);
+        return NULL;
+    }
+    qkv_trainer *t = qkv_calloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->cfg = *tc;
+    t->corpus = corpus;
+    t->sched = (qkv_lr_schedule){.lr = tc->lr, .min_lr = tc->min_lr, .warmup_iters = tc->warmup,
+                                 .decay_iters = tc->iters};
+    qkv_optim_config oc = qkv_adamw_defaults();
+    oc.weight_decay = tc->weight_decay;
+    int B = tc->batch_size, T = mc->block_size;
+    /* One seed, separate streams: changing how often we evaluate never changes the training batches. */
+    qkv_rng_seed(&t->dropout_rng, tc->seed + 4);
+    if (!(t->model = qkv_gpt_new(mc, tc->seed)) ||
+        !(t->opt = qkv_optim_new(t->model->params, &oc)) ||
+        qkv_sampler_init(&t->train, corpus, QKV_SPLIT_TRAIN, B, T, tc->seed + 1) < 0 ||
+        qkv_sampler_init(&t->eval[QKV_SPLIT_TRAIN], corpus, QKV_SPLIT_TRAIN, B, T, tc->seed + 2) < 0 ||
+        qkv_sampler_init(&t->eval[QKV_SPLIT_VAL], corpus, QKV_SPLIT_VAL, B, T, tc->seed + 3) < 0 ||
+        !(t->arena = qkv_arena_new((size_t)64 << 20)) ||
+        !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
+        !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y))) {
+        qkv_trainer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void qkv_trainer_free(qkv_trainer *t)
+{
+    if (!t)
+        return;
+    qkv_gpt_free(t->model);
+    qkv_optim_free(t->opt);
+    qkv_arena_free(t->arena);
+    qkv_free(t->x);
+    qkv_free(t->y);
+    qkv_corpus_free(t->own_corpus);
+    qkv_free(t);
+}
+
+int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
+{
+    qkv_params *p = t->model->params;
+    int B = t->cfg.batch_size, T = t->model->cfg.block_size;
+    qkv_sampler_next(&t->train, t->x, t->y);
+    qkv_params_zero_grad(p);
+    qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
+    qkv_tensor *loss = qkv_gpt_loss(t->model, &run, t->x, t->y, B, T);
+    int rc = loss ? qkv_backward(t->arena, loss) : -1;
+    double value = loss ? loss->data[0] : NAN;
+    qkv_arena_reset(t->arena);
+    if (rc < 0)
+        return -1;
+    if (!isfinite(value))
+        return qkv_set_error("step %lld: the loss is %g; stopping before it reaches the weights",
+                             (long long)t->step, value);
+    double norm = qkv_clip_grad_norm(p, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
+    if (!isfinite(norm))
+        return qkv_set_error("step %lld: the gradient norm is %g; stopping before it reaches the "
+                             "weights", (long long)t->step, norm);
+    if (qkv_optim_step(t->opt, p, qkv_lr_at(&t->sched, t->step)) < 0)
+        return -1;
+    t->step++;
+    if (loss_out)
+        *loss_out = value;
+    if (norm_out)
+        *norm_out = norm;
+    return 0;
+}
+
+double qkv_trainer_eval(qkv_trainer *t, qkv_split split)
+{
+    int B = t->cfg.batch_size, T = t->model->cfg.block_size;
+    bool was = qkv_set_grad_enabled(false);
+    qkv_run run = {.arena = t->arena, .train = false, .rng = NULL};
+    double sum = 0;
+    for (int i = 0; i < t->cfg.eval_iters; i++) {
+        qkv_sampler_next(&t->eval[split], t->x, t->y);
+        qkv_tensor *loss = qkv_gpt_loss(t->model, &run, t->x, t->y, B, T);
+        sum += loss ? loss->data[0] : NAN;
+        qkv_arena_reset(t->arena);
+        if (!loss)
+            break;
+    }
+    qkv_set_grad_enabled(was);
+    return sum / t->cfg.eval_iters;
+}
+
+/* The trainer's random streams, in the order the checkpoint stores them. */
+static void streams(qkv_trainer *t, qkv_rng *out[4])
+{
+    out[0] = &t->dropout_rng;
+    out[1] = &t->train.rng;
+    out[2] = &t->eval[QKV_SPLIT_TRAIN].rng;
+    out[3] = &t->eval[QKV_SPLIT_VAL].rng;
+}
+
+int qkv_trainer_save(const qkv_trainer *t, const char *path)
+{
+    uint8_t blob[BLOB_BYTES];
+    pack_blob(blob, &t->model->cfg, &t->cfg);
+    qkv_rng *rngs[4];
+    streams((qkv_trainer *)t, rngs);
+    qkv_ckpt_model model = {.kind = "gpt", .config = blob, .config_len = sizeof blob,
+                            .vocab = &t->corpus->tok};
+    qkv_ckpt_progress prog = {.step = t->step, .n_rngs = 4, .rngs = rngs};
+    return qkv_checkpoint_save(path, &model, t->model->params, t->opt, &prog);
+}
+
+qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    if (!ck)
+        return NULL;
+    qkv_trainer *t = NULL;
+    qkv_corpus *corpus = NULL;
+    qkv_gpt_config mc;
+    qkv_train_config tc;
+    if (unpack_blob(&mc, &tc, ck->config, ck->config_len) < 0)
+        goto fail;
+    if (ck->vocab.size != mc.vocab_size) {
+        qkv_set_error("%s: the vocabulary holds %d characters but the model expects %d", path,
+                      ck->vocab.size, mc.vocab_size);
+        goto fail;
+    }
+    if (!(corpus = qkv_corpus_load(corpus_path, &ck->vocab)))
+        goto fail;
+    if (iters > 0)
+        tc.iters = iters;
+    if (!(t = qkv_trainer_new(&mc, &tc, corpus)))
+        goto fail;
+    t->own_corpus = corpus;
+    corpus = NULL;
+    qkv_rng *rngs[4];
+    streams(t, rngs);
+    qkv_ckpt_progress prog = {.n_rngs = 4, .rngs = rngs};
+    if (qkv_checkpoint_load(ck, t->model->params, t->opt, &prog) < 0)
+        goto fail;
+    t->step = prog.step;
+    qkv_checkpoint_close(ck);
+    return t;
+fail:
+    qkv_trainer_free(t);
+    qkv_corpus_free(corpus);
+    qkv_checkpoint_close(ck);
+    return NULL;
+}
+
+qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    if (!ck)
+        return NULL;
+    qkv_gpt_config mc;
+    qkv_gpt *m = NULL;
+    if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0)
+        goto done;
+    if (ck->vocab.size != mc.vocab_size) {
+        qkv_set_error("%s: the vocabulary holds %d characters but the model expects %d", path,
+                      ck->vocab.size, mc.vocab_size);
+        goto done;
+    }
+    if (!(m = qkv_gpt_new(&mc, 0)))
+        goto done;
+    if (qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
+        qkv_gpt_free(m);
+        m = NULL;
+        goto done;
+    }
+    *vocab = ck->vocab;
+done:
+    qkv_checkpoint_close(ck);
+    return m;
+}
