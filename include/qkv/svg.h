@@ -1,0 +1,74 @@
+/* qkv/svg.h — pictures as self-contained SVG files: heatmaps of attention
+ * weights and line plots of loss curves. Open them in any web browser.
+ *
+ *     qkv_real w[2 * 3 * 4] = {...};              // 2 heads, 3 queries, 4 keys
+ *     qkv_svg_heatmap_spec spec = {
+ *         .title = "cross-attention, layer 0", .panels = 2, .rows = 3, .cols = 4,
+ *         .values = w, .row_labels = "ab\n", .col_labels = "a b.",
+ *         .rows_name = "output", .cols_name = "input",
+ *     };
+ *     if (qkv_svg_heatmap("attn.svg", &spec) < 0)
+ *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
+ *
+ *     double steps[3] = {0, 100, 200}, loss[3] = {4.2, 2.1, 1.7};
+ *     qkv_svg_series train = {.name = "train", .n = 3, .xs = steps, .ys = loss};
+ *     qkv_svg_lines("loss.svg", "char GPT", "step", "loss", 1, &train);
+ *
+ * Labels are shown as they are, except that XML's special characters are
+ * escaped, a space shows as '␣', a newline as '⏎', a tab as '⇥' and any other
+ * control or non-ASCII byte as '�'. Titles and names are UTF-8.
+ */
+#ifndef QKV_SVG_H
+#define QKV_SVG_H
+
+#include "qkv/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a heatmap shows: `panels` matrices of rows×cols side by side (one per
+ * attention head, say), sharing one colour scale. */
+typedef struct qkv_svg_heatmap_spec {
+    const char *title;               /* drawn above the panels; NULL for none */
+    int panels;                      /* number of matrices, >= 1 */
+    int rows, cols;                  /* size of each matrix, >= 1 */
+    const qkv_real *values;          /* (panels, rows, cols), row-major; a NaN or
+                                        infinite value is a masked cell, left blank */
+    const char *row_labels;          /* `rows` characters naming the rows (e.g. the
+                                        output text); NULL numbers them 0, 1, ... */
+    const char *col_labels;          /* `cols` characters naming the columns (e.g. the
+                                        input text); NULL numbers them */
+    const char *rows_name;           /* caption of the row axis ("query"); NULL for none */
+    const char *cols_name;           /* caption of the column axis ("key"); NULL for none */
+    const char *const *panel_titles; /* `panels` names; NULL gives "head 0", "head 1",
+                                        ... (nothing for a single panel) */
+    double vmin, vmax;               /* colour range; when vmin >= vmax, the smallest
+                                        and largest finite value of all panels */
+} qkv_svg_heatmap_spec;
+
+/* Write a heatmap to path: one <rect class="cell"> per unmasked cell,
+ * coloured by a viridis-like map (dark purple = low, yellow = high), and a
+ * colour bar with its min, middle and max values. Returns 0, or -1 (with a
+ * message naming path) on bad sizes or when the file cannot be written. */
+int qkv_svg_heatmap(const char *path, const qkv_svg_heatmap_spec *spec);
+
+/* One curve of a line plot. */
+typedef struct qkv_svg_series {
+    const char *name; /* shown in the legend */
+    int n;            /* number of points, >= 0 */
+    const double *xs; /* n x values */
+    const double *ys; /* n y values; points with a NaN or infinite coordinate are left out */
+} qkv_svg_series;
+
+/* Write a line plot of n_series curves to path: one <polyline> per series
+ * (with a dot on each point when a series has at most 30), axes with round
+ * ticks fitted to the data, axis labels and a legend. Returns 0, or -1 (with
+ * a message naming path) on bad arguments or when the file cannot be written. */
+int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
+                  int n_series, const qkv_svg_series *series);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
