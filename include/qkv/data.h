@@ -1,0 +1,96 @@
+/* qkv/data.h — a character tokenizer, a text corpus, random batches.
+ *
+ * The vocabulary is the distinct bytes of the corpus, sorted, and a token
+ * is one byte. Plain ASCII text (tiny Shakespeare) is one token per
+ * character; a non-ASCII UTF-8 character is two to four tokens, one per
+ * byte, and the model learns to emit valid sequences.
+ *
+ *     qkv_corpus *c = qkv_corpus_load("shakespeare.txt", NULL);   // vocab from the text
+ *     qkv_sampler train;
+ *     if (!c || qkv_sampler_init(&train, c, QKV_SPLIT_TRAIN, 12, 64, 1337) < 0) {
+ *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
+ *         return 1;
+ *     }
+ *     int32_t x[12 * 64], y[12 * 64];
+ *     qkv_sampler_next(&train, x, y);          // y[b][t] = x[b][t+1]: next-token targets
+ *     qkv_corpus_free(c);
+ */
+#ifndef QKV_DATA_H
+#define QKV_DATA_H
+
+#include "qkv/base.h"
+#include "qkv/rng.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tokenizer: one token per byte present in the corpus ---- */
+
+typedef struct qkv_tokenizer {
+    int size;          /* number of tokens, 0..256 */
+    uint8_t byte[256]; /* token id -> its byte; strictly ascending in id */
+    int16_t id[256];   /* byte -> its token id, or -1 when not in the vocabulary */
+} qkv_tokenizer;
+
+/* The vocabulary of text: the distinct bytes among its len bytes, sorted. */
+void qkv_tokenizer_build(qkv_tokenizer *tok, const char *text, size_t len);
+
+/* The vocabulary made of n bytes (as saved in a checkpoint); they must be
+ * strictly ascending. 0, or -1 when they are not. */
+int qkv_tokenizer_from_bytes(qkv_tokenizer *tok, const uint8_t *bytes, int n);
+
+/* Token ids of the len bytes of text into ids (len values). 0, or -1 naming
+ * the first byte outside the vocabulary (printable form) and its position. */
+int qkv_encode(const qkv_tokenizer *tok, const char *text, size_t len, int32_t *ids);
+
+/* The bytes of n token ids into text (n bytes, no terminator added). 0, or
+ * -1 naming the first id outside [0, size) and its position. */
+int qkv_decode(const qkv_tokenizer *tok, const int32_t *ids, size_t n, char *text);
+
+/* ---- corpus: a text file, encoded and split ---- */
+
+typedef enum qkv_split {
+    QKV_SPLIT_TRAIN, /* the first 90% of the tokens */
+    QKV_SPLIT_VAL,   /* the last 10% */
+} qkv_split;
+
+typedef struct qkv_corpus {
+    qkv_tokenizer tok; /* the vocabulary the ids use */
+    int32_t *ids;      /* the whole text, one id per byte */
+    size_t len;        /* number of ids */
+    size_t n_train;    /* ids[0, n_train) is the train split, the rest val (nanoGPT's 90/10) */
+} qkv_corpus;
+
+/* Read and encode a text file. With vocab NULL the vocabulary is built from
+ * the text; otherwise the text is encoded with vocab (a resumed run's), and
+ * a byte outside it is an error. NULL on failure, with a message naming the
+ * path and the reason (missing, unreadable, empty, unknown character). */
+qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab);
+
+/* Free a corpus (NULL is fine). */
+void qkv_corpus_free(qkv_corpus *c);
+
+/* ---- batches: random contiguous windows of one split ---- */
+
+typedef struct qkv_sampler {
+    const int32_t *ids; /* the split's tokens (the corpus owns them) */
+    size_t len;         /* their number, at least block_size + 1 */
+    int batch_size;     /* B: windows per batch */
+    int block_size;     /* T: tokens per window */
+    qkv_rng rng;        /* the sampler's only changing state: save it to resume */
+} qkv_sampler;
+
+/* A sampler of (B, T) batches from one split of c, seeded with seed. -1
+ * when the split is shorter than block_size + 1 tokens or a size is < 1. */
+int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int batch_size,
+                     int block_size, uint64_t seed);
+
+/* The next batch: B windows at uniform random starts (drawn in order), each
+ * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values. */
+void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

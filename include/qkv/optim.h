@@ -1,0 +1,106 @@
+/* qkv/optim.h — optimizers, the learning-rate schedule, gradient clipping.
+ *
+ * An optimizer keeps its state (the moments) in flat buffers parallel to a
+ * qkv_params' data, so one step is one pass over every value. A training
+ * step reads:
+ *
+ *     qkv_optim_config cfg = qkv_adamw_defaults();   // then change fields as needed
+ *     qkv_optim *opt = qkv_optim_new(params, &cfg);
+ *     qkv_lr_schedule sched = {.lr = 1e-3, .min_lr = 1e-4, .warmup_iters = 100,
+ *                              .decay_iters = 2000};
+ *     for (int64_t it = 0; it < 2000; it++) {
+ *         qkv_params_zero_grad(params);
+ *         // ... forward, qkv_backward ...
+ *         qkv_clip_grad_norm(params, 1.0);      // returns the norm before clipping
+ *         qkv_optim_step(opt, params, qkv_lr_at(&sched, it));
+ *     }
+ *     qkv_optim_free(opt);
+ *
+ * Weight decay applies only to parameters with two or more dimensions
+ * (weight matrices and embedding tables), never to biases or LayerNorm
+ * gains: shrinking those towards 0 does not regularise anything useful.
+ * This is nanoGPT's rule.
+ */
+#ifndef QKV_OPTIM_H
+#define QKV_OPTIM_H
+
+#include "qkv/params.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which update rule. The values are stored in checkpoints: never renumber. */
+typedef enum qkv_optim_kind {
+    QKV_OPTIM_ADAMW = 1, /* Adam with decoupled weight decay */
+    QKV_OPTIM_SGD = 2,   /* stochastic gradient descent with momentum */
+} qkv_optim_kind;
+
+typedef struct qkv_optim_config {
+    qkv_optim_kind kind; /* the update rule */
+    double beta1;        /* AdamW: decay of the mean of gradients (0.9) */
+    double beta2;        /* AdamW: decay of the mean of squared gradients (0.99) */
+    double eps;          /* AdamW: added to the denominator (1e-8) */
+    double momentum;     /* SGD: decay of the velocity (0 = plain SGD) */
+    double weight_decay; /* on parameters with ndim >= 2 only; AdamW: decoupled, SGD: L2 */
+} qkv_optim_config;
+
+/* nanoGPT's AdamW: beta1 0.9, beta2 0.99, eps 1e-8, weight decay 0.1. */
+qkv_optim_config qkv_adamw_defaults(void);
+
+/* SGD with momentum 0.9 and no weight decay. */
+qkv_optim_config qkv_sgd_defaults(void);
+
+typedef struct qkv_optim {
+    qkv_optim_config cfg; /* hyperparameters (the learning rate is given per step) */
+    int64_t step;         /* updates done so far (AdamW's bias correction uses it) */
+    size_t n;             /* length of each moment buffer: the params' total */
+    int n_moments;        /* moment buffers in use: 2 for AdamW, 1 for SGD */
+    qkv_real *m;          /* AdamW: mean of gradients; SGD: velocity */
+    qkv_real *v;          /* AdamW: mean of squared gradients; NULL for SGD */
+} qkv_optim;
+
+/* An optimizer for p (allocated) with zeroed moments and step 0; NULL on a bad
+ * config or no memory. */
+qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg);
+
+/* Free the optimizer and its moments (NULL is fine). */
+void qkv_optim_free(qkv_optim *o);
+
+/* One update of every parameter of p from its gradient, with learning rate
+ * lr. AdamW is PyTorch's formula, with t = step after incrementing it:
+ *     w ← w·(1 − lr·wd)                       (ndim >= 2 only)
+ *     m ← β1·m + (1 − β1)·g,   v ← β2·v + (1 − β2)·g²
+ *     w ← w − lr/(1 − β1^t) · m / (√v / √(1 − β2^t) + eps)
+ * SGD is PyTorch's with dampening 0: g ← g + wd·w (ndim >= 2 only),
+ * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made for. */
+int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
+
+/* ---- learning-rate schedule ---- */
+
+/* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr. */
+typedef struct qkv_lr_schedule {
+    double lr;            /* peak learning rate, reached at the end of warmup */
+    double min_lr;        /* the floor the cosine ends at */
+    int64_t warmup_iters; /* steps of linear warmup */
+    int64_t decay_iters;  /* step where the cosine reaches min_lr (and stays) */
+} qkv_lr_schedule;
+
+/* The learning rate for step it (from 0): lr·(it+1)/(warmup+1) while
+ * it < warmup, then min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr)
+ * up to decay_iters, then min_lr. */
+double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
+
+/* ---- gradient clipping ---- */
+
+/* The L2 norm of all of p's gradients together, computed in double in a fixed
+ * order (the same at every thread count); when it exceeds max_norm every
+ * gradient is scaled by max_norm / (norm + 1e-6), as PyTorch's
+ * clip_grad_norm_. Returns the norm before clipping (a NaN or infinite norm
+ * is returned and nothing is scaled), or -1 when p has no gradients. */
+double qkv_clip_grad_norm(qkv_params *p, double max_norm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

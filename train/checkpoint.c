@@ -1,0 +1,654 @@
+/* Checkpoint files: an atomic save, a two-phase load that checks every
+ * field (see qkv/checkpoint.h for the format). */
+#include "qkv/checkpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */
+
+/* Magic, version and file size: the fields read before anything else. */
+#define PREAMBLE_BYTES 20
+
+/* The smallest parameter record: name length, a 1-byte name, ndim, one extent, one value. */
+#define MIN_PARAM_BYTES (4 + 1 + 4 + 4 + 4)
+
+/* More float32 values than any file in memory can hold (4·2^62 bytes). */
+#define VALUES_CAP ((uint64_t)1 << 62)
+
+/* ---- little-endian numbers, float32 values ---- */
+
+static void put_le(unsigned char *b, uint64_t x, int n)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (unsigned char)(x >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *b, int n)
+{
+    uint64_t x = 0;
+    for (int i = n - 1; i >= 0; i--)
+        x = x << 8 | b[i];
+    return x;
+}
+
+static uint32_t f32_bits(qkv_real x)
+{
+    float f = (float)x;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static qkv_real f32_value(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (qkv_real)f;
+}
+
+/* ======================================================== saving */
+
+/* Writes fields to a FILE, keeping their size and CRC. With f NULL it only
+ * counts bytes: that is how the file size is known before writing the file. */
+typedef struct writer {
+    FILE *f;       /* destination, or NULL to count only */
+    uint64_t size; /* bytes so far */
+    uint32_t crc;  /* CRC-32 of those bytes (when writing) */
+    int err;       /* errno of the first failed fwrite, or 0 */
+} writer;
+
+static void put(writer *w, const void *p, size_t n)
+{
+    w->size += n;
+    if (!w->f || w->err || n == 0)
+        return;
+    w->crc = qkv_crc32(w->crc, p, n);
+    errno = 0;
+    if (fwrite(p, 1, n, w->f) != n)
+        w->err = errno ? errno : EIO;
+}
+
+static void put_u32(writer *w, uint32_t x)
+{
+    unsigned char b[4];
+    put_le(b, x, 4);
+    put(w, b, 4);
+}
+
+static void put_u64(writer *w, uint64_t x)
+{
+    unsigned char b[8];
+    put_le(b, x, 8);
+    put(w, b, 8);
+}
+
+/* n values as float32, converted a buffer at a time. */
+static void put_f32s(writer *w, const qkv_real *x, size_t n)
+{
+    if (!w->f) {
+        w->size += 4 * (uint64_t)n;
+        return;
+    }
+    unsigned char buf[4096];
+    while (n > 0) {
+        size_t k = n < sizeof buf / 4 ? n : sizeof buf / 4;
+        for (size_t i = 0; i < k; i++)
+            put_le(buf + 4 * i, f32_bits(x[i]), 4);
+        put(w, buf, 4 * k);
+        x += k;
+        n -= k;
+    }
+}
+
+/* Every field of the file but the final checksum, in order. */
+static void put_fields(writer *w, uint64_t file_size, const qkv_ckpt_model *model,
+                       const qkv_params *p, const qkv_optim *opt, const qkv_ckpt_progress *prog)
+{
+    put(w, MAGIC, 8);
+    put_u32(w, QKV_CKPT_VERSION);
+    put_u64(w, file_size);
+    size_t k = strlen(model->kind);
+    put_u32(w, (uint32_t)k);
+    put(w, model->kind, k);
+    put_u64(w, model->config_len);
+    put(w, model->config, model->config_len);
+    int v = model->vocab ? model->vocab->size : 0;
+    put_u32(w, (uint32_t)v);
+    put(w, model->vocab ? model->vocab->byte : NULL, (size_t)v);
+
+    put_u32(w, (uint32_t)p->count);
+    for (int i = 0; i < p->count; i++) {
+        const qkv_tensor *t = p->items[i].t;
+        size_t len = strlen(p->items[i].name);
+        put_u32(w, (uint32_t)len);
+        put(w, p->items[i].name, len);
+        put_u32(w, (uint32_t)t->ndim);
+        for (int d = 0; d < t->ndim; d++)
+            put_u32(w, (uint32_t)t->shape[d]);
+        put_f32s(w, t->data, t->size);
+    }
+
+    const qkv_real *moments[2] = {opt ? opt->m : NULL, opt ? opt->v : NULL};
+    put_u32(w, opt ? (uint32_t)opt->cfg.kind : 0);
+    put_u64(w, opt ? (uint64_t)opt->step : 0);
+    for (int j = 0; j < (opt ? opt->n_moments : 0); j++)
+        for (int i = 0; i < p->count; i++)
+            put_f32s(w, moments[j] + p->items[i].offset, p->items[i].t->size);
+
+    put_u64(w, prog ? (uint64_t)prog->step : 0);
+    int n_rngs = prog ? prog->n_rngs : 0;
+    put_u32(w, (uint32_t)n_rngs);
+    for (int r = 0; r < n_rngs; r++)
+        for (int s = 0; s < 4; s++)
+            put_u64(w, prog->rngs[r]->s[s]);
+}
+
+/* 0 when prog (or NULL) lists its RNGs properly, else -1. */
+static int check_progress(const qkv_ckpt_progress *prog)
+{
+    if (prog && (prog->n_rngs < 0 || (prog->n_rngs > 0 && !prog->rngs)))
+        return qkv_set_error("the progress lists %d RNGs%s", prog->n_rngs,
+                             prog->n_rngs > 0 ? " but no pointers to them" : "");
+    return 0;
+}
+
+/* 0 when the arguments of a save make a valid file, else -1. */
+static int check_save(const qkv_ckpt_model *model, const qkv_params *p, const qkv_optim *opt,
+                      const qkv_ckpt_progress *prog)
+{
+    size_t k = model->kind ? strlen(model->kind) : 0;
+    if (k < 1 || k > QKV_CKPT_KIND_MAX)
+        return qkv_set_error("the model kind must have 1 to %d characters, not %zu",
+                             QKV_CKPT_KIND_MAX, k);
+    for (size_t i = 0; i < k; i++)
+        if (model->kind[i] < 0x20 || model->kind[i] > 0x7e)
+            return qkv_set_error("the model kind must be printable ASCII");
+    if (model->config_len > 0 && !model->config)
+        return qkv_set_error("a config of %zu bytes at NULL", model->config_len);
+    if (!p->data)
+        return qkv_set_error("the parameters are not allocated");
+    if (opt && opt->n != p->total)
+        return qkv_set_error("the optimizer holds %zu values, the parameters %zu", opt->n,
+                             p->total);
+    return check_progress(prog);
+}
+
+/* Write the file of size bytes to tmp and make it durable; tmp is removed
+ * again if anything fails. stdio reports a full disk at fwrite, fflush or
+ * fclose, so each is checked. */
+static int write_tmp(const char *tmp, uint64_t size, const qkv_ckpt_model *model,
+                     const qkv_params *p, const qkv_optim *opt, const qkv_ckpt_progress *prog)
+{
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return qkv_set_error("cannot create '%s': %s", tmp, strerror(errno));
+    writer w = {.f = f};
+    put_fields(&w, size, model, p, opt, prog);
+    put_u32(&w, w.crc);
+    int err = w.err;
+    if (!err && fflush(f) != 0)
+        err = errno;
+    if (!err && fsync(fileno(f)) != 0)
+        err = errno;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (err) {
+        unlink(tmp);
+        return qkv_set_error("cannot write '%s': %s", tmp, strerror(err));
+    }
+    return 0;
+}
+
+/* fsync the directory holding path, so that the rename survives a crash too.
+ * File systems that cannot sync a directory (EINVAL) are let be. */
+static int sync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = qkv_alloc(n + 1);
+    if (!dir)
+        return -1;
+    memcpy(dir, !slash ? "." : path, n);
+    dir[n] = 0;
+    int rc = 0, fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
+        rc = qkv_set_error("cannot sync directory '%s': %s", dir, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    qkv_free(dir);
+    return rc;
+}
+
+int qkv_checkpoint_save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
+                        const qkv_optim *opt, const qkv_ckpt_progress *prog)
+{
+    if (check_save(model, p, opt, prog) < 0)
+        return qkv__error_prefix("checkpoint save '%s'", path);
+    writer count = {0};
+    put_fields(&count, 0, model, p, opt, prog);
+    size_t n = strlen(path);
+    char *tmp = qkv_alloc(n + sizeof ".tmp");
+    if (!tmp)
+        return -1;
+    memcpy(tmp, path, n);
+    memcpy(tmp + n, ".tmp", sizeof ".tmp");
+    int rc = write_tmp(tmp, count.size + 4, model, p, opt, prog);
+    if (rc == 0 && rename(tmp, path) != 0) {
+        rc = qkv_set_error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        unlink(tmp);
+    }
+    if (rc == 0)
+        rc = sync_dir(path);
+    qkv_free(tmp);
+    return rc < 0 ? qkv__error_prefix("checkpoint save") : 0;
+}
+
+/* ======================================================== loading */
+
+/* One stored parameter. */
+typedef struct ckpt_entry {
+    char name[QKV_PARAM_NAME_MAX]; /* its name */
+    qkv_tensor shape;              /* ndim, shape and size only (no data) */
+    size_t values;                 /* byte offset of its float32 values in the file */
+    size_t first;                  /* index of its first value among all parameters' */
+} ckpt_entry;
+
+/* The part of an opened checkpoint its user does not see. */
+struct qkv__ckpt_body {
+    char *name;           /* the path (or the caller's name), for messages */
+    unsigned char *bytes; /* the whole file */
+    size_t len;           /* its length */
+    ckpt_entry *params;   /* n_params entries, in file order */
+    size_t total;         /* values over all parameters */
+    size_t moments;       /* byte offset of the first moment buffer */
+    size_t rngs;          /* byte offset of the first RNG state */
+};
+
+/* A cursor over the file that says which field it ran out in. */
+typedef struct reader {
+    const unsigned char *p; /* the bytes */
+    size_t len;             /* how many may be read */
+    size_t pos;             /* the next to read */
+    char what[400];         /* starts every message: "checkpoint 'x' is truncated" */
+} reader;
+
+/* n items of elem bytes at the cursor, for field; NULL, with a message,
+ * when fewer bytes are left (checked without overflow, before any use). */
+static const unsigned char *take(reader *r, uint64_t n, size_t elem, const char *field)
+{
+    size_t left = r->len - r->pos;
+    if (n > left / elem) {
+        if (elem == 1)
+            qkv_set_error("%s: %s needs %llu bytes at offset %zu, but %zu are left", r->what, field,
+                          (unsigned long long)n, r->pos, left);
+        else
+            qkv_set_error("%s: %s needs %llu × %zu bytes at offset %zu, but %zu are left", r->what,
+                          field, (unsigned long long)n, elem, r->pos, left);
+        return NULL;
+    }
+    const unsigned char *at = r->p + r->pos;
+    r->pos += (size_t)n * elem;
+    return at;
+}
+
+static int get_u32(reader *r, const char *field, uint32_t *out)
+{
+    const unsigned char *b = take(r, 4, 1, field);
+    if (!b)
+        return -1;
+    *out = (uint32_t)get_le(b, 4);
+    return 0;
+}
+
+static int get_u64(reader *r, const char *field, uint64_t *out)
+{
+    const unsigned char *b = take(r, 8, 1, field);
+    if (!b)
+        return -1;
+    *out = get_le(b, 8);
+    return 0;
+}
+
+/* One parameter record (the index-th) into e; total counts values so far. */
+static int parse_param(reader *r, uint32_t index, ckpt_entry *e, size_t *total)
+{
+    char field[128];
+    uint32_t len, ndim, extent;
+    snprintf(field, sizeof field, "the name length of parameter %u", index);
+    if (get_u32(r, field, &len) < 0)
+        return -1;
+    if (len < 1 || len >= QKV_PARAM_NAME_MAX)
+        return qkv_set_error("%s: parameter %u has a name of %u bytes; 1 to %d allowed", r->what,
+                             index, len, QKV_PARAM_NAME_MAX - 1);
+    snprintf(field, sizeof field, "the name of parameter %u", index);
+    const unsigned char *s = take(r, len, 1, field);
+    if (!s)
+        return -1;
+    memcpy(e->name, s, len);
+    e->name[len] = 0;
+    snprintf(field, sizeof field, "the number of dimensions of parameter '%s'", e->name);
+    if (get_u32(r, field, &ndim) < 0)
+        return -1;
+    if (ndim < 1 || ndim > QKV_MAX_DIMS)
+        return qkv_set_error("%s: parameter '%s' has %u dimensions; 1 to %d allowed", r->what,
+                             e->name, ndim, QKV_MAX_DIMS);
+    e->shape.ndim = (int)ndim;
+    uint64_t size = 1;
+    for (uint32_t d = 0; d < ndim; d++) {
+        snprintf(field, sizeof field, "the shape of parameter '%s'", e->name);
+        if (get_u32(r, field, &extent) < 0)
+            return -1;
+        if (extent < 1 || extent > (1u << 30))
+            return qkv_set_error("%s: parameter '%s' has extent %u in dimension %u", r->what,
+                                 e->name, extent, d);
+        e->shape.shape[d] = (int)extent;
+        /* Four extents could reach 2^120: saturate at 2^62, which take() always rejects. */
+        size = size > VALUES_CAP / extent ? VALUES_CAP : size * extent;
+    }
+    snprintf(field, sizeof field, "the values of parameter '%s'", e->name);
+    e->values = r->pos;
+    if (!take(r, size, 4, field))
+        return -1;
+    e->shape.size = (size_t)size;
+    e->first = *total;
+    *total += (size_t)size;
+    return 0;
+}
+
+/* Every field after the preamble, into ck and its body. 0 or -1. */
+static int parse(reader *r, qkv_checkpoint *ck)
+{
+    struct qkv__ckpt_body *b = ck->body;
+    const unsigned char *s;
+    uint32_t u;
+    uint64_t len;
+
+    if (get_u32(r, "the length of the model kind", &u) < 0)
+        return -1;
+    if (u < 1 || u > QKV_CKPT_KIND_MAX)
+        return qkv_set_error("%s: the model kind has %u bytes; 1 to %d allowed", r->what, u,
+                             QKV_CKPT_KIND_MAX);
+    if (!(s = take(r, u, 1, "the model kind")))
+        return -1;
+    memcpy(ck->kind, s, u);
+    ck->kind[u] = 0;
+
+    if (get_u64(r, "the length of the model config", &len) < 0 ||
+        !(s = take(r, len, 1, "the model config")))
+        return -1;
+    ck->config = s;
+    ck->config_len = (size_t)len;
+
+    if (get_u32(r, "the vocabulary size", &u) < 0)
+        return -1;
+    if (u > 256)
+        return qkv_set_error("%s: a vocabulary of %u bytes; at most 256", r->what, u);
+    if (!(s = take(r, u, 1, "the vocabulary")))
+        return -1;
+    if (qkv_tokenizer_from_bytes(&ck->vocab, s, (int)u) < 0)
+        return qkv__error_prefix("%s", r->what);
+
+    /* Check the count against the bytes left before allocating its table. */
+    if (get_u32(r, "the number of parameters", &u) < 0)
+        return -1;
+    if (u > (r->len - r->pos) / MIN_PARAM_BYTES || u > INT32_MAX)
+        return qkv_set_error("%s: the %u parameters need at least %llu bytes at offset %zu, but "
+                             "%zu are left",
+                             r->what, u, (unsigned long long)u * MIN_PARAM_BYTES, r->pos,
+                             r->len - r->pos);
+    if (!(b->params = qkv_calloc((u ? u : 1) * sizeof *b->params)))
+        return -1;
+    ck->n_params = (int)u;
+    for (uint32_t i = 0; i < u; i++)
+        if (parse_param(r, i, &b->params[i], &b->total) < 0)
+            return -1;
+
+    if (get_u32(r, "the optimizer kind", &u) < 0)
+        return -1;
+    if (u != 0 && u != QKV_OPTIM_ADAMW && u != QKV_OPTIM_SGD)
+        return qkv_set_error("%s: unknown optimizer kind %u", r->what, u);
+    ck->optim_kind = (int)u;
+    if (get_u64(r, "the optimizer step", &len) < 0)
+        return -1;
+    ck->optim_step = (int64_t)len;
+    int n_moments = u == QKV_OPTIM_ADAMW ? 2 : u == QKV_OPTIM_SGD ? 1 : 0;
+    b->moments = r->pos;
+    if (!take(r, (uint64_t)n_moments * b->total, 4, "the optimizer moments"))
+        return -1;
+
+    if (get_u64(r, "the training step", &len) < 0)
+        return -1;
+    ck->step = (int64_t)len;
+    if (get_u32(r, "the number of RNG states", &u) < 0)
+        return -1;
+    b->rngs = r->pos;
+    if (!take(r, u, 32, "the RNG states"))
+        return -1;
+    if (u > INT32_MAX)
+        return qkv_set_error("%s: %u RNG states", r->what, u);
+    ck->n_rngs = (int)u;
+    for (uint32_t i = 0; i < u; i++)
+        if (get_le(b->bytes + b->rngs + 32 * i, 8) == 0 &&
+            get_le(b->bytes + b->rngs + 32 * i + 8, 8) == 0 &&
+            get_le(b->bytes + b->rngs + 32 * i + 16, 8) == 0 &&
+            get_le(b->bytes + b->rngs + 32 * i + 24, 8) == 0)
+            return qkv_set_error("%s: RNG state %u is all zero", r->what, i);
+    return 0;
+}
+
+/* Phase one's checks, in the order that gives the most precise message. */
+static int check_file(qkv_checkpoint *ck, const char *kind)
+{
+    const struct qkv__ckpt_body *b = ck->body;
+    reader r = {.p = b->bytes, .len = b->len};
+    snprintf(r.what, sizeof r.what, "checkpoint '%s' is truncated (%zu bytes)", b->name, b->len);
+    const unsigned char *magic = take(&r, 8, 1, "the magic");
+    if (!magic)
+        return -1;
+    if (memcmp(magic, MAGIC, 8) != 0)
+        return qkv_set_error("'%s' is not a qkv checkpoint: bad magic (it does not start with "
+                             "\"QKVCKPT\\0\")",
+                             b->name);
+    uint32_t version;
+    uint64_t size;
+    if (get_u32(&r, "the format version", &version) < 0)
+        return -1;
+    if (version == 0 || version > QKV_CKPT_VERSION)
+        return qkv_set_error("checkpoint '%s' has format version %u; this qkv reads versions 1 to "
+                             "%d%s",
+                             b->name, version, QKV_CKPT_VERSION,
+                             version > QKV_CKPT_VERSION ? " (it was written by a newer qkv)" : "");
+    if (get_u64(&r, "the file size", &size) < 0)
+        return -1;
+    if (size != b->len) {
+        if (size > b->len) {
+            /* Walk the fields that are there to say which one the file ends in. */
+            snprintf(r.what, sizeof r.what, "checkpoint '%s' is truncated (%zu of %llu bytes)",
+                     b->name, b->len, (unsigned long long)size);
+            if (parse(&r, ck) < 0)
+                return -1;
+            if (r.len - r.pos < 4)
+                return qkv_set_error("%s: it ends in the checksum", r.what);
+        }
+        /* Every field is there: the size itself is wrong, or bytes were appended. */
+        return qkv_set_error("checkpoint '%s' has %zu bytes but its header says %llu: a corrupt "
+                             "header or trailing bytes",
+                             b->name, b->len, (unsigned long long)size);
+    }
+    if (b->len < PREAMBLE_BYTES + 4)
+        return qkv_set_error("checkpoint '%s' is malformed: %zu bytes leave no room for a checksum",
+                             b->name, b->len);
+    uint32_t stored = (uint32_t)get_le(b->bytes + b->len - 4, 4);
+    uint32_t computed = qkv_crc32(0, b->bytes, b->len - 4);
+    if (stored != computed)
+        return qkv_set_error("checkpoint '%s' is corrupt: checksum mismatch (stored %08x, computed "
+                             "%08x)",
+                             b->name, stored, computed);
+    /* The checksum is right, so a field that does not fit was written wrong. */
+    snprintf(r.what, sizeof r.what, "checkpoint '%s' is malformed", b->name);
+    r.len = b->len - 4;
+    if (parse(&r, ck) < 0)
+        return -1;
+    if (r.pos != r.len)
+        return qkv_set_error("%s: %zu unexplained bytes before the checksum", r.what,
+                             r.len - r.pos);
+    if (kind && strcmp(kind, ck->kind) != 0)
+        return qkv_set_error("checkpoint '%s' holds a '%s' model, not the expected '%s'", b->name,
+                             ck->kind, kind);
+    return 0;
+}
+
+/* Open the len bytes at bytes (taken over: freed on failure or at close). */
+static qkv_checkpoint *open_owned(unsigned char *bytes, size_t len, const char *name,
+                                  const char *kind)
+{
+    qkv_checkpoint *ck = qkv_calloc(sizeof *ck);
+    struct qkv__ckpt_body *b = ck ? qkv_calloc(sizeof *b) : NULL;
+    char *nm = b ? qkv_alloc(strlen(name) + 1) : NULL;
+    if (!nm) {
+        qkv_free(b);
+        qkv_free(ck);
+        qkv_free(bytes);
+        return NULL;
+    }
+    strcpy(nm, name);
+    *b = (struct qkv__ckpt_body){.name = nm, .bytes = bytes, .len = len};
+    ck->body = b;
+    if (check_file(ck, kind) < 0) {
+        qkv_checkpoint_close(ck);
+        return NULL;
+    }
+    return ck;
+}
+
+qkv_checkpoint *qkv_checkpoint_open(const char *path, const char *kind)
+{
+    size_t len;
+    unsigned char *bytes = qkv__read_file(path, &len);
+    if (!bytes) {
+        qkv__error_prefix("checkpoint");
+        return NULL;
+    }
+    return open_owned(bytes, len, path, kind);
+}
+
+qkv_checkpoint *qkv_checkpoint_open_bytes(const void *bytes, size_t len, const char *name,
+                                          const char *kind)
+{
+    unsigned char *copy = qkv_alloc(len ? len : 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, bytes, len);
+    return open_owned(copy, len, name, kind);
+}
+
+void qkv_checkpoint_close(qkv_checkpoint *ck)
+{
+    if (!ck)
+        return;
+    if (ck->body) {
+        qkv_free(ck->body->name);
+        qkv_free(ck->body->bytes);
+        qkv_free(ck->body->params);
+        qkv_free(ck->body);
+    }
+    qkv_free(ck);
+}
+
+/* The stored entry called name, or NULL. */
+static const ckpt_entry *find_entry(const qkv_checkpoint *ck, const char *name)
+{
+    for (int i = 0; i < ck->n_params; i++)
+        if (strcmp(ck->body->params[i].name, name) == 0)
+            return &ck->body->params[i];
+    return NULL;
+}
+
+/* 0 when the stored parameters and p's have the same names and shapes. */
+static int match_params(const qkv_checkpoint *ck, const qkv_params *p)
+{
+    const char *name = ck->body->name;
+    for (int i = 0; i < ck->n_params; i++) {
+        const ckpt_entry *e = &ck->body->params[i];
+        const qkv_param *it = qkv_params_find(p, e->name);
+        if (!it)
+            return qkv_set_error("checkpoint '%s' has a parameter '%s' that the model does not",
+                                 name, e->name);
+        if (!qkv_same_shape(&e->shape, it->t)) {
+            char sf[64], sm[64];
+            return qkv_set_error("parameter '%s' has shape %s in checkpoint '%s' but %s in the "
+                                 "model",
+                                 e->name, qkv_shape_str(&e->shape, sf, sizeof sf), name,
+                                 qkv_shape_str(it->t, sm, sizeof sm));
+        }
+    }
+    for (int i = 0; i < p->count; i++)
+        if (!find_entry(ck, p->items[i].name))
+            return qkv_set_error("the model's parameter '%s' is not in checkpoint '%s'",
+                                 p->items[i].name, name);
+    if (ck->n_params != p->count)
+        return qkv_set_error("checkpoint '%s' lists %d parameters for the model's %d: a name "
+                             "appears twice",
+                             name, ck->n_params, p->count);
+    return 0;
+}
+
+static const char *optim_name(int kind)
+{
+    return kind == QKV_OPTIM_ADAMW ? "AdamW" : kind == QKV_OPTIM_SGD ? "SGD" : "no optimizer";
+}
+
+/* n float32 values at src into x. */
+static void get_f32s(qkv_real *x, const unsigned char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = f32_value((uint32_t)get_le(src + 4 * i, 4));
+}
+
+int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
+                        qkv_ckpt_progress *prog)
+{
+    const struct qkv__ckpt_body *b = ck->body;
+    if (!p->data)
+        return qkv_set_error("checkpoint load: the parameters are not allocated");
+    if (match_params(ck, p) < 0)
+        return -1;
+    if (opt && (int)opt->cfg.kind != ck->optim_kind)
+        return qkv_set_error("checkpoint '%s' holds %s state, but the optimizer is %s", b->name,
+                             optim_name(ck->optim_kind), optim_name(opt->cfg.kind));
+    if (opt && opt->n != p->total)
+        return qkv_set_error("checkpoint load: the optimizer holds %zu values, the parameters %zu",
+                             opt->n, p->total);
+    if (check_progress(prog) < 0)
+        return qkv__error_prefix("checkpoint load");
+    if (prog && prog->n_rngs != ck->n_rngs)
+        return qkv_set_error("checkpoint '%s' holds %d RNG states, the program has %d", b->name,
+                             ck->n_rngs, prog->n_rngs);
+
+    /* Everything matches: from here on nothing can fail. */
+    qkv_real *moments[2] = {opt ? opt->m : NULL, opt ? opt->v : NULL};
+    for (int i = 0; i < ck->n_params; i++) {
+        const ckpt_entry *e = &b->params[i];
+        const qkv_param *it = qkv_params_find(p, e->name);
+        get_f32s(it->t->data, b->bytes + e->values, e->shape.size);
+        for (int j = 0; j < (opt ? opt->n_moments : 0); j++)
+            get_f32s(moments[j] + it->offset, b->bytes + b->moments + 4 * (j * b->total + e->first),
+                     e->shape.size);
+    }
+    if (opt)
+        opt->step = ck->optim_step;
+    if (prog) {
+        prog->step = ck->step;
+        for (int r = 0; r < ck->n_rngs; r++)
+            for (int s = 0; s < 4; s++)
+                prog->rngs[r]->s[s] =
+                    get_le(b->bytes + b->rngs + 32 * (size_t)r + 8 * (size_t)s, 8);
+    }
+    return 0;
+}

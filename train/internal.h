@@ -1,0 +1,21 @@
+/* Internal: helpers the train/ files share. Not installed. */
+#ifndef QKV_TRAIN_INTERNAL_H
+#define QKV_TRAIN_INTERNAL_H
+
+#include "qkv/base.h"
+
+/* The whole regular file at path in one qkv_alloc'd block (freed with
+ * qkv_free), with its length in *len and a NUL after the last byte. NULL on
+ * failure, with a message naming the path and the reason (strerror).
+ * An empty file is returned with *len = 0; callers decide if that is wrong. (file.c) */
+unsigned char *qkv__read_file(const char *path, size_t *len);
+
+/* Put a printf-style prefix and ": " before the current error message;
+ * returns -1. (file.c) */
+int qkv__error_prefix(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif

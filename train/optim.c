@@ -1,0 +1,137 @@
+/* AdamW and SGD with momentum over a qkv_params (see qkv/optim.h). */
+#include "qkv/optim.h"
+
+#include <math.h>
+
+/* Square root in the precision of qkv_real. */
+#ifdef QKV_DOUBLE
+#define SQRT sqrt
+#else
+#define SQRT sqrtf
+#endif
+
+qkv_optim_config qkv_adamw_defaults(void)
+{
+    return (qkv_optim_config){
+        .kind = QKV_OPTIM_ADAMW, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.1};
+}
+
+qkv_optim_config qkv_sgd_defaults(void)
+{
+    return (qkv_optim_config){.kind = QKV_OPTIM_SGD, .momentum = 0.9, .weight_decay = 0};
+}
+
+/* 0 when cfg is a usable configuration for the allocated params p, else -1. */
+static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
+{
+    if (!p->data)
+        return qkv_set_error("optimizer: the parameters are not allocated yet");
+    if (cfg->kind != QKV_OPTIM_ADAMW && cfg->kind != QKV_OPTIM_SGD)
+        return qkv_set_error("optimizer: unknown kind %d", (int)cfg->kind);
+    if (cfg->kind == QKV_OPTIM_ADAMW &&
+        !(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0))
+        return qkv_set_error("AdamW: need 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
+                             cfg->beta1, cfg->beta2, cfg->eps);
+    if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
+        return qkv_set_error("optimizer: weight decay (%g) and momentum (%g) must be >= 0",
+                             cfg->weight_decay, cfg->momentum);
+    return 0;
+}
+
+qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
+{
+    if (check_config(p, cfg) < 0)
+        return NULL;
+    qkv_optim *o = qkv_calloc(sizeof *o);
+    if (!o)
+        return NULL;
+    o->cfg = *cfg;
+    o->n = p->total;
+    o->n_moments = cfg->kind == QKV_OPTIM_ADAMW ? 2 : 1;
+    o->m = qkv_calloc(o->n * sizeof(qkv_real));
+    if (o->m && o->n_moments == 2)
+        o->v = qkv_calloc(o->n * sizeof(qkv_real));
+    if (!o->m || (o->n_moments == 2 && !o->v)) {
+        qkv_optim_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void qkv_optim_free(qkv_optim *o)
+{
+    if (!o)
+        return;
+    qkv_free(o->m);
+    qkv_free(o->v);
+    qkv_free(o);
+}
+
+/* The per-step constants of AdamW, rounded to qkv_real once. */
+typedef struct adamw_coef {
+    qkv_real beta1, beta2;             /* moment decays */
+    qkv_real one_m_beta1, one_m_beta2; /* 1 - beta */
+    qkv_real step_size;                /* lr / (1 - beta1^t) */
+    qkv_real bc2_sqrt;                 /* sqrt(1 - beta2^t) */
+    qkv_real eps;
+} adamw_coef;
+
+/* One AdamW update of a tensor; decay is 1 - lr·wd, or 1 when it is not decayed.
+ * w, m, v, g are (n). A worksharing loop: called inside a parallel region. */
+static void adamw_update(qkv_real *restrict w, qkv_real *restrict m, qkv_real *restrict v,
+                         const qkv_real *restrict g, size_t n, const adamw_coef *c, qkv_real decay)
+{
+#pragma omp for simd schedule(static) nowait
+    for (size_t i = 0; i < n; i++) {
+        w[i] *= decay;
+        m[i] = c->beta1 * m[i] + c->one_m_beta1 * g[i];
+        v[i] = c->beta2 * v[i] + c->one_m_beta2 * g[i] * g[i];
+        qkv_real denom = SQRT(v[i]) / c->bc2_sqrt + c->eps;
+        w[i] -= c->step_size * m[i] / denom;
+    }
+}
+
+/* One SGD-with-momentum update of a tensor; wd is the L2 coefficient (0 when
+ * not decayed). w, vel, g are (n). A worksharing loop, as adamw_update. */
+static void sgd_update(qkv_real *restrict w, qkv_real *restrict vel, const qkv_real *restrict g,
+                       size_t n, qkv_real lr, qkv_real momentum, qkv_real wd)
+{
+#pragma omp for simd schedule(static) nowait
+    for (size_t i = 0; i < n; i++) {
+        vel[i] = momentum * vel[i] + (g[i] + wd * w[i]);
+        w[i] -= lr * vel[i];
+    }
+}
+
+int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr)
+{
+    if (p->total != o->n || !p->data)
+        return qkv_set_error("optimizer step: made for %zu values, the parameters have %zu", o->n,
+                             p->data ? p->total : 0);
+    o->step++;
+    const qkv_optim_config *cfg = &o->cfg;
+    adamw_coef c = {
+        .beta1 = (qkv_real)cfg->beta1,
+        .beta2 = (qkv_real)cfg->beta2,
+        .one_m_beta1 = (qkv_real)(1 - cfg->beta1),
+        .one_m_beta2 = (qkv_real)(1 - cfg->beta2),
+        .step_size = (qkv_real)(lr / (1 - pow(cfg->beta1, (double)o->step))),
+        .bc2_sqrt = (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step)),
+        .eps = (qkv_real)cfg->eps,
+    };
+    /* One parallel region; each tensor's loop is shared out without a barrier
+     * after it, since tensors do not depend on one another. */
+#pragma omp parallel
+    for (int k = 0; k < p->count; k++) {
+        const qkv_param *it = &p->items[k];
+        size_t off = it->offset, n = it->t->size;
+        bool decayed = it->t->ndim >= 2;
+        if (cfg->kind == QKV_OPTIM_ADAMW)
+            adamw_update(p->data + off, o->m + off, o->v + off, p->grad + off, n, &c,
+                         decayed ? (qkv_real)(1 - lr * cfg->weight_decay) : 1);
+        else
+            sgd_update(p->data + off, o->m + off, p->grad + off, n, (qkv_real)lr,
+                       (qkv_real)cfg->momentum, decayed ? (qkv_real)cfg->weight_decay : 0);
+    }
+    return 0;
+}
