@@ -1,0 +1,102 @@
+/* Transformer blocks: pre-LayerNorm, every sub-layer added onto the residual
+ * stream (see qkv/nn.h). */
+#include "internal.h"
+
+/* qkv_ln_init under the name "<prefix>.<suffix>". */
+static int ln_sub(qkv_ln *m, qkv_params *p, const char *prefix, const char *suffix,
+                  const qkv_block_config *cfg)
+{
+    char name[QKV_PARAM_NAME_MAX];
+    if (qkv__nn_name(name, prefix, suffix) < 0)
+        return -1;
+    return qkv_ln_init(m, p, name, cfg->n_embd, cfg->bias);
+}
+
+int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_block_config *cfg,
+                   bool causal)
+{
+    char attn[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
+    if (qkv__check_config("block", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
+        qkv__nn_name(mlp, name, "mlp") < 0)
+        return -1;
+    if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
+        qkv_self_attn_init(&m->attn, p, attn, cfg, causal) < 0 ||
+        ln_sub(&m->ln_2, p, name, "ln_2", cfg) < 0 || qkv_mlp_init(&m->mlp, p, mlp, cfg) < 0)
+        return -1;
+    return 0;
+}
+
+/* x + mlp(ln(x)): the second half of every block. */
+static qkv_tensor *mlp_residual(const qkv_ln *ln, const qkv_mlp *mlp, const qkv_run *r,
+                                qkv_tensor *x)
+{
+    return qkv_add(r->arena, x, qkv_mlp_forward(mlp, r, qkv_ln_forward(ln, r, x)));
+}
+
+qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
+                              const uint8_t *key_valid, qkv_tensor **weights)
+{
+    /* Positions exchange information through attention... */
+    qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x),
+                                             key_valid, weights);
+    /* ...then each one thinks about what it gathered, on its own. */
+    return mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn));
+}
+
+qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
+                                     qkv_kv_cache *c, int layer)
+{
+    qkv_tensor *attn =
+        qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
+    return mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn));
+}
+
+int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
+                         const qkv_block_config *cfg, int n_mem)
+{
+    char attn[QKV_PARAM_NAME_MAX], cross[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
+    if (qkv__check_config("cross_block", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
+        qkv__nn_name(cross, name, "cross") < 0 || qkv__nn_name(mlp, name, "mlp") < 0)
+        return -1;
+    if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
+        qkv_self_attn_init(&m->attn, p, attn, cfg, true) < 0 ||
+        ln_sub(&m->ln_2, p, name, "ln_2", cfg) < 0 ||
+        qkv_cross_attn_init(&m->cross, p, cross, cfg, n_mem) < 0 ||
+        ln_sub(&m->ln_3, p, name, "ln_3", cfg) < 0 || qkv_mlp_init(&m->mlp, p, mlp, cfg) < 0)
+        return -1;
+    return 0;
+}
+
+/* After the self-attention: h + cross(ln_2(h)) over the memory's keys and
+ * values, then the MLP half. */
+static qkv_tensor *cross_block_rest(const qkv_cross_block *m, const qkv_run *r, qkv_tensor *h,
+                                    qkv_tensor *k, qkv_tensor *v, const uint8_t *mem_valid,
+                                    qkv_tensor **cross_weights)
+{
+    qkv_tensor *cross = qkv_cross_attn_forward_kv(&m->cross, r, qkv_ln_forward(&m->ln_2, r, h), k,
+                                                  v, mem_valid, cross_weights);
+    return mlp_residual(&m->ln_3, &m->mlp, r, qkv_add(r->arena, h, cross));
+}
+
+qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_run *r, qkv_tensor *x,
+                                    qkv_tensor *memory, const uint8_t *mem_valid,
+                                    qkv_tensor **self_weights, qkv_tensor **cross_weights)
+{
+    qkv_tensor *k, *v;
+    if (qkv__check_same_batch("cross_block", x, memory) < 0 ||
+        qkv_cross_attn_memory(&m->cross, r, memory, &k, &v) < 0)
+        return NULL;
+    qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), NULL,
+                                             self_weights);
+    return cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, cross_weights);
+}
+
+qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_run *r,
+                                           qkv_tensor *x, qkv_kv_cache *c, int layer,
+                                           qkv_tensor *k, qkv_tensor *v,
+                                           const uint8_t *mem_valid)
+{
+    qkv_tensor *attn =
+        qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
+    return cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, NULL);
+}

@@ -1,0 +1,68 @@
+/* Names and configuration checks shared by the modules (see internal.h). */
+#include <math.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+int qkv__nn_name(char out[QKV_PARAM_NAME_MAX], const char *prefix, const char *suffix)
+{
+    bool bare = !prefix || !prefix[0];
+    int n = bare ? snprintf(out, QKV_PARAM_NAME_MAX, "%s", suffix)
+                 : snprintf(out, QKV_PARAM_NAME_MAX, "%s.%s", prefix, suffix);
+    if (n < 0 || n >= QKV_PARAM_NAME_MAX)
+        return qkv_set_error("parameter name '%s%s%s' is longer than %d characters",
+                             bare ? "" : prefix, bare ? "" : ".", suffix, QKV_PARAM_NAME_MAX - 1);
+    return 0;
+}
+
+qkv_tensor *qkv__nn_param(qkv_params *p, const char *prefix, const char *suffix, int ndim,
+                          const int *shape, qkv_init init, qkv_real std)
+{
+    char name[QKV_PARAM_NAME_MAX];
+    if (qkv__nn_name(name, prefix, suffix) < 0)
+        return NULL;
+    return qkv_params_add(p, name, ndim, shape, init, std);
+}
+
+int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg)
+{
+    if (cfg->n_embd < 1 || cfg->n_head < 1 || cfg->n_layer < 1)
+        return qkv_set_error("%s '%s': n_embd %d, n_head %d and n_layer %d must all be >= 1", who,
+                             name, cfg->n_embd, cfg->n_head, cfg->n_layer);
+    if (cfg->n_embd % cfg->n_head != 0)
+        return qkv_set_error("%s '%s': n_embd %d is not a multiple of n_head %d", who, name,
+                             cfg->n_embd, cfg->n_head);
+    if (!(cfg->dropout >= 0 && cfg->dropout < 1))
+        return qkv_set_error("%s '%s': dropout %g is not in [0, 1)", who, name,
+                             (double)cfg->dropout);
+    return 0;
+}
+
+qkv_real qkv__resid_std(const qkv_block_config *cfg)
+{
+    return (qkv_real)(0.02 / sqrt(2.0 * cfg->n_layer));
+}
+
+int qkv__check_btc(const char *who, const qkv_tensor *x, int C)
+{
+    if (!x)
+        return -1;
+    if (x->ndim != 3 || x->shape[2] != C) {
+        char s[64];
+        return qkv_set_error("%s: input has shape %s; expected (B,T,%d)", who,
+                             qkv_shape_str(x, s, sizeof s), C);
+    }
+    return 0;
+}
+
+int qkv__check_same_batch(const char *who, const qkv_tensor *x, const qkv_tensor *memory)
+{
+    if (!x || !memory)
+        return -1;
+    if (x->shape[0] != memory->shape[0]) {
+        char sx[64], sm[64];
+        return qkv_set_error("%s: x %s and memory %s have different batch sizes", who,
+                             qkv_shape_str(x, sx, sizeof sx), qkv_shape_str(memory, sm, sizeof sm));
+    }
+    return 0;
+}

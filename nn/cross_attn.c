@@ -1,0 +1,65 @@
+/* Multi-head cross-attention: queries from x, keys and values from a memory (see qkv/nn.h). */
+#include "internal.h"
+
+int qkv_cross_attn_init(qkv_cross_attn *m, qkv_params *p, const char *name,
+                        const qkv_block_config *cfg, int n_mem)
+{
+    int C = cfg->n_embd;
+    *m = (qkv_cross_attn){.n_embd = C, .n_mem = n_mem, .n_head = cfg->n_head,
+                          .dropout = cfg->dropout};
+    const qkv_real std = (qkv_real)0.02;
+    if (qkv__check_config("cross_attn", name, cfg) < 0 ||
+        qkv__linear_sub(&m->c_q, p, name, "c_q", C, C, cfg->bias, std) < 0 ||
+        qkv__linear_sub(&m->c_kv, p, name, "c_kv", n_mem, 2 * C, cfg->bias, std) < 0 ||
+        qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, cfg->bias, qkv__resid_std(cfg)) < 0)
+        return -1;
+    return 0;
+}
+
+int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *memory,
+                          qkv_tensor **k, qkv_tensor **v)
+{
+    if (qkv__check_btc("cross_attn memory", memory, m->n_mem) < 0)
+        return -1;
+    qkv_arena *a = r->arena;
+    int C = m->n_embd;
+    /* One product gives keys (columns [0,C)) and values ([C,2C)) of every head. */
+    qkv_tensor *kv = qkv_linear_forward(&m->c_kv, r, memory); /* (B,Tk,2C) */
+    *k = qkv__split_heads(a, qkv_slice(a, kv, 0, C), m->n_head);
+    *v = qkv__split_heads(a, qkv_slice(a, kv, C, C), m->n_head);
+    return *k && *v ? 0 : -1;
+}
+
+qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
+                                      qkv_tensor *k, qkv_tensor *v, const uint8_t *mem_valid,
+                                      qkv_tensor **weights)
+{
+    if (!k || !v || qkv__check_btc("cross_attn", x, m->n_embd) < 0)
+        return NULL;
+    int D = m->n_embd / m->n_head;
+    if (k->ndim != 4 || k->shape[0] != x->shape[0] || k->shape[1] != m->n_head ||
+        k->shape[3] != D || !qkv_same_shape(k, v)) {
+        char sx[64], sk[64], sv[64];
+        qkv_set_error("cross_attn: memory keys %s and values %s do not match queries from x %s: "
+                      "both must be (%d,%d,Tk,%d)",
+                      qkv_shape_str(k, sk, sizeof sk), qkv_shape_str(v, sv, sizeof sv),
+                      qkv_shape_str(x, sx, sizeof sx), x->shape[0], m->n_head, D);
+        return NULL;
+    }
+    qkv_tensor *q = qkv__split_heads(r->arena, qkv_linear_forward(&m->c_q, r, x), m->n_head);
+    /* No causal mask: every query may look at the whole memory, but never at
+     * its padding. */
+    qkv_mask mask = {.key_valid = mem_valid};
+    return qkv__attend(r, &m->c_proj, m->dropout, q, k, v, &mask, weights);
+}
+
+qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
+                                   qkv_tensor *memory, const uint8_t *mem_valid,
+                                   qkv_tensor **weights)
+{
+    qkv_tensor *k, *v;
+    if (qkv__check_same_batch("cross_attn", x, memory) < 0 ||
+        qkv_cross_attn_memory(m, r, memory, &k, &v) < 0)
+        return NULL;
+    return qkv_cross_attn_forward_kv(m, r, x, k, v, mem_valid, weights);
+}

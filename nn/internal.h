@@ -1,0 +1,57 @@
+/* Internal: helpers the nn modules share. Not installed. */
+#ifndef QKV_NN_INTERNAL_H
+#define QKV_NN_INTERNAL_H
+
+#include "qkv/nn.h"
+
+/* ---- names and configuration (common.c) ---- */
+
+/* Write "<prefix>.<suffix>" (just suffix when prefix is empty) into out; 0, or
+ * -1 with a message when it does not fit a parameter name. */
+int qkv__nn_name(char out[QKV_PARAM_NAME_MAX], const char *prefix, const char *suffix);
+
+/* qkv_params_add under the name "<prefix>.<suffix>". */
+qkv_tensor *qkv__nn_param(qkv_params *p, const char *prefix, const char *suffix, int ndim,
+                          const int *shape, qkv_init init, qkv_real std);
+
+/* qkv_linear_init under the name "<prefix>.<suffix>" (linear.c). */
+int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char *suffix, int in,
+                    int out, bool bias, qkv_real std);
+
+/* 0 when cfg describes a usable module; otherwise -1 with a message naming the
+ * module kind (who), its name and the numbers at fault. */
+int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg);
+
+/* The initial std of the projections that write into the residual stream:
+ * 0.02/√(2·n_layer), so the stream's variance does not grow with depth (GPT-2). */
+qkv_real qkv__resid_std(const qkv_block_config *cfg);
+
+/* 0 when x is (B,T,C) for this C; otherwise -1 with a message naming who, x's
+ * shape and C. A NULL x (an earlier failure) returns -1 and keeps its message. */
+int qkv__check_btc(const char *who, const qkv_tensor *x, int C);
+
+/* 0 when x and memory have the same batch size; otherwise -1 with a message
+ * naming who and both shapes. NULL inputs return -1 and keep their message. */
+int qkv__check_same_batch(const char *who, const qkv_tensor *x, const qkv_tensor *memory);
+
+/* ---- heads (heads.c) ---- */
+
+/* (B,T,H·D) -> (B,H,T,D): each head's positions made contiguous for the attention core. */
+qkv_tensor *qkv__split_heads(qkv_arena *a, qkv_tensor *x, int n_head);
+
+/* The common end of multi-head attention: the attention core over q
+ * (B,H,Tq,D) and k, v (B,H,Tk,D) with mask, the heads merged back to
+ * (B,Tq,C), the output projection c_proj, then dropout. */
+qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, qkv_real dropout,
+                        qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
+                        qkv_tensor **weights);
+
+/* ---- key/value cache (kv_cache.c) ---- */
+
+/* Append the new keys and values k, v (B,H,Tnew,D) to layer's cache and give
+ * back all its positions so far as arena tensors *k_all, *v_all (B,H,len,D).
+ * Checks every size first: on error the cache is untouched. 0 or -1. */
+int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
+                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all);
+
+#endif

@@ -1,0 +1,94 @@
+/* The key/value cache for generation (see qkv/nn.h). */
+#include <string.h>
+
+#include "internal.h"
+
+qkv_kv_cache *qkv_kv_cache_new(const qkv_block_config *cfg, int batch, int max_len)
+{
+    if (qkv__check_config("kv_cache", "", cfg) < 0)
+        return NULL;
+    if (batch < 1 || max_len < 1) {
+        qkv_set_error("kv_cache: batch %d and max_len %d must be >= 1", batch, max_len);
+        return NULL;
+    }
+    qkv_kv_cache *c = qkv_calloc(sizeof *c);
+    if (!c)
+        return NULL;
+    *c = (qkv_kv_cache){.n_layer = cfg->n_layer, .batch = batch, .n_head = cfg->n_head,
+                        .max_len = max_len, .head_size = cfg->n_embd / cfg->n_head};
+    size_t n = (size_t)c->n_layer * batch * c->n_head * max_len * c->head_size;
+    c->len = qkv_calloc((size_t)c->n_layer * sizeof *c->len);
+    c->k = qkv_alloc(n * sizeof(qkv_real));
+    c->v = qkv_alloc(n * sizeof(qkv_real));
+    if (!c->len || !c->k || !c->v) {
+        qkv_kv_cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void qkv_kv_cache_free(qkv_kv_cache *c)
+{
+    if (!c)
+        return;
+    qkv_free(c->len);
+    qkv_free(c->k);
+    qkv_free(c->v);
+    qkv_free(c);
+}
+
+void qkv_kv_cache_reset(qkv_kv_cache *c) { memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len); }
+
+/* 0 when k (B,H,Tnew,D) fits layer's cache; otherwise -1 with a message. */
+static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
+{
+    char s[64];
+    if (!c)
+        return qkv_set_error("kv_cache: the cache is NULL");
+    if (layer < 0 || layer >= c->n_layer)
+        return qkv_set_error("kv_cache: layer %d does not exist; the cache has %d layers", layer,
+                             c->n_layer);
+    if (k->shape[0] != c->batch)
+        return qkv_set_error("kv_cache: input has batch %d but the cache was made for batch %d",
+                             k->shape[0], c->batch);
+    if (k->shape[1] != c->n_head || k->shape[3] != c->head_size)
+        return qkv_set_error("kv_cache: keys %s do not fit a cache of %d heads of size %d",
+                             qkv_shape_str(k, s, sizeof s), c->n_head, c->head_size);
+    if (c->len[layer] + k->shape[2] > c->max_len)
+        return qkv_set_error("kv_cache: layer %d holds %d of %d positions; %d new ones do not fit",
+                             layer, c->len[layer], c->max_len, k->shape[2]);
+    return 0;
+}
+
+/* Copy t (B,H,Tnew,D) into buf (B,H,Tmax,D) at positions [at, at+Tnew), then
+ * gather positions [0, at+Tnew) of buf into a new arena tensor (B,H,len,D):
+ * per (batch, head) both are one contiguous block, so two memcpy each. */
+static qkv_tensor *append_gather(qkv_real *buf, const qkv_tensor *t, int at, int max_len,
+                                 qkv_arena *a)
+{
+    int B = t->shape[0], H = t->shape[1], Tn = t->shape[2], D = t->shape[3], len = at + Tn;
+    qkv_tensor *all = qkv_tensor_new(a, QKV_SHAPE(B, H, len, D));
+    if (!all)
+        return NULL;
+    for (int bh = 0; bh < B * H; bh++) {
+        qkv_real *row = buf + (size_t)bh * max_len * D;
+        memcpy(row + (size_t)at * D, t->data + (size_t)bh * Tn * D, (size_t)Tn * D * sizeof *row);
+        memcpy(all->data + (size_t)bh * len * D, row, (size_t)len * D * sizeof *row);
+    }
+    return all;
+}
+
+int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
+                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all)
+{
+    if (check_fits(c, layer, k) < 0)
+        return -1;
+    size_t per_layer = (size_t)c->batch * c->n_head * c->max_len * c->head_size;
+    int at = c->len[layer];
+    *k_all = append_gather(c->k + layer * per_layer, k, at, c->max_len, a);
+    *v_all = append_gather(c->v + layer * per_layer, v, at, c->max_len, a);
+    if (!*k_all || !*v_all)
+        return -1;
+    c->len[layer] = at + k->shape[2];
+    return 0;
+}

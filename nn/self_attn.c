@@ -1,0 +1,65 @@
+/* Multi-head self-attention, with a key/value-cached forward for generation (see qkv/nn.h). */
+#include "internal.h"
+
+int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
+                       const qkv_block_config *cfg, bool causal)
+{
+    int C = cfg->n_embd;
+    *m = (qkv_self_attn){.n_embd = C, .n_head = cfg->n_head, .causal = causal,
+                         .dropout = cfg->dropout};
+    if (qkv__check_config("self_attn", name, cfg) < 0 ||
+        qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, cfg->bias, (qkv_real)0.02) < 0 ||
+        qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, cfg->bias, qkv__resid_std(cfg)) < 0)
+        return -1;
+    return 0;
+}
+
+/* The queries, keys and values of every head, (B,H,T,D) each. One product
+ * x·W_attnᵀ (B,T,3C) computes them all: columns [0,C) are the queries,
+ * [C,2C) the keys, [2C,3C) the values, and within each, head h owns the
+ * columns [h·D, (h+1)·D). 0 or -1. */
+static int project_qkv(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x, qkv_tensor **q,
+                       qkv_tensor **k, qkv_tensor **v)
+{
+    qkv_arena *a = r->arena;
+    int C = m->n_embd;
+    qkv_tensor *qkv = qkv_linear_forward(&m->c_attn, r, x);
+    *q = qkv__split_heads(a, qkv_slice(a, qkv, 0, C), m->n_head);
+    *k = qkv__split_heads(a, qkv_slice(a, qkv, C, C), m->n_head);
+    *v = qkv__split_heads(a, qkv_slice(a, qkv, 2 * C, C), m->n_head);
+    return *q && *k && *v ? 0 : -1;
+}
+
+qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
+                                  const uint8_t *key_valid, qkv_tensor **weights)
+{
+    qkv_tensor *q, *k, *v;
+    if (qkv__check_btc("self_attn", x, m->n_embd) < 0 || project_qkv(m, r, x, &q, &k, &v) < 0)
+        return NULL;
+    qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
+    return qkv__attend(r, &m->c_proj, m->dropout, q, k, v, &mask, weights);
+}
+
+qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
+                                         qkv_kv_cache *c, int layer)
+{
+    if (!m->causal) {
+        qkv_set_error("self_attn: a cached forward needs causal attention (earlier positions "
+                      "would otherwise see later ones)");
+        return NULL;
+    }
+    if (qkv_grad_enabled()) {
+        qkv_set_error("self_attn: the cached forward is for generation; turn grad mode off "
+                      "(qkv_set_grad_enabled(false))");
+        return NULL;
+    }
+    qkv_tensor *q, *k, *v, *k_all, *v_all;
+    if (qkv__check_btc("self_attn", x, m->n_embd) < 0 || project_qkv(m, r, x, &q, &k, &v) < 0 ||
+        qkv__kv_cache_append(c, layer, k, v, r->arena, &k_all, &v_all) < 0)
+        return NULL;
+    /* The new queries are the last Tnew of len positions: the core's causal
+     * rule j <= i + (len - Tnew) lets query i see every cached position and
+     * the new ones up to itself. */
+    qkv_mask mask = {.causal = true};
+    return qkv__attend(r, &m->c_proj, m->dropout, q, k_all, v_all, &mask, NULL);
+}

@@ -1,0 +1,742 @@
+/* The nn modules (float build): a worked example, the properties attention
+ * must have (causality, permutation symmetry, padding), the key/value cache,
+ * initialisation and error messages. Gradients are checked in grad_nn.c. */
+#include "qkv/nn.h"
+#include "testing.h"
+
+/* What most tests need: a parameter list, an rng and a run over an arena. */
+typedef struct fixture {
+    qkv_params *p;
+    qkv_rng rng;
+    qkv_run run;
+} fixture;
+
+static void fx_open(fixture *f, uint64_t seed)
+{
+    f->p = qkv_params_new();
+    qkv_rng_seed(&f->rng, seed);
+    f->run = (qkv_run){.arena = qkv_arena_new(1 << 20), .train = false, .rng = &f->rng};
+    ck_assert(f->p && f->run.arena);
+}
+
+static void fx_close(fixture *f)
+{
+    qkv_arena_free(f->run.arena);
+    qkv_params_free(f->p);
+}
+
+/* Allocate the parameters, then give every one N(0, std²) values, so that no
+ * weight is special (LayerNorm 1, bias 0) and attention is far from uniform. */
+static void fx_alloc_random(fixture *f, double std)
+{
+    ck_assert_msg(qkv_params_alloc(f->p, &f->rng) == 0, "%s", qkv_last_error());
+    for (size_t i = 0; i < f->p->total; i++)
+        f->p->data[i] = (qkv_real)(std * qkv_rng_normal(&f->rng));
+}
+
+static qkv_tensor *randn3(fixture *f, int B, int T, int C)
+{
+    qkv_tensor *x = qkv_randn(f->run.arena, QKV_SHAPE(B, T, C), 1, &f->rng);
+    ck_assert_qkv(x);
+    return x;
+}
+
+static qkv_tensor *copy_of(fixture *f, const qkv_tensor *t)
+{
+    qkv_tensor *c = qkv_from_array(f->run.arena, t->ndim, t->shape, t->data);
+    ck_assert_qkv(c);
+    return c;
+}
+
+/* Rows [t0, t0+n) of x (B,T,C) as a new (B,n,C) tensor. */
+static qkv_tensor *rows_of(fixture *f, const qkv_tensor *x, int t0, int n)
+{
+    int B = x->shape[0], T = x->shape[1], C = x->shape[2];
+    qkv_tensor *y = qkv_tensor_new(f->run.arena, QKV_SHAPE(B, n, C));
+    ck_assert_qkv(y);
+    for (int b = 0; b < B; b++)
+        memcpy(y->data + (size_t)b * n * C, x->data + ((size_t)b * T + t0) * C,
+               (size_t)n * C * sizeof(qkv_real));
+    return y;
+}
+
+/* The same values at position t of (B,T,C) tensors x and y (bit for bit), for every b. */
+static bool same_position(const qkv_tensor *x, const qkv_tensor *y, int t)
+{
+    int B = x->shape[0], T = x->shape[1], C = x->shape[2];
+    for (int b = 0; b < B; b++)
+        if (memcmp(x->data + ((size_t)b * T + t) * C, y->data + ((size_t)b * T + t) * C,
+                   (size_t)C * sizeof(qkv_real)) != 0)
+            return false;
+    return true;
+}
+
+static double max_abs_diff(const qkv_real *x, const qkv_real *y, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)x[i] - (double)y[i]));
+    return worst;
+}
+
+static void set_identity(qkv_real *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            w[i * n + j] = i == j;
+}
+
+START_TEST(test_single_head_worked_example)
+{
+    fixture f;
+    fx_open(&f, 1);
+    qkv_head head;
+    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", 2, 2, false), 0);
+    ck_assert_int_eq(qkv_params_alloc(f.p, &f.rng), 0);
+    set_identity(head.query.weight->data, 2);
+    set_identity(head.key.weight->data, 2);
+    set_identity(head.value.weight->data, 2);
+    const qkv_real xs[3][2] = {{1, 0}, {0, 1}, {1, 1}};
+    qkv_tensor *x = qkv_from_array(f.run.arena, QKV_SHAPE(1, 3, 2), &xs[0][0]);
+    qkv_tensor *w = NULL;
+    qkv_tensor *y = qkv_head_forward(&head, &f.run, x, &w);
+    ck_assert_qkv(y);
+    ck_assert_qkv(w);
+    ck_assert_int_eq(w->ndim, 3);
+    const qkv_real approx[9] = {0.40, 0.20, 0.40, 0.20, 0.40, 0.40, 0.25, 0.25, 0.50};
+    qkv_test_assert_close(w, approx, 0.005);
+    /* q = k = v = x: weights softmax_j(x_i·x_j/√2), output Σ_j w_ij x_j. */
+    for (int i = 0; i < 3; i++) {
+        double s[3], sum = 0;
+        for (int j = 0; j < 3; j++) {
+            s[j] = exp((xs[i][0] * xs[j][0] + xs[i][1] * xs[j][1]) / sqrt(2.0));
+            sum += s[j];
+        }
+        for (int c = 0; c < 2; c++) {
+            double out = 0;
+            for (int j = 0; j < 3; j++) {
+                ck_assert_double_eq_tol(w->data[i * 3 + j], s[j] / sum, 1e-6);
+                out += s[j] / sum * xs[j][c];
+            }
+            ck_assert_double_eq_tol(y->data[i * 2 + c], out, 1e-6);
+        }
+    }
+    fx_close(&f);
+}
+END_TEST
+
+/* Above the diagonal exactly 0, each row sums to 1. w is (..., T, T). */
+static void assert_causal_weights(const qkv_tensor *w)
+{
+    int T = w->shape[w->ndim - 1];
+    for (size_t m = 0; m < w->size / ((size_t)T * T); m++)
+        for (int i = 0; i < T; i++) {
+            const qkv_real *row = w->data + (m * T + i) * T;
+            double sum = 0;
+            for (int j = 0; j < T; j++) {
+                if (j > i)
+                    ck_assert_msg(row[j] == 0, "matrix %zu: weight (%d,%d) = %g above the diagonal",
+                                  m, i, j, (double)row[j]);
+                sum += row[j];
+            }
+            ck_assert_double_eq_tol(sum, 1, 1e-5);
+        }
+}
+
+START_TEST(test_causal_weights_lower_triangular)
+{
+    fixture f;
+    fx_open(&f, 2);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_head head;
+    qkv_self_attn attn;
+    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", 8, 4, true), 0);
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
+    fx_alloc_random(&f, 0.5);
+    qkv_tensor *x = randn3(&f, 2, 5, 8), *w1 = NULL, *w2 = NULL;
+    ck_assert_qkv(qkv_head_forward(&head, &f.run, x, &w1));
+    ck_assert_qkv(qkv_self_attn_forward(&attn, &f.run, x, NULL, &w2));
+    ck_assert_int_eq(w1->ndim, 3);
+    ck_assert(w2->ndim == 4 && w2->shape[0] == 2 && w2->shape[1] == 2 && w2->shape[2] == 5 &&
+              w2->shape[3] == 5);
+    assert_causal_weights(w1);
+    assert_causal_weights(w2);
+    fx_close(&f);
+}
+END_TEST
+
+typedef qkv_tensor *(*seq_fn)(void *module, const qkv_run *r, qkv_tensor *x);
+
+static qkv_tensor *run_self_attn(void *m, const qkv_run *r, qkv_tensor *x)
+{
+    return qkv_self_attn_forward(m, r, x, NULL, NULL);
+}
+
+static qkv_tensor *run_block(void *m, const qkv_run *r, qkv_tensor *x)
+{
+    return qkv_block_forward(m, r, x, NULL, NULL);
+}
+
+/* Changing the tokens after position t must leave outputs 0..t bit-identical. */
+static void assert_no_future_leak(fixture *f, seq_fn fn, void *module, int C)
+{
+    int B = 2, T = 6;
+    qkv_tensor *x = randn3(f, B, T, C);
+    qkv_tensor *y = fn(module, &f->run, x);
+    ck_assert_qkv(y);
+    for (int t = 0; t < T - 1; t++) {
+        qkv_tensor *x2 = copy_of(f, x);
+        for (int b = 0; b < B; b++)
+            for (size_t i = ((size_t)b * T + t + 1) * C; i < (size_t)(b + 1) * T * C; i++)
+                x2->data[i] = (qkv_real)qkv_rng_normal(&f->rng);
+        qkv_tensor *y2 = fn(module, &f->run, x2);
+        ck_assert_qkv(y2);
+        for (int s = 0; s <= t; s++)
+            ck_assert_msg(same_position(y, y2, s), "output %d changed when tokens after %d did", s,
+                          t);
+        ck_assert_msg(!same_position(y, y2, t + 1), "output %d did not depend on its own token",
+                      t + 1);
+    }
+}
+
+START_TEST(test_causal_no_future_leak)
+{
+    fixture f;
+    fx_open(&f, 3);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .bias = true};
+    qkv_self_attn attn;
+    qkv_block block;
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
+    ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
+    fx_alloc_random(&f, 0.5);
+    assert_no_future_leak(&f, run_self_attn, &attn, 8);
+    assert_no_future_leak(&f, run_block, &block, 8);
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_one_head_equals_single_head)
+{
+    fixture f;
+    fx_open(&f, 4);
+    const int C = 4, T = 5;
+    qkv_block_config cfg = {.n_embd = C, .n_head = 1, .n_layer = 1, .bias = true};
+    qkv_head head;
+    qkv_self_attn attn;
+    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", C, C, true), 0);
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
+    fx_alloc_random(&f, 0.5);
+    /* c_attn's rows are the queries', then the keys', then the values' weights. */
+    size_t n = (size_t)C * C;
+    memcpy(attn.c_attn.weight->data, head.query.weight->data, n * sizeof(qkv_real));
+    memcpy(attn.c_attn.weight->data + n, head.key.weight->data, n * sizeof(qkv_real));
+    memcpy(attn.c_attn.weight->data + 2 * n, head.value.weight->data, n * sizeof(qkv_real));
+    memset(attn.c_attn.bias->data, 0, 3 * C * sizeof(qkv_real));
+    set_identity(attn.c_proj.weight->data, C);
+    memset(attn.c_proj.bias->data, 0, C * sizeof(qkv_real));
+    qkv_tensor *x = randn3(&f, 2, T, C), *w1 = NULL, *w2 = NULL;
+    qkv_tensor *y1 = qkv_head_forward(&head, &f.run, x, &w1);
+    qkv_tensor *y2 = qkv_self_attn_forward(&attn, &f.run, x, NULL, &w2);
+    ck_assert_qkv(y1);
+    ck_assert_qkv(y2);
+    ck_assert(qkv_same_shape(y1, y2) && w1->size == w2->size);
+    ck_assert_double_le(max_abs_diff(y1->data, y2->data, y1->size), 1e-6);
+    ck_assert_double_le(max_abs_diff(w1->data, w2->data, w1->size), 1e-6);
+    fx_close(&f);
+}
+END_TEST
+
+/* A random permutation of 0..n-1. */
+static void shuffle(qkv_rng *rng, int *perm, int n)
+{
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)qkv_rng_below(rng, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* y[b, t] = x[b, perm[t]] for (B,T,C) tensors. */
+static qkv_tensor *permute_positions(fixture *f, const qkv_tensor *x, const int *perm)
+{
+    int B = x->shape[0], T = x->shape[1], C = x->shape[2];
+    qkv_tensor *y = copy_of(f, x);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            memcpy(y->data + ((size_t)b * T + t) * C, x->data + ((size_t)b * T + perm[t]) * C,
+                   (size_t)C * sizeof(qkv_real));
+    return y;
+}
+
+START_TEST(test_self_attention_permutation_equivariant)
+{
+    fixture f;
+    fx_open(&f, 5);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_self_attn attn;
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, false), 0);
+    fx_alloc_random(&f, 0.5);
+    int perm[7];
+    shuffle(&f.rng, perm, 7);
+    qkv_tensor *x = randn3(&f, 2, 7, 8);
+    qkv_tensor *y = qkv_self_attn_forward(&attn, &f.run, x, NULL, NULL);
+    qkv_tensor *xp = permute_positions(&f, x, perm);
+    qkv_tensor *yp = qkv_self_attn_forward(&attn, &f.run, xp, NULL, NULL);
+    ck_assert_qkv(y);
+    ck_assert_qkv(yp);
+    qkv_tensor *py = permute_positions(&f, y, perm);
+    ck_assert_double_le(max_abs_diff(py->data, yp->data, y->size), 1e-5);
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_cross_attention_memory_permutation_invariant)
+{
+    fixture f;
+    fx_open(&f, 6);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_cross_attn cross;
+    ck_assert_int_eq(qkv_cross_attn_init(&cross, f.p, "cross", &cfg, 6), 0);
+    fx_alloc_random(&f, 0.5);
+    const int Tk = 5;
+    int perm[5];
+    shuffle(&f.rng, perm, Tk);
+    uint8_t valid[2][5] = {{1, 1, 1, 0, 0}, {1, 1, 1, 1, 1}}, valid_p[2][5];
+    for (int b = 0; b < 2; b++)
+        for (int j = 0; j < Tk; j++)
+            valid_p[b][j] = valid[b][perm[j]];
+    qkv_tensor *x = randn3(&f, 2, 3, 8), *mem = randn3(&f, 2, Tk, 6);
+    qkv_tensor *y = qkv_cross_attn_forward(&cross, &f.run, x, mem, &valid[0][0], NULL);
+    qkv_tensor *yp = qkv_cross_attn_forward(&cross, &f.run, x, permute_positions(&f, mem, perm),
+                                            &valid_p[0][0], NULL);
+    ck_assert_qkv(y);
+    ck_assert_qkv(yp);
+    ck_assert_double_le(max_abs_diff(y->data, yp->data, y->size), 1e-5);
+    fx_close(&f);
+}
+END_TEST
+
+/* Overwrite the positions of x (B,T,C) where valid (B,T) is 0 with new random values. */
+static qkv_tensor *scramble_padding(fixture *f, const qkv_tensor *x, const uint8_t *valid)
+{
+    int B = x->shape[0], T = x->shape[1], C = x->shape[2];
+    qkv_tensor *y = copy_of(f, x);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            if (!valid[b * T + t])
+                for (int c = 0; c < C; c++)
+                    y->data[((size_t)b * T + t) * C + c] = (qkv_real)(10 * qkv_rng_normal(&f->rng));
+    return y;
+}
+
+START_TEST(test_padding_changes_nothing)
+{
+    fixture f;
+    fx_open(&f, 7);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .bias = true};
+    qkv_cross_attn cross;
+    qkv_cross_block dec;
+    qkv_block enc;
+    ck_assert_int_eq(qkv_cross_attn_init(&cross, f.p, "cross", &cfg, 8), 0);
+    ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec", &cfg, 8), 0);
+    ck_assert_int_eq(qkv_block_init(&enc, f.p, "enc", &cfg, false), 0);
+    fx_alloc_random(&f, 0.5);
+    const uint8_t valid[2][5] = {{1, 1, 1, 0, 0}, {0, 1, 1, 1, 1}};
+    qkv_tensor *x = randn3(&f, 2, 4, 8), *mem = randn3(&f, 2, 5, 8);
+    qkv_tensor *mem2 = scramble_padding(&f, mem, &valid[0][0]);
+
+    qkv_tensor *y = qkv_cross_attn_forward(&cross, &f.run, x, mem, &valid[0][0], NULL);
+    qkv_tensor *y2 = qkv_cross_attn_forward(&cross, &f.run, x, mem2, &valid[0][0], NULL);
+    ck_assert(y && y2 && memcmp(y->data, y2->data, y->size * sizeof(qkv_real)) == 0);
+
+    y = qkv_cross_block_forward(&dec, &f.run, x, mem, &valid[0][0], NULL, NULL);
+    y2 = qkv_cross_block_forward(&dec, &f.run, x, mem2, &valid[0][0], NULL, NULL);
+    ck_assert(y && y2 && memcmp(y->data, y2->data, y->size * sizeof(qkv_real)) == 0);
+
+    /* In the encoder, padding must not change any real position's output. */
+    y = qkv_block_forward(&enc, &f.run, mem, &valid[0][0], NULL);
+    y2 = qkv_block_forward(&enc, &f.run, mem2, &valid[0][0], NULL);
+    ck_assert(y && y2);
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < 5; t++)
+            if (valid[b][t])
+                ck_assert_msg(memcmp(y->data + (b * 5 + t) * 8, y2->data + (b * 5 + t) * 8,
+                                     8 * sizeof(qkv_real)) == 0,
+                              "encoder output (%d,%d) changed with the padding", b, t);
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_gradients_reach_memory)
+{
+    fixture f;
+    fx_open(&f, 8);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_cross_block dec;
+    ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec", &cfg, 6), 0);
+    fx_alloc_random(&f, 0.5);
+    const uint8_t valid[2][4] = {{1, 1, 0, 0}, {1, 1, 1, 1}};
+    qkv_tensor *x = randn3(&f, 2, 3, 8), *mem = randn3(&f, 2, 4, 6);
+    qkv_set_requires_grad(mem, true);
+    qkv_tensor *y = qkv_cross_block_forward(&dec, &f.run, x, mem, &valid[0][0], NULL, NULL);
+    ck_assert_qkv(y);
+    qkv_tensor *r = qkv_randn(f.run.arena, y->ndim, y->shape, 1, &f.rng);
+    qkv_tensor *loss = qkv_sum(f.run.arena, qkv_mul(f.run.arena, y, r));
+    ck_assert_int_eq(qkv_backward(f.run.arena, loss), 0);
+    ck_assert_ptr_nonnull(mem->grad);
+    for (int b = 0; b < 2; b++)
+        for (int t = 0; t < 4; t++) {
+            double norm = 0;
+            for (int c = 0; c < 6; c++)
+                norm += fabs((double)mem->grad[(b * 4 + t) * 6 + c]);
+            if (valid[b][t])
+                ck_assert_msg(norm > 1e-4, "memory position (%d,%d) got no gradient", b, t);
+            else
+                ck_assert_msg(norm == 0, "padded memory position (%d,%d) got gradient %g", b, t,
+                              norm);
+        }
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_kv_cache_matches_uncached)
+{
+    fixture f;
+    fx_open(&f, 9);
+    enum { L = 2, B = 2, T = 7, Tk = 5 };
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = L, .bias = true};
+    qkv_block gpt[L];
+    qkv_cross_block dec[L];
+    char name[16];
+    for (int l = 0; l < L; l++) {
+        snprintf(name, sizeof name, "h.%d", l);
+        ck_assert_int_eq(qkv_block_init(&gpt[l], f.p, name, &cfg, true), 0);
+        snprintf(name, sizeof name, "dec.%d", l);
+        ck_assert_int_eq(qkv_cross_block_init(&dec[l], f.p, name, &cfg, 6), 0);
+    }
+    fx_alloc_random(&f, 0.3);
+    bool was = qkv_set_grad_enabled(false);
+    const uint8_t valid[B][Tk] = {{1, 1, 1, 1, 0}, {1, 1, 1, 1, 1}};
+    qkv_tensor *x = randn3(&f, B, T, 8), *mem = randn3(&f, B, Tk, 6);
+    qkv_tensor *full = x, *full_dec = x, *mk[L], *mv[L];
+    for (int l = 0; l < L; l++) {
+        full = qkv_block_forward(&gpt[l], &f.run, full, NULL, NULL);
+        full_dec =
+            qkv_cross_block_forward(&dec[l], &f.run, full_dec, mem, &valid[0][0], NULL, NULL);
+        ck_assert_int_eq(qkv_cross_attn_memory(&dec[l].cross, &f.run, mem, &mk[l], &mv[l]), 0);
+    }
+    ck_assert_qkv(full);
+    ck_assert_qkv(full_dec);
+
+    qkv_kv_cache *cache = qkv_kv_cache_new(&cfg, B, T), *cache_dec = qkv_kv_cache_new(&cfg, B, T);
+    ck_assert_qkv(cache);
+    ck_assert_qkv(cache_dec);
+    /* A prompt of 3 positions at once, then one position at a time. */
+    for (int t0 = 0, n = 3; t0 < T; t0 += n, n = 1) {
+        qkv_tensor *h = rows_of(&f, x, t0, n), *h_dec = h;
+        for (int l = 0; l < L; l++) {
+            h = qkv_block_forward_cached(&gpt[l], &f.run, h, cache, l);
+            h_dec = qkv_cross_block_forward_cached(&dec[l], &f.run, h_dec, cache_dec, l, mk[l],
+                                                   mv[l], &valid[0][0]);
+        }
+        ck_assert_qkv(h);
+        ck_assert_qkv(h_dec);
+        qkv_tensor *want = rows_of(&f, full, t0, n), *want_dec = rows_of(&f, full_dec, t0, n);
+        ck_assert_double_le(max_abs_diff(h->data, want->data, h->size), 1e-5);
+        ck_assert_double_le(max_abs_diff(h_dec->data, want_dec->data, h->size), 1e-5);
+        ck_assert_int_eq(cache->len[L - 1], t0 + n);
+    }
+    qkv_kv_cache_reset(cache);
+    ck_assert_int_eq(cache->len[0], 0);
+    qkv_kv_cache_free(cache);
+    qkv_kv_cache_free(cache_dec);
+    qkv_set_grad_enabled(was);
+    fx_close(&f);
+}
+END_TEST
+
+/* The last error contains every one of the n strings. */
+static void assert_error_names(int n, const char *const *parts)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(strstr(qkv_last_error(), parts[i]), "error \"%s\" does not name \"%s\"",
+                      qkv_last_error(), parts[i]);
+}
+
+#define ASSERT_ERROR_NAMES(...)                                                       \
+    assert_error_names((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *)), \
+                       (const char *[]){__VA_ARGS__})
+
+START_TEST(test_kv_cache_misuse_is_an_error)
+{
+    fixture f;
+    fx_open(&f, 10);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_self_attn attn, enc;
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
+    ck_assert_int_eq(qkv_self_attn_init(&enc, f.p, "enc", &cfg, false), 0);
+    fx_alloc_random(&f, 0.5);
+    qkv_kv_cache *c = qkv_kv_cache_new(&cfg, 2, 4);
+    ck_assert_qkv(c);
+
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), c, 0));
+    ASSERT_ERROR_NAMES("grad");
+    bool was = qkv_set_grad_enabled(false);
+    ck_assert_qkv(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 3, 8), c, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 2, 8), c, 0));
+    ASSERT_ERROR_NAMES("3 of 4", "2 new");
+    ck_assert_int_eq(c->len[0], 3);
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 3, 1, 8), c, 0));
+    ASSERT_ERROR_NAMES("batch 3", "batch 2");
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), c, 1));
+    ASSERT_ERROR_NAMES("layer 1");
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), NULL, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&enc, &f.run, randn3(&f, 2, 1, 8), c, 0));
+    ASSERT_ERROR_NAMES("causal");
+    ck_assert_int_eq(c->len[0], 3);
+    ck_assert_qkv(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), c, 0));
+    ck_assert_int_eq(c->len[0], 4);
+    qkv_set_grad_enabled(was);
+    qkv_kv_cache_free(c);
+    fx_close(&f);
+}
+END_TEST
+
+static double mean_of(const qkv_tensor *t)
+{
+    double s = 0;
+    for (size_t i = 0; i < t->size; i++)
+        s += t->data[i];
+    return s / (double)t->size;
+}
+
+static double std_of(const qkv_tensor *t)
+{
+    double m = mean_of(t), s = 0;
+    for (size_t i = 0; i < t->size; i++)
+        s += ((double)t->data[i] - m) * ((double)t->data[i] - m);
+    return sqrt(s / (double)t->size);
+}
+
+/* The parameter's values have mean ≈ 0 and standard deviation ≈ std. */
+static void assert_normal_init(const qkv_params *p, const char *name, double std)
+{
+    qkv_param *it = qkv_params_find(p, name);
+    ck_assert_msg(it != NULL, "no parameter %s", name);
+    double n = (double)it->t->size, s = std_of(it->t);
+    ck_assert_msg(fabs(s - std) <= 5 * std / sqrt(2 * n), "%s: std %g, expected %g", name, s, std);
+    ck_assert_msg(fabs(mean_of(it->t)) <= 5 * std / sqrt(n), "%s: mean %g", name, mean_of(it->t));
+}
+
+static void assert_constant(const qkv_params *p, const char *name, qkv_real value)
+{
+    qkv_param *it = qkv_params_find(p, name);
+    ck_assert_msg(it != NULL, "no parameter %s", name);
+    for (size_t i = 0; i < it->t->size; i++)
+        ck_assert_msg(it->t->data[i] == value, "%s[%zu] = %g, expected %g", name, i,
+                      (double)it->t->data[i], (double)value);
+}
+
+START_TEST(test_init_statistics_and_names)
+{
+    fixture f;
+    fx_open(&f, 11);
+    qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 4, .bias = true};
+    qkv_block block;
+    qkv_cross_block dec;
+    qkv_embed wte;
+    ck_assert_int_eq(qkv_embed_init(&wte, f.p, "wte", 50, 64, (qkv_real)0.02), 0);
+    ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
+    ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec.0", &cfg, 32), 0);
+    ck_assert_int_eq(qkv_params_alloc(f.p, &f.rng), 0);
+    const char *names[] = {"wte.weight",
+                           "h.0.ln_1.weight", "h.0.ln_1.bias",
+                           "h.0.attn.c_attn.weight", "h.0.attn.c_attn.bias",
+                           "h.0.attn.c_proj.weight", "h.0.attn.c_proj.bias",
+                           "h.0.ln_2.weight", "h.0.ln_2.bias",
+                           "h.0.mlp.c_fc.weight", "h.0.mlp.c_fc.bias",
+                           "h.0.mlp.c_proj.weight", "h.0.mlp.c_proj.bias"};
+    for (int i = 0; i < 13; i++)
+        ck_assert_str_eq(f.p->items[i].name, names[i]);
+    ck_assert_int_eq(f.p->count, 13 + 20);
+    qkv_tensor *w = block.attn.c_attn.weight;
+    ck_assert(w->ndim == 2 && w->shape[0] == 192 && w->shape[1] == 64);
+    double resid = 0.02 / sqrt(2.0 * 4);
+    assert_normal_init(f.p, "wte.weight", 0.02);
+    assert_normal_init(f.p, "h.0.attn.c_attn.weight", 0.02);
+    assert_normal_init(f.p, "h.0.mlp.c_fc.weight", 0.02);
+    assert_normal_init(f.p, "h.0.attn.c_proj.weight", resid);
+    assert_normal_init(f.p, "h.0.mlp.c_proj.weight", resid);
+    assert_normal_init(f.p, "dec.0.cross.c_q.weight", 0.02);
+    assert_normal_init(f.p, "dec.0.cross.c_kv.weight", 0.02);
+    assert_normal_init(f.p, "dec.0.cross.c_proj.weight", resid);
+    const char *ones[] = {"h.0.ln_1.weight", "h.0.ln_2.weight", "dec.0.ln_1.weight",
+                          "dec.0.ln_2.weight", "dec.0.ln_3.weight"};
+    for (int i = 0; i < 5; i++)
+        assert_constant(f.p, ones[i], 1);
+    const char *zeros[] = {"h.0.ln_1.bias", "h.0.attn.c_attn.bias", "h.0.attn.c_proj.bias",
+                           "h.0.mlp.c_fc.bias", "h.0.mlp.c_proj.bias", "dec.0.cross.c_kv.bias",
+                           "dec.0.ln_3.bias"};
+    for (int i = 0; i < 7; i++)
+        assert_constant(f.p, zeros[i], 0);
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_no_bias_config)
+{
+    fixture f;
+    fx_open(&f, 12);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = false};
+    qkv_block block;
+    ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
+    ck_assert_int_eq(f.p->count, 6); /* two LayerNorm weights and four Linear weights */
+    ck_assert_ptr_null(block.ln_1.bias);
+    ck_assert_ptr_null(block.attn.c_attn.bias);
+    fx_alloc_random(&f, 0.5);
+    ck_assert_qkv(qkv_block_forward(&block, &f.run, randn3(&f, 2, 3, 8), NULL, NULL));
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_error_messages_name_the_shapes)
+{
+    fixture f;
+    fx_open(&f, 13);
+    qkv_block_config bad = {.n_embd = 10, .n_head = 3, .n_layer = 1};
+    qkv_self_attn attn;
+    qkv_cross_attn cross;
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "h.0.attn", &bad, true), -1);
+    ASSERT_ERROR_NAMES("h.0.attn", "n_embd 10", "n_head 3");
+    bad = (qkv_block_config){.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 1.5};
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &bad, true), -1);
+    ASSERT_ERROR_NAMES("dropout 1.5");
+    char longname[80];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    qkv_linear lin;
+    ck_assert_int_eq(qkv_linear_init(&lin, f.p, longname, 2, 2, true, 1), -1);
+    ASSERT_ERROR_NAMES("longer than");
+
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
+    ck_assert_int_eq(qkv_cross_attn_init(&cross, f.p, "cross", &cfg, 6), 0);
+    ck_assert_int_eq(qkv_linear_init(&lin, f.p, "fc", 8, 3, true, 1), 0);
+    fx_alloc_random(&f, 0.5);
+    ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.run, randn3(&f, 2, 3, 5), NULL, NULL));
+    ASSERT_ERROR_NAMES("(2,3,5)", "(B,T,8)");
+    ck_assert_ptr_null(qkv_linear_forward(&lin, &f.run, randn3(&f, 2, 3, 5)));
+    ASSERT_ERROR_NAMES("fc.weight", "(3,8)", "(2,3,5)");
+    qkv_tensor *x = randn3(&f, 2, 3, 8);
+    ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.run, x, randn3(&f, 2, 4, 7), NULL, NULL));
+    ASSERT_ERROR_NAMES("(2,4,7)", "(B,T,6)");
+    ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.run, x, randn3(&f, 3, 4, 6), NULL, NULL));
+    ASSERT_ERROR_NAMES("(2,3,8)", "(3,4,6)", "batch");
+    /* A NULL input (an earlier failure) passes through and keeps its message. */
+    qkv_set_error("earlier");
+    ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.run, NULL, NULL, NULL));
+    ck_assert_str_eq(qkv_last_error(), "earlier");
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_weights_through_blocks)
+{
+    fixture f;
+    fx_open(&f, 14);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block block;
+    qkv_cross_block dec;
+    ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
+    ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec.0", &cfg, 6), 0);
+    fx_alloc_random(&f, 0.5);
+    qkv_tensor *w = NULL, *ws = NULL, *wc = NULL;
+    ck_assert_qkv(qkv_block_forward(&block, &f.run, randn3(&f, 2, 3, 8), NULL, &w));
+    ck_assert(w && w->ndim == 4 && w->shape[0] == 2 && w->shape[1] == 2 && w->shape[2] == 3 &&
+              w->shape[3] == 3);
+    assert_causal_weights(w);
+    ck_assert_qkv(qkv_cross_block_forward(&dec, &f.run, randn3(&f, 2, 3, 8), randn3(&f, 2, 5, 6),
+                                          NULL, &ws, &wc));
+    ck_assert(ws && ws->shape[2] == 3 && ws->shape[3] == 3);
+    ck_assert(wc && wc->ndim == 4 && wc->shape[1] == 2 && wc->shape[2] == 3 && wc->shape[3] == 5);
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_dropout_only_in_training)
+{
+    fixture f;
+    fx_open(&f, 15);
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 0.5, .bias = true};
+    qkv_block block;
+    ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
+    fx_alloc_random(&f, 0.5);
+    qkv_tensor *x = randn3(&f, 2, 4, 8);
+    qkv_tensor *y1 = qkv_block_forward(&block, &f.run, x, NULL, NULL);
+    qkv_tensor *y2 = qkv_block_forward(&block, &f.run, x, NULL, NULL);
+    ck_assert(y1 && y2 && memcmp(y1->data, y2->data, y1->size * sizeof(qkv_real)) == 0);
+    f.run.train = true;
+    qkv_tensor *y3 = qkv_block_forward(&block, &f.run, x, NULL, NULL);
+    ck_assert_qkv(y3);
+    ck_assert_double_gt(max_abs_diff(y1->data, y3->data, y1->size), 1e-3);
+    f.run.rng = NULL;
+    ck_assert_ptr_null(qkv_block_forward(&block, &f.run, x, NULL, NULL));
+    ASSERT_ERROR_NAMES("rng");
+    fx_close(&f);
+}
+END_TEST
+
+START_TEST(test_embedding_and_linear)
+{
+    fixture f;
+    fx_open(&f, 16);
+    qkv_embed wte;
+    qkv_linear lin;
+    ck_assert_int_eq(qkv_embed_init(&wte, f.p, "wte", 5, 3, 1), 0);
+    ck_assert_int_eq(qkv_linear_init(&lin, f.p, "fc", 3, 2, true, 1), 0);
+    fx_alloc_random(&f, 1);
+    const int32_t ids[2][2] = {{4, 0}, {2, 4}};
+    qkv_tensor *e = qkv_embed_forward(&wte, &f.run, &ids[0][0], QKV_SHAPE(2, 2));
+    ck_assert_qkv(e);
+    ck_assert(e->ndim == 3 && e->shape[2] == 3);
+    ck_assert_int_eq(memcmp(e->data + 3 * 3, wte.weight->data + 4 * 3, 3 * sizeof(qkv_real)), 0);
+    qkv_tensor *y = qkv_linear_forward(&lin, &f.run, e);
+    ck_assert_qkv(y);
+    for (int r = 0; r < 4; r++)
+        for (int o = 0; o < 2; o++) {
+            double want = lin.bias->data[o];
+            for (int i = 0; i < 3; i++)
+                want += (double)e->data[r * 3 + i] * lin.weight->data[o * 3 + i];
+            ck_assert_double_eq_tol(y->data[r * 2 + o], want, 1e-5);
+        }
+    fx_close(&f);
+}
+END_TEST
+
+static Suite *nn_suite(void)
+{
+    Suite *s = suite_create("nn");
+    TCase *tc = tcase_create("modules");
+    tcase_add_test(tc, test_single_head_worked_example);
+    tcase_add_test(tc, test_causal_weights_lower_triangular);
+    tcase_add_test(tc, test_causal_no_future_leak);
+    tcase_add_test(tc, test_one_head_equals_single_head);
+    tcase_add_test(tc, test_self_attention_permutation_equivariant);
+    tcase_add_test(tc, test_cross_attention_memory_permutation_invariant);
+    tcase_add_test(tc, test_padding_changes_nothing);
+    tcase_add_test(tc, test_gradients_reach_memory);
+    tcase_add_test(tc, test_kv_cache_matches_uncached);
+    tcase_add_test(tc, test_kv_cache_misuse_is_an_error);
+    tcase_add_test(tc, test_init_statistics_and_names);
+    tcase_add_test(tc, test_no_bias_config);
+    tcase_add_test(tc, test_error_messages_name_the_shapes);
+    tcase_add_test(tc, test_weights_through_blocks);
+    tcase_add_test(tc, test_dropout_only_in_training);
+    tcase_add_test(tc, test_embedding_and_linear);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(nn_suite)
