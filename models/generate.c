@@ -50,6 +50,7 @@ int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o
     }
     for (int i = 0; i < V; i++)
         p[i] = (qkv_real)(p[i] / sum);
+    sum = 1;
     /* top-p: keep the most likely tokens until their mass reaches top_p. */
     if (o->top_p < 1) {
         memcpy(tmp, p, (size_t)V * sizeof *tmp);

@@ -148,22 +148,25 @@ int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
     return 0;
 }
 
-double qkv_trainer_eval(qkv_trainer *t, qkv_split split)
+double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
+                         int32_t *x, int32_t *y)
 {
-    int B = t->cfg.batch_size, T = t->model->cfg.block_size;
     bool was = qkv_set_grad_enabled(false);
-    qkv_run run = {.arena = t->arena, .train = false, .rng = NULL};
+    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
     double sum = 0;
-    for (int i = 0; i < t->cfg.eval_iters; i++) {
-        qkv_sampler_next(&t->eval[split], t->x, t->y);
-        qkv_tensor *loss = qkv_gpt_loss(t->model, &run, t->x, t->y, B, T);
+    for (int i = 0; i < iters && !isnan(sum); i++) {
+        qkv_sampler_next(s, x, y);
+        qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, s->batch_size, s->block_size);
         sum += loss ? loss->data[0] : NAN;
-        qkv_arena_reset(t->arena);
-        if (!loss)
-            break;
+        qkv_arena_reset(arena);
     }
     qkv_set_grad_enabled(was);
-    return sum / t->cfg.eval_iters;
+    return sum / iters;
+}
+
+double qkv_trainer_eval(qkv_trainer *t, qkv_split split)
+{
+    return qkv_gpt_mean_loss(t->model, &t->eval[split], t->cfg.eval_iters, t->arena, t->x, t->y);
 }
 
 /* The trainer's random streams, in the order the checkpoint stores them. */

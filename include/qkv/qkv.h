@@ -7,9 +7,17 @@
 
 #include "qkv/arena.h"
 #include "qkv/base.h"
+#include "qkv/checkpoint.h"
+#include "qkv/data.h"
+#include "qkv/dates.h"
+#include "qkv/gpt.h"
+#include "qkv/nn.h"
 #include "qkv/ops.h"
+#include "qkv/optim.h"
 #include "qkv/params.h"
 #include "qkv/rng.h"
+#include "qkv/svg.h"
 #include "qkv/tensor.h"
+#include "qkv/trainer.h"
 
 #endif

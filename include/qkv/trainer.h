@@ -89,6 +89,12 @@ int qkv_trainer_save(const qkv_trainer *t, const char *path);
  * then ends there). NULL with a message on failure. */
 qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters);
 
+/* The mean loss of m over iters batches from s (no-grad, no dropout), using
+ * arena for the activations and x, y (B·T each) for the batch; NAN with a
+ * message on failure. */
+double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
+                         int32_t *x, int32_t *y);
+
 /* The model saved at path, for sampling or evaluation, and its vocabulary
  * into vocab. NULL with a message on failure. */
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab);

@@ -5,4 +5,13 @@
 /* qkv lab example|scaling|mask: attention worked through step by step. */
 int cmd_lab(int argc, char **argv);
 
+/* qkv train: train the character GPT. */
+int cmd_train(int argc, char **argv);
+
+/* qkv sample: generate text from a checkpoint. */
+int cmd_sample(int argc, char **argv);
+
+/* qkv eval: train/val loss of a checkpoint. */
+int cmd_eval(int argc, char **argv);
+
 #endif

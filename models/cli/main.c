@@ -11,6 +11,9 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"train", cmd_train, "train the character GPT on a text file"},
+    {"sample", cmd_sample, "generate text from a trained checkpoint"},
+    {"eval", cmd_eval, "train and validation loss of a checkpoint"},
     {"lab", cmd_lab, "attention step by step: the worked example, the sqrt(d) scaling, the causal mask"},
 };
 

@@ -1,0 +1,64 @@
+/* qkv eval: the train and validation loss of a checkpoint on a text file. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "args.h"
+#include "commands.h"
+#include "qkv/qkv.h"
+
+int cmd_eval(int argc, char **argv)
+{
+    const char *ckpt = NULL, *data = getenv("QKV_DATA");
+    int iters = 200, batch = 12, seed = 1337, threads = omp_get_num_procs();
+    const arg_spec specs[] = {
+        {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
+        {"--data", ARG_STR, &data, 0, 0, "FILE", "text to evaluate on (default: $QKV_DATA)"},
+        {"--eval-iters", ARG_INT, &iters, 1, 1e6, "N", "batches per split"},
+        {"--batch", ARG_INT, &batch, 1, 1e6, "B", "sequences per batch"},
+        {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of the batch positions"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+    };
+    const arg_cmd cmd = {"eval", "Mean loss of a checkpoint on the train and validation splits "
+                         "(first 90% / last 10%) of a text.", "", specs,
+                         (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!ckpt)
+        return args_error(&cmd, "--ckpt is required");
+    if (!data)
+        return args_error(&cmd, "no text: give --data FILE or set QKV_DATA");
+    omp_set_num_threads(threads);
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
+    qkv_corpus *c = m ? qkv_corpus_load(data, &vocab) : NULL;
+    int T = m ? m->cfg.block_size : 0;
+    qkv_arena *arena = qkv_arena_new((size_t)16 << 20);
+    int32_t *x = malloc((size_t)batch * T * sizeof *x), *y = malloc((size_t)batch * T * sizeof *y);
+    double loss[2] = {0, 0};
+    rc = 1;
+    if (m && c && arena && x && y) {
+        rc = 0;
+        for (int split = 0; split < 2 && rc == 0; split++) {
+            qkv_sampler s;
+            if (qkv_sampler_init(&s, c, (qkv_split)split, batch, T, (uint64_t)seed + (uint64_t)split) < 0)
+                rc = 1;
+            else if (isnan(loss[split] = qkv_gpt_mean_loss(m, &s, iters, arena, x, y)))
+                rc = 1;
+        }
+    }
+    if (rc)
+        fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
+    else
+        printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each)\n", ckpt, data,
+               loss[0], loss[1], iters, batch, T);
+    free(x);
+    free(y);
+    qkv_arena_free(arena);
+    qkv_corpus_free(c);
+    qkv_gpt_free(m);
+    return rc;
+}

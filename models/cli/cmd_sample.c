@@ -1,0 +1,91 @@
+/* qkv sample: stream text from a trained character GPT. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "commands.h"
+#include "qkv/qkv.h"
+
+typedef struct emit_state {
+    const qkv_tokenizer *vocab;
+    long count; /* tokens written so far */
+} emit_state;
+
+static int emit(int32_t token, void *ud)
+{
+    emit_state *s = ud;
+    char c;
+    qkv_decode(s->vocab, &token, 1, &c);
+    putchar(c);
+    if (c == '\n')
+        fflush(stdout);
+    s->count++;
+    return 0;
+}
+
+int cmd_sample(int argc, char **argv)
+{
+    const char *ckpt = NULL, *prompt = "\n";
+    int tokens = 500, top_k = 0, seed = 1337, threads = omp_get_num_procs();
+    double temperature = 1.0, top_p = 1.0;
+    bool no_cache = false;
+    const arg_spec specs[] = {
+        {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
+        {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue (default: a newline)"},
+        {"--tokens", ARG_INT, &tokens, 0, 1e9, "N", "characters to generate"},
+        {"--temperature", ARG_REAL, &temperature, 0, 100, "T", "divide the logits by T; 0 = greedy"},
+        {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},
+        {"--top-p", ARG_REAL, &top_p, 1e-9, 1, "P", "sample among the most likely with mass P"},
+        {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "random seed"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--no-cache", ARG_FLAG, &no_cache, 0, 0, NULL, "recompute the whole context every token"},
+    };
+    const arg_cmd cmd = {"sample", "Generate text from a trained model, streamed to stdout "
+                         "(speed on stderr).", "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!ckpt)
+        return args_error(&cmd, "--ckpt is required");
+    if (!prompt[0])
+        return args_error(&cmd, "--prompt: the prompt is empty");
+    omp_set_num_threads(threads);
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
+    if (!m) {
+        fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
+        return 1;
+    }
+    size_t n = strlen(prompt);
+    int32_t *ids = malloc(n * sizeof *ids);
+    if (!ids || qkv_encode(&vocab, prompt, n, ids) < 0) {
+        fprintf(stderr, "qkv sample: --prompt: %s\n", ids ? qkv_last_error() : "out of memory");
+        free(ids);
+        qkv_gpt_free(m);
+        return 1;
+    }
+    qkv_sample_opts opts = {.temperature = temperature, .top_k = top_k, .top_p = top_p};
+    qkv_rng rng;
+    qkv_rng_seed(&rng, (uint64_t)seed);
+    emit_state st = {&vocab, 0};
+    fputs(prompt, stdout);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = qkv_gpt_generate(m, ids, (int)n, tokens, &opts, &rng, !no_cache, emit, &st);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    putchar('\n');
+    fflush(stdout);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (rc < 0)
+        fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
+    else
+        fprintf(stderr, "qkv sample: %ld tokens in %.2fs: %.0f tokens/s (%s)\n", st.count, secs,
+                (double)st.count / secs, no_cache ? "no cache" : "key/value cache");
+    free(ids);
+    qkv_gpt_free(m);
+    return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,278 @@
+/* qkv train: train the character GPT on a text file, with progress, periodic
+ * evaluation, checkpoints, a CSV log and an SVG plot of the losses. */
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "commands.h"
+#include "qkv/qkv.h"
+
+/* Ctrl-C asks the loop to stop after the current step and save. */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The losses seen so far, for the CSV log and the plot. */
+typedef struct loss_log {
+    int n, cap;
+    double *step, *train, *val; /* val is NAN where no evaluation ran */
+} loss_log;
+
+static int log_add(loss_log *l, double step, double train, double val)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 256;
+        double *s = realloc(l->step, (size_t)cap * sizeof *s);
+        if (s)
+            l->step = s;
+        double *t = realloc(l->train, (size_t)cap * sizeof *t);
+        if (t)
+            l->train = t;
+        double *v = realloc(l->val, (size_t)cap * sizeof *v);
+        if (v)
+            l->val = v;
+        if (!s || !t || !v)
+            return -1;
+        l->cap = cap;
+    }
+    l->step[l->n] = step;
+    l->train[l->n] = train;
+    l->val[l->n++] = val;
+    return 0;
+}
+
+/* Write PATH.csv and PATH.svg next to the checkpoint. */
+static void write_log(const loss_log *l, const char *ckpt)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.csv", ckpt);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "qkv train: cannot write %s\n", path);
+        return;
+    }
+    fprintf(f, "step,train_loss,val_loss\n");
+    for (int i = 0; i < l->n; i++) {
+        fprintf(f, "%.0f,%.6f,", l->step[i], l->train[i]);
+        if (!isnan(l->val[i]))
+            fprintf(f, "%.6f", l->val[i]);
+        fputc('\n', f);
+    }
+    fclose(f);
+    /* The plot: the training curve at every logged point, validation where evaluated. */
+    double *vs = malloc((size_t)(l->n + 1) * sizeof *vs), *vv = malloc((size_t)(l->n + 1) * sizeof *vv);
+    int nv = 0;
+    for (int i = 0; vs && vv && i < l->n; i++)
+        if (!isnan(l->val[i])) {
+            vs[nv] = l->step[i];
+            vv[nv++] = l->val[i];
+        }
+    qkv_svg_series series[2] = {{"train", l->n, l->step, l->train}, {"val", nv, vs, vv}};
+    snprintf(path, sizeof path, "%s.svg", ckpt);
+    if (vs && vv && qkv_svg_lines(path, "qkv train: loss", "step", "loss (nats/char)",
+                                  nv ? 2 : 1, series) < 0)
+        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+    free(vs);
+    free(vv);
+}
+
+static int save(const qkv_trainer *t, const char *out)
+{
+    if (qkv_trainer_save(t, out) < 0) {
+        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    const char *data = getenv("QKV_DATA"), *config = "baby", *out = "gpt.ckpt", *resume = NULL;
+    int iters = 2000, batch = 12, block = 64, layers = 4, heads = 4, embd = 128, warmup = 100;
+    int eval_every = 500, eval_iters = 200, seed = 1337, threads = omp_get_num_procs(),
+        log_every = 100;
+    double dropout = 0, lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
+    const arg_spec specs[] = {
+        {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
+        {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby or small; flags below override it"},
+        {"--iters", ARG_INT, &iters, 1, 1e9, "N", "optimizer steps"},
+        {"--batch", ARG_INT, &batch, 1, 1e6, "B", "sequences per step"},
+        {"--block", ARG_INT, &block, 1, 65536, "T", "context length"},
+        {"--layers", ARG_INT, &layers, 1, 256, "L", "transformer blocks"},
+        {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
+        {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
+        {"--dropout", ARG_REAL, &dropout, 0, 0.95, "P", "dropout probability in training"},
+        {"--lr", ARG_REAL, &lr, 1e-12, 10, "LR", "peak learning rate"},
+        {"--min-lr", ARG_REAL, &min_lr, 0, 10, "LR", "learning rate at the end of the cosine"},
+        {"--warmup", ARG_INT, &warmup, 0, 1e9, "N", "linear warmup steps"},
+        {"--weight-decay", ARG_REAL, &weight_decay, 0, 10, "WD", "AdamW weight decay on matrices"},
+        {"--grad-clip", ARG_REAL, &clip, 0, 1e9, "NORM", "global gradient-norm limit (0 = none)"},
+        {"--eval-every", ARG_INT, &eval_every, 1, 1e9, "N", "evaluate and checkpoint every N steps"},
+        {"--eval-iters", ARG_INT, &eval_iters, 1, 1e6, "N", "batches per evaluation"},
+        {"--log-every", ARG_INT, &log_every, 1, 1e9, "N", "progress line every N steps"},
+        {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of init, batches and dropout"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
+        {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
+    };
+    const arg_cmd cmd = {"train", "Train the character GPT on a text file.", "", specs,
+                         (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+
+    /* Presets first, then every flag given explicitly wins. */
+    struct preset {
+        const char *name;
+        int iters, batch, block, layers, heads, embd;
+        double dropout;
+    } presets[] = {{"baby", 2000, 12, 64, 4, 4, 128, 0.0}, {"small", 5000, 64, 256, 6, 6, 384, 0.2}};
+    const struct preset *ps = NULL;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (strcmp(config, presets[i].name) == 0)
+            ps = &presets[i];
+    if (!ps)
+        return args_error(&cmd, "--config: unknown preset '%s' (baby or small)", config);
+    struct { const char *flag; int *dest, value; } ints[] = {
+        {"--iters", &iters, ps->iters}, {"--batch", &batch, ps->batch}, {"--block", &block, ps->block},
+        {"--layers", &layers, ps->layers}, {"--heads", &heads, ps->heads}, {"--embd", &embd, ps->embd}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (!args_given(&cmd, ints[i].flag))
+            *ints[i].dest = ints[i].value;
+    if (!args_given(&cmd, "--dropout"))
+        dropout = ps->dropout;
+    if (embd % heads)
+        return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
+    if (min_lr > lr)
+        return args_error(&cmd, "--min-lr %g is above --lr %g", min_lr, lr);
+    if (!data)
+        return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
+    if (resume) {
+        const char *fixed[] = {"--config", "--batch", "--block", "--layers", "--heads", "--embd",
+                               "--dropout", "--lr", "--min-lr", "--warmup", "--weight-decay",
+                               "--grad-clip", "--eval-iters", "--seed"};
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (args_given(&cmd, fixed[i]))
+                return args_error(&cmd, "%s cannot change a resumed run (it continues with the "
+                                  "settings saved in %s)", fixed[i], resume);
+    }
+    if (resume && !args_given(&cmd, "--out"))
+        out = resume; /* a resumed run keeps saving where it was saved */
+    omp_set_num_threads(threads);
+
+    qkv_trainer *t = NULL;
+    qkv_corpus *corpus = NULL;
+    if (resume) {
+        t = qkv_trainer_resume(resume, data, args_given(&cmd, "--iters") ? iters : 0);
+    } else if ((corpus = qkv_corpus_load(data, NULL))) {
+        qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = block, .n_layer = layers,
+                             .n_head = heads, .n_embd = embd, .dropout = dropout};
+        qkv_train_config tc = {.iters = iters, .batch_size = batch, .lr = lr, .min_lr = min_lr,
+                               .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
+                               .eval_iters = eval_iters, .seed = (uint64_t)seed};
+        t = qkv_trainer_new(&mc, &tc, corpus);
+    }
+    if (!t) {
+        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+        qkv_corpus_free(corpus);
+        return 1;
+    }
+    const qkv_gpt_config *mc = &t->model->cfg;
+    const qkv_corpus *c = t->corpus;
+    int B = t->cfg.batch_size, T = mc->block_size, total = t->cfg.iters;
+    printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, c->len,
+           c->tok.size, c->n_train, c->len - c->n_train);
+    printf("model: %d layers, %d heads, width %d, block %d, dropout %g: %zu parameters\n",
+           mc->n_layer, mc->n_head, mc->n_embd, mc->block_size, mc->dropout, t->model->params->total);
+    printf("training: %d steps of %d x %d tokens, lr %g -> %g (warmup %d), %d threads%s\n", total,
+           B, T, t->cfg.lr, t->cfg.min_lr, t->cfg.warmup, threads,
+           resume ? " (resumed)" : "");
+    if (t->step >= total)
+        printf("the run saved in %s is already at step %lld of %d; nothing to do (pass --iters to "
+               "go further)\n", resume, (long long)t->step, total);
+    fflush(stdout);
+
+    signal(SIGINT, on_sigint);
+    loss_log log = {0};
+    double t_start = now_s(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
+    int interval_n = 0, status = 0;
+    int64_t start_step = t->step;
+    while (t->step < total) {
+        double loss;
+        if (qkv_trainer_step(t, &loss, NULL) < 0) {
+            fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+            if (save(t, out) == 0)
+                fprintf(stderr, "qkv train: saved the last good state (step %lld) to %s\n",
+                        (long long)t->step, out);
+            status = 1;
+            break;
+        }
+        interval_sum += loss;
+        interval_n++;
+        int64_t s = t->step;
+        if (s % log_every == 0 || s == total) {
+            double now = now_s(), ms = 1000 * (now - t_last) / interval_n;
+            double eta = (now - t_start) / (double)(s - start_step) * (double)(total - s);
+            printf("step %6lld/%d  loss %.4f  lr %.2e  %7.1f ms/step  %8.0f tok/s  ETA %4.0fs\n",
+                   (long long)s, total, interval_sum / interval_n,
+                   qkv_lr_at(&t->sched, s - 1), ms, B * T / (ms / 1000), eta);
+            log_add(&log, (double)s, interval_sum / interval_n, NAN);
+            interval_sum = 0;
+            interval_n = 0;
+            t_last = now;
+        }
+        if (s % eval_every == 0 || s == total) {
+            double te = now_s();
+            train_eval = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
+            val = qkv_trainer_eval(t, QKV_SPLIT_VAL);
+            printf("eval at step %lld: train loss %.4f, val loss %.4f (%.1fs)\n", (long long)s,
+                   train_eval, val, now_s() - te);
+            if (log.n && log.step[log.n - 1] == (double)s)
+                log.val[log.n - 1] = val;
+            else
+                log_add(&log, (double)s, train_eval, val);
+            if (save(t, out) < 0) {
+                status = 1;
+                break;
+            }
+            t_last += now_s() - te; /* evaluation time is not training speed */
+        }
+        fflush(stdout);
+        if (interrupted) {
+            if (save(t, out) == 0)
+                printf("\ninterrupted at step %lld: saved %s\nresume with: qkv train --resume %s "
+                       "--data %s\n", (long long)t->step, out, out, data);
+            else
+                status = 1;
+            break;
+        }
+    }
+    if (status == 0 && !interrupted && t->step >= total && t->step > start_step)
+        printf("done: %lld steps in %.1fs; final train loss %.4f, val loss %.4f; saved %s\n",
+               (long long)t->step - start_step, now_s() - t_start, train_eval, val, out);
+    if (log.n)
+        write_log(&log, out);
+    free(log.step);
+    free(log.train);
+    free(log.val);
+    qkv_trainer_free(t);
+    qkv_corpus_free(corpus);
+    return status;
+}

@@ -1,0 +1,251 @@
+/* The character GPT: it learns, it resumes exactly, and cached generation
+ * equals uncached generation. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "testing.h"
+
+/* A short text written to a temporary file; its path is returned (free with unlink). */
+static char *write_corpus(const char *text, int repeats)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/qkv_gpt_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < repeats; i++)
+        fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static const char *TEXT = "the quick brown fox jumps over the lazy dog; attention is all you need.\n";
+
+static qkv_gpt_config tiny_config(int vocab, double dropout)
+{
+    return (qkv_gpt_config){.vocab_size = vocab, .block_size = 16, .n_layer = 2, .n_head = 2,
+                            .n_embd = 32, .dropout = dropout};
+}
+
+static qkv_train_config tiny_train(int iters)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    tc.iters = iters;
+    tc.batch_size = 8;
+    tc.lr = 3e-3;
+    tc.min_lr = 3e-4;
+    tc.warmup = 10;
+    tc.eval_iters = 4;
+    return tc;
+}
+
+START_TEST(test_tiny_model_overfits_short_text)
+{
+    char *path = write_corpus(TEXT, 40);
+    qkv_corpus *c = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(c);
+    qkv_gpt_config mc = tiny_config(c->tok.size, 0);
+    qkv_train_config tc = tiny_train(500);
+    tc.lr = 1e-2; /* a tiny model on a tiny text learns fast at a high rate */
+    tc.min_lr = 1e-3;
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(t);
+    double first = 0, loss = 0;
+    for (int i = 0; i < tc.iters; i++) {
+        ck_assert_msg(qkv_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+        if (i == 0)
+            first = loss;
+    }
+    double val = qkv_trainer_eval(t, QKV_SPLIT_VAL);
+    ck_assert_msg(first > 2.5, "initial loss %g should be near ln(vocab)", first);
+    ck_assert_msg(val < 0.1, "after %d steps the val loss is %g, expected < 0.1", tc.iters, val);
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    unlink(path);
+}
+END_TEST
+
+/* Train n steps, recording each loss. */
+static void run_steps(qkv_trainer *t, int n, double *losses)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(qkv_trainer_step(t, &losses[i], NULL) == 0, "%s", qkv_last_error());
+}
+
+START_TEST(test_resume_is_bit_exact)
+{
+    char *path = write_corpus(TEXT, 40);
+    char ckpt[80];
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+    qkv_corpus *c = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(c);
+    qkv_gpt_config mc = tiny_config(c->tok.size, 0.1); /* dropout: its stream must resume too */
+    qkv_train_config tc = tiny_train(20);
+    double straight[20], split[20];
+
+    qkv_trainer *a = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(a);
+    run_steps(a, 20, straight);
+    qkv_trainer_eval(a, QKV_SPLIT_VAL);
+
+    qkv_trainer *b = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(b);
+    run_steps(b, 10, split);
+    ck_assert_msg(qkv_trainer_save(b, ckpt) == 0, "%s", qkv_last_error());
+    qkv_trainer_free(b);
+    b = qkv_trainer_resume(ckpt, path, 0);
+    ck_assert_qkv(b);
+    ck_assert_int_eq(b->step, 10);
+    run_steps(b, 10, split + 10);
+    qkv_trainer_eval(b, QKV_SPLIT_VAL);
+
+    ck_assert_int_eq(memcmp(straight, split, sizeof straight), 0);
+    const qkv_params *pa = a->model->params, *pb = b->model->params;
+    ck_assert_uint_eq(pa->total, pb->total);
+    ck_assert_msg(memcmp(pa->data, pb->data, pa->total * sizeof(qkv_real)) == 0,
+                  "parameters differ after resume");
+    ck_assert_msg(memcmp(a->opt->m, b->opt->m, pa->total * sizeof(qkv_real)) == 0,
+                  "AdamW moments differ after resume");
+    qkv_trainer_free(a);
+    qkv_trainer_free(b);
+    qkv_corpus_free(c);
+    unlink(ckpt);
+    unlink(path);
+}
+END_TEST
+
+typedef struct tokens {
+    int32_t ids[256];
+    int n;
+} tokens;
+
+static int collect(int32_t tok, void *ud)
+{
+    tokens *t = ud;
+    t->ids[t->n++] = tok;
+    return 0;
+}
+
+START_TEST(test_cached_generation_equals_uncached)
+{
+    qkv_gpt_config mc = {.vocab_size = 20, .block_size = 12, .n_layer = 2, .n_head = 2,
+                         .n_embd = 16, .dropout = 0};
+    qkv_gpt *m = qkv_gpt_new(&mc, 7);
+    ck_assert_qkv(m);
+    /* Larger weights than the init so the distribution is far from uniform. */
+    for (size_t i = 0; i < m->params->total; i++)
+        m->params->data[i] *= 20;
+    const int32_t prompt[3] = {1, 2, 3};
+    qkv_sample_opts opts[2] = {{.temperature = 1, .top_k = 0, .top_p = 1},
+                               {.temperature = 0, .top_k = 0, .top_p = 1}};
+    for (int o = 0; o < 2; o++) {
+        tokens with = {0}, without = {0};
+        qkv_rng r1, r2;
+        qkv_rng_seed(&r1, 99);
+        qkv_rng_seed(&r2, 99);
+        /* 40 tokens with a block of 12: the window slides several times. */
+        ck_assert_int_eq(qkv_gpt_generate(m, prompt, 3, 40, &opts[o], &r1, true, collect, &with), 0);
+        ck_assert_int_eq(qkv_gpt_generate(m, prompt, 3, 40, &opts[o], &r2, false, collect, &without), 0);
+        ck_assert_int_eq(with.n, 40);
+        ck_assert_int_eq(without.n, 40);
+        for (int i = 0; i < 40; i++)
+            ck_assert_msg(with.ids[i] == without.ids[i], "opts %d token %d: cached %d, uncached %d",
+                          o, i, with.ids[i], without.ids[i]);
+    }
+    qkv_gpt_free(m);
+}
+END_TEST
+
+START_TEST(test_sampling_options)
+{
+    const qkv_real logits[5] = {0.5f, 2.0f, 1.0f, -1.0f, 1.9f};
+    qkv_real scratch[10];
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 3);
+    qkv_sample_opts greedy = {.temperature = 0, .top_k = 0, .top_p = 1};
+    qkv_sample_opts top1 = {.temperature = 1, .top_k = 1, .top_p = 1};
+    qkv_sample_opts nucleus = {.temperature = 1, .top_k = 0, .top_p = 0.3};
+    qkv_sample_opts top2 = {.temperature = 1, .top_k = 2, .top_p = 1};
+    qkv_sample_opts plain = {.temperature = 1, .top_k = 0, .top_p = 1};
+    int counts[5] = {0};
+    for (int i = 0; i < 20000; i++) {
+        ck_assert_int_eq(qkv_sample_token(logits, 5, &greedy, &rng, scratch), 1);
+        ck_assert_int_eq(qkv_sample_token(logits, 5, &top1, &rng, scratch), 1);
+        ck_assert_int_eq(qkv_sample_token(logits, 5, &nucleus, &rng, scratch), 1);
+        int t = qkv_sample_token(logits, 5, &top2, &rng, scratch);
+        ck_assert_msg(t == 1 || t == 4, "top-2 drew token %d", t);
+        counts[qkv_sample_token(logits, 5, &plain, &rng, scratch)]++;
+    }
+    /* Plain sampling follows the softmax: compare frequencies with exact probabilities. */
+    double z = 0;
+    for (int i = 0; i < 5; i++)
+        z += exp((double)logits[i]);
+    for (int i = 0; i < 5; i++) {
+        double p = exp((double)logits[i]) / z, f = counts[i] / 20000.0;
+        ck_assert_msg(fabs(f - p) < 0.015, "token %d: frequency %g, probability %g", i, f, p);
+    }
+    qkv_sample_opts bad = {.temperature = -1, .top_k = 0, .top_p = 1};
+    ck_assert_int_eq(qkv_sample_opts_check(&bad), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "temperature"));
+}
+END_TEST
+
+START_TEST(test_config_round_trip_and_errors)
+{
+    qkv_gpt_config c = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
+                        .n_embd = 128, .dropout = 0.2}, d;
+    uint8_t blob[QKV_GPT_CONFIG_BYTES];
+    qkv_gpt_config_pack(&c, blob);
+    ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), 0);
+    ck_assert(c.vocab_size == d.vocab_size && c.block_size == d.block_size &&
+              c.n_layer == d.n_layer && c.n_head == d.n_head && c.n_embd == d.n_embd &&
+              c.dropout == d.dropout);
+    ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, 7), -1);
+    c.n_head = 5;
+    ck_assert_ptr_null(qkv_gpt_new(&c, 1));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "n_embd 128 is not a multiple of n_head 5"));
+}
+END_TEST
+
+START_TEST(test_logits_shape_and_bad_ids)
+{
+    qkv_gpt_config mc = {.vocab_size = 10, .block_size = 8, .n_layer = 1, .n_head = 2,
+                         .n_embd = 8, .dropout = 0};
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
+    ck_assert_qkv(m);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    int32_t ids[2 * 8] = {0};
+    qkv_tensor *logits = qkv_gpt_logits(m, &run, ids, 2, 8, NULL);
+    ck_assert_qkv(logits);
+    ck_assert_int_eq(logits->ndim, 3);
+    ck_assert_int_eq(logits->shape[0], 2);
+    ck_assert_int_eq(logits->shape[1], 8);
+    ck_assert_int_eq(logits->shape[2], 10);
+    ids[5] = 10;
+    ck_assert_ptr_null(qkv_gpt_logits(m, &run, ids, 2, 8, NULL));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "10"));
+    ids[5] = 0;
+    ck_assert_ptr_null(qkv_gpt_logits(m, &run, ids, 1, 9, NULL)); /* longer than the block */
+    qkv_arena_free(a);
+    qkv_gpt_free(m);
+}
+END_TEST
+
+static Suite *gpt_suite(void)
+{
+    Suite *s = suite_create("gpt");
+    TCase *tc = tcase_create("gpt");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_tiny_model_overfits_short_text);
+    tcase_add_test(tc, test_resume_is_bit_exact);
+    tcase_add_test(tc, test_cached_generation_equals_uncached);
+    tcase_add_test(tc, test_sampling_options);
+    tcase_add_test(tc, test_config_round_trip_and_errors);
+    tcase_add_test(tc, test_logits_shape_and_bad_ids);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(gpt_suite)
