@@ -36,7 +36,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install benches test-install test-readme
+.PHONY: all test sanitize clean install benches test-install test-readme run
 VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -81,7 +81,7 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 
 # Run every suite even when one fails, then fail if any did.
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
-test: $(TESTS) $(DUMPS) test-install test-readme
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
@@ -89,6 +89,17 @@ benches: $(BENCHES)
 
 sanitize:
 	$(MAKE) test BUILD=build/san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+# The main job: train the character GPT. Text: $$QKV_DATA, else tiny
+# Shakespeare if data/fetch_shakespeare.sh fetched it, else the offline
+# default corpus (qkv's own sources and docs, which every checkout has).
+run: $(BUILD)/qkv
+	@data="$${QKV_DATA:-}"; \
+	if [ -z "$$data" ] && [ -f data/tinyshakespeare.txt ]; then data=data/tinyshakespeare.txt; fi; \
+	if [ -z "$$data" ]; then data=$(BUILD)/default_corpus.txt; bash data/default_corpus.sh $$data; \
+	    echo "no data/tinyshakespeare.txt (data/fetch_shakespeare.sh fetches it): training on qkv's own sources"; fi; \
+	$(BUILD)/qkv train --config baby --data "$$data" --out $(BUILD)/baby.ckpt $(ARGS) && \
+	$(BUILD)/qkv sample --ckpt $(BUILD)/baby.ckpt --tokens 300 --temperature 0.8
 
 install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 	install -d $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
