@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "threads.h"
 
 int cmd_eval(int argc, char **argv)
 {
@@ -31,7 +32,7 @@ int cmd_eval(int argc, char **argv)
         return args_error(&cmd, "--ckpt is required");
     if (!data)
         return args_error(&cmd, "no text: give --data FILE or set QKV_DATA");
-    omp_set_num_threads(threads);
+    cli_use_threads(threads);
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     qkv_corpus *c = m ? qkv_corpus_load(data, &vocab) : NULL;

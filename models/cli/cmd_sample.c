@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "threads.h"
 
 typedef struct emit_state {
     const qkv_tokenizer *vocab;
@@ -53,7 +54,7 @@ int cmd_sample(int argc, char **argv)
         return args_error(&cmd, "--ckpt is required");
     if (!prompt[0])
         return args_error(&cmd, "--prompt: the prompt is empty");
-    omp_set_num_threads(threads);
+    cli_use_threads(threads);
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     if (!m) {

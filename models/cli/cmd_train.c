@@ -11,6 +11,7 @@
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "threads.h"
 
 /* Ctrl-C asks the loop to stop after the current step and save. */
 static volatile sig_atomic_t interrupted;
@@ -175,7 +176,7 @@ int cmd_train(int argc, char **argv)
     }
     if (resume && !args_given(&cmd, "--out"))
         out = resume; /* a resumed run keeps saving where it was saved */
-    omp_set_num_threads(threads);
+    cli_use_threads(threads);
 
     qkv_trainer *t = NULL;
     qkv_corpus *corpus = NULL;

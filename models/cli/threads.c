@@ -1,0 +1,35 @@
+/* Pinning the OpenMP threads (see threads.h). libgomp keeps one pool of
+ * threads for every parallel region of the same size, so pinning them once
+ * at start-up holds for the whole run. */
+#define _GNU_SOURCE
+#include "threads.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+int cli_use_threads(int n)
+{
+    omp_set_num_threads(n);
+    if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY"))
+        return 0;
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return 0;
+    int cpus[CPU_SETSIZE], n_cpus = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed))
+            cpus[n_cpus++] = c;
+    if (n_cpus < 2)
+        return 0; /* one core: nothing to spread over */
+    int pinned = 0;
+#pragma omp parallel reduction(+ : pinned)
+    {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[omp_get_thread_num() % n_cpus], &one);
+        pinned += pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+    }
+    return pinned;
+}
