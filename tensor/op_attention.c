@@ -1,0 +1,173 @@
+/* The attention core (see qkv/ops.h), one fused node:
+ *
+ *     O = dropout(softmax(Q·Kᵀ/√d + mask)) · V
+ *
+ * Each query (a row of Q) is compared with every key (a row of K) by a dot
+ * product; the softmax of those scores over the keys says how much of each
+ * value (a row of V) the query's output takes. The leading dims of q, k, v
+ * (batch, and heads when there are several) index independent attention
+ * problems, "heads" below: every step is one batched gemm or one parallel
+ * loop over all of them. */
+#include <string.h>
+#include <tgmath.h>
+
+#include "kernels/gemm.h"
+#include "softmax_kernel.h"
+
+/* What backward needs. The matrices hold bh heads one after another. */
+typedef struct attn_ctx {
+    const qkv_real *p;      /* (bh, tq, tk) attention weights, the softmax output */
+    const qkv_real *p_used; /* the weights that multiplied V: p after dropout, or p itself */
+    const uint8_t *keep;    /* (bh, tq, tk) 1 where dropout kept a weight; NULL without dropout */
+    qkv_real keep_scale;    /* 1/(1 - dropout): the factor on kept weights */
+    qkv_real *scratch;      /* (bh, tq, tk) room for dP, then dS; NULL when q, k need no grad */
+    int bh, tq, tk, d;      /* heads, queries, keys, size of a query/key/value vector */
+} attn_ctx;
+
+/* Scores are divided by √d: a dot product of d unit-variance terms has
+ * variance d, and unscaled scores would push the softmax towards one-hot
+ * weights whose gradients vanish. */
+static qkv_real score_scale(int d) { return 1 / sqrt((qkv_real)d); }
+
+/* For each head h: C_h = alpha · op(A_h) · op(B_h) + beta · C_h, where A, B, C
+ * hold bh contiguous row-major matrices, op(A_h) is m×k and op(B_h) is k×n. */
+static void per_head_gemm(int bh, bool ta, bool tb, int m, int n, int k, qkv_real alpha,
+                          const qkv_real *A, const qkv_real *B, qkv_real beta, qkv_real *C)
+{
+    qkv_gemm(bh, ta, tb, m, n, k, alpha, A, ta ? m : k, (size_t)m * k, B, tb ? k : n,
+             (size_t)k * n, beta, C, n, (size_t)m * n);
+}
+
+/* out = in ⊙ keep · scale (out may be in): the dropout forward, and also its
+ * backward, since dropout is linear with the same mask. */
+static void apply_keep_mask(qkv_real *out, const qkv_real *in, const uint8_t *keep, qkv_real scale,
+                            size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        out[i] = keep[i] ? in[i] * scale : 0;
+}
+
+static void attention_backward(qkv_node *n)
+{
+    attn_ctx *c = n->ctx;
+    qkv_tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    const qkv_real *dout = n->out->grad; /* dO (bh, tq, d) */
+    int bh = c->bh, tq = c->tq, tk = c->tk, d = c->d;
+
+    /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
+     * gradients of the queries that used it). */
+    if (v->grad)
+        per_head_gemm(bh, true, false, tk, d, tq, 1, c->p_used, dout, 1, v->grad);
+    if (!q->grad && !k->grad)
+        return;
+
+    /* dP' = dO·Vᵀ, then back through dropout to dP. */
+    qkv_real *ds = c->scratch;
+    per_head_gemm(bh, false, true, tq, tk, d, 1, dout, v->data, 0, ds);
+    if (c->keep)
+        apply_keep_mask(ds, ds, c->keep, c->keep_scale, (size_t)bh * tq * tk);
+
+    /* Back through the softmax of each query's row: dS = P ⊙ (dP − Σ P·dP).
+     * Masked weights are 0, so masked scores get no gradient. */
+    qkv__softmax_backward(ds, ds, c->p, 1, false, (size_t)bh * tq, tk);
+
+    /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
+    qkv_real s = score_scale(d);
+    if (q->grad)
+        per_head_gemm(bh, false, false, tq, d, tk, s, ds, k->data, 1, q->grad);
+    if (k->grad)
+        per_head_gemm(bh, true, false, tk, d, tq, s, ds, q->data, 1, k->grad);
+}
+
+/* NULL when q (B, ..., Tq, d) and k (B, ..., Tk, d) fit together, else what is wrong. */
+static const char *shape_problem(const qkv_tensor *q, const qkv_tensor *k)
+{
+    int nd = q->ndim;
+    if (nd < 2)
+        return "q needs (..., Tq, d), at least 2 dims";
+    if (k->ndim != nd)
+        return "q and k need the same number of dims";
+    for (int i = 0; i < nd - 2; i++)
+        if (q->shape[i] != k->shape[i])
+            return "q and k leading (batch, head) dims differ";
+    if (q->shape[nd - 1] != k->shape[nd - 1])
+        return "queries and keys must have the same size d";
+    return NULL;
+}
+
+qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                          const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
+                          qkv_tensor **weights)
+{
+    qkv_tensor *in[3] = {q, k, v};
+    if (weights)
+        *weights = NULL;
+    if (qkv__any_null(3, in))
+        return NULL;
+    if (!qkv_same_shape(k, v))
+        return qkv__shape_error("attention", "k and v must have the same shape", k, v);
+    const char *why = shape_problem(q, k);
+    if (why)
+        return qkv__shape_error("attention", why, q, k);
+    if (qkv__check_mask("attention", mask, q) < 0)
+        return NULL;
+    if (!(dropout >= 0 && dropout < 1) || (dropout > 0 && !rng)) {
+        qkv_set_error("attention: dropout must be in [0, 1) and needs an rng when > 0; got %g%s",
+                      (double)dropout, rng ? "" : " and no rng");
+        return NULL;
+    }
+
+    int nd = q->ndim, tq = q->shape[nd - 2], tk = k->shape[nd - 2], d = q->shape[nd - 1];
+    int bh = (int)(q->size / ((size_t)tq * d));
+    size_t n_weights = (size_t)bh * tq * tk;
+    int pshape[QKV_MAX_DIMS]; /* (B, ..., Tq, Tk) */
+    memcpy(pshape, q->shape, sizeof pshape);
+    pshape[nd - 1] = tk;
+    qkv_tensor *p = qkv_tensor_new(a, nd, pshape), *out = qkv__like(a, q);
+    if (!p || !out)
+        return NULL;
+
+    /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled by
+     *    1/√d, for every head in one batched gemm. S goes straight into p. */
+    per_head_gemm(bh, false, true, tq, tk, d, score_scale(d), q->data, k->data, 0, p->data);
+
+    /* 2. Mask before the softmax: a masked score counts as -inf, so its
+     *    weight is exactly 0 and the visible weights of the row sum to 1.
+     * 3. Softmax over each query's row, i.e. over the keys (the last axis). */
+    qkv__softmax_forward(p->data, p->data, mask, 1, (size_t)bh * tq, q->shape[0], tq, tk);
+
+    /* 4. Dropout of the weights (training): the mask is drawn in order from
+     *    rng before any parallel loop, so every thread count gives one result. */
+    const qkv_real *p_used = p->data;
+    uint8_t *keep = NULL;
+    qkv_real keep_scale = 1 / (1 - dropout);
+    if (dropout > 0) {
+        keep = qkv_arena_alloc(a, n_weights);
+        qkv_real *dropped = qkv_arena_alloc(a, n_weights * sizeof *dropped);
+        if (!keep || !dropped)
+            return NULL;
+        for (size_t i = 0; i < n_weights; i++)
+            keep[i] = qkv_rng_uniform(rng) >= dropout;
+        apply_keep_mask(dropped, p->data, keep, keep_scale, n_weights);
+        p_used = dropped;
+    }
+
+    /* 5. Weighted sum of the values: output row i = Σ_j P[i,j] · V[j]. */
+    per_head_gemm(bh, false, false, tq, d, tk, 1, p_used, v->data, 0, out->data);
+
+    qkv_node *n = qkv__record(a, out, "attention", attention_backward, 3, in);
+    if (n) {
+        bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
+        attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
+        qkv_real *scratch = need_ds ? qkv_arena_alloc(a, n_weights * sizeof *scratch) : NULL;
+        if (!c || (need_ds && !scratch))
+            return NULL;
+        *c = (attn_ctx){p->data, p_used, keep, keep_scale, scratch, bh, tq, tk, d};
+        n->ctx = c;
+    }
+    /* The caller reads the same memory backward uses: no copy, and no grad. */
+    if (weights)
+        *weights = p;
+    return out;
+}

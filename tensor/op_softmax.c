@@ -1,0 +1,133 @@
+/* softmax and masked softmax over the last dim (see qkv/ops.h), and the row
+ * kernel that qkv_attention shares (softmax_kernel.h). */
+#include <string.h>
+#include <tgmath.h>
+
+#include "softmax_kernel.h"
+
+int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t)
+{
+    char s[64];
+    if (mask && mask->causal && t->ndim < 2)
+        return qkv_set_error("%s: a causal mask needs (..., Tq, Tk) scores, at least 2 dims, not %s",
+                             op, qkv_shape_str(t, s, sizeof s));
+    if (mask && mask->key_valid && t->ndim < 3)
+        return qkv_set_error("%s: a key-padding mask needs a batch dim, (B, ..., Tq, Tk), at least "
+                             "3 dims, not %s",
+                             op, qkv_shape_str(t, s, sizeof s));
+    return 0;
+}
+
+/* How many leading keys query i of tq may see: under a causal mask the keys
+ * j <= i + (tk - tq), so the last query sees every key (with tk > tq the
+ * extra keys are an earlier context); none when tk < tq and i is early. */
+static int visible_keys(const qkv_mask *mask, int i, int tq, int tk)
+{
+    if (!mask || !mask->causal)
+        return tk;
+    int n = i + (tk - tq) + 1;
+    return n < 0 ? 0 : n;
+}
+
+/* One row of scores x (tk): y = softmax(scale·x) over the keys j < n_seen
+ * with valid[j] != 0 (valid NULL: all), and exactly 0 for every other key.
+ * That is softmax(scale·x + mask) with the masked scores set to -inf first. */
+static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_t *valid, int n_seen, int tk,
+                        qkv_real scale)
+{
+    /* The largest visible score: subtracting it keeps every exp() <= 1, so
+     * huge scores cannot overflow, and the result is unchanged because
+     * softmax(s) = softmax(s - c) for any constant c. */
+    qkv_real max = -INFINITY;
+    for (int j = 0; j < n_seen; j++)
+        if ((!valid || valid[j]) && scale * x[j] > max)
+            max = scale * x[j];
+    if (max == -INFINITY) { /* every key masked (or every score -inf): no weight anywhere */
+        memset(y, 0, (size_t)tk * sizeof *y);
+        return;
+    }
+    /* exp of each visible score; a masked score counts as -inf, whose exp is 0. */
+    qkv_real sum = 0;
+    for (int j = 0; j < tk; j++) {
+        qkv_real e = j < n_seen && (!valid || valid[j]) ? exp(scale * x[j] - max) : 0;
+        y[j] = e;
+        sum += e;
+    }
+    /* Normalise: sum >= 1, since the maximum contributes exp(0). */
+    qkv_real inv = 1 / sum;
+    for (int j = 0; j < tk; j++)
+        y[j] *= inv;
+}
+
+void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, qkv_real scale,
+                          size_t rows, int batch, int tq, int tk)
+{
+    // x and y are (rows, tk); rows = batch · (rows per batch entry), the last factor tq
+    const uint8_t *key_valid = mask ? mask->key_valid : NULL;
+    size_t per_batch = key_valid ? rows / (size_t)batch : rows;
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        const uint8_t *valid = key_valid ? key_valid + r / per_batch * (size_t)tk : NULL;
+        int n_seen = visible_keys(mask, (int)(r % (size_t)tq), tq, tk);
+        softmax_row(y + r * tk, x + r * tk, valid, n_seen, tk, scale);
+    }
+}
+
+void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
+                           bool accumulate, size_t rows, int tk)
+{
+    // dx, dy and y are (rows, tk)
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        const qkv_real *yr = y + r * tk, *gr = dy + r * tk;
+        qkv_real *dr = dx + r * tk;
+        /* dL/dx_j = scale · y_j (dy_j − Σ_k y_k dy_k): the Jacobian of softmax
+         * is diag(y) − y yᵀ. A masked key has y_j = 0, so its term is 0. */
+        qkv_real dot = 0;
+        for (int j = 0; j < tk; j++)
+            dot += yr[j] * gr[j];
+        for (int j = 0; j < tk; j++) {
+            qkv_real d = scale * yr[j] * (gr[j] - dot);
+            dr[j] = accumulate ? dr[j] + d : d;
+        }
+    }
+}
+
+static void softmax_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0], *y = n->out;
+    if (x->grad)
+        qkv__softmax_backward(x->grad, y->grad, y->data, *(qkv_real *)n->ctx, true, qkv__rows(x),
+                              qkv__cols(x));
+}
+
+static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qkv_mask *mask,
+                           qkv_real scale)
+{
+    if (!x)
+        return NULL;
+    if (qkv__check_mask(op, mask, x) < 0)
+        return NULL;
+    qkv_tensor *y = qkv__like(a, x);
+    if (!y)
+        return NULL;
+    int tq = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1;
+    qkv__softmax_forward(y->data, x->data, mask, scale, qkv__rows(x), x->shape[0], tq,
+                         qkv__cols(x));
+    qkv_node *n = qkv__record(a, y, op, softmax_backward, 1, &x);
+    if (n) {
+        qkv_real *ctx = qkv_arena_alloc(a, sizeof *ctx);
+        if (!ctx)
+            return NULL;
+        *ctx = scale;
+        n->ctx = ctx;
+    }
+    return y;
+}
+
+qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x) { return softmax(a, "softmax", x, NULL, 1); }
+
+qkv_tensor *qkv_softmax_masked(qkv_arena *a, qkv_tensor *x, const qkv_mask *mask, qkv_real scale)
+{
+    return softmax(a, "softmax_masked", x, mask, scale);
+}

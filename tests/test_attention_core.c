@@ -1,0 +1,345 @@
+/* The attention core, softmax(Q·Kᵀ/√d + mask)·V (float build): a worked
+ * example, causality, and tests that catch the classic mistakes. The
+ * reference is the formula computed directly in double. */
+#include "testing.h"
+
+/* Reference attention over bh heads: w (bh,tq,tk) and out (bh,tq,d) in double
+ * from q (bh,tq,d), k and v (bh,tk,d). scale multiplies the scores (1/√d is
+ * right); valid is (B, tk) with heads_per_batch heads per batch entry. */
+static void reference(double *out, double *w, const qkv_real *q, const qkv_real *k,
+                      const qkv_real *v, int bh, int tq, int tk, int d, double scale, bool causal,
+                      const uint8_t *valid, int heads_per_batch)
+{
+    for (int h = 0; h < bh; h++)
+        for (int i = 0; i < tq; i++) {
+            const qkv_real *qi = q + ((size_t)h * tq + i) * d;
+            double *wi = w + ((size_t)h * tq + i) * tk, max = -INFINITY, sum = 0;
+            for (int j = 0; j < tk; j++) {
+                const qkv_real *kj = k + ((size_t)h * tk + j) * d;
+                bool seen = !(causal && j > i + tk - tq) &&
+                            !(valid && !valid[(h / heads_per_batch) * tk + j]);
+                double s = 0;
+                for (int c = 0; c < d; c++)
+                    s += (double)qi[c] * kj[c];
+                wi[j] = seen ? scale * s : -INFINITY;
+                max = fmax(max, wi[j]);
+            }
+            for (int j = 0; j < tk; j++)
+                sum += wi[j] = exp(wi[j] - max);
+            for (int j = 0; j < tk; j++)
+                wi[j] /= sum;
+            for (int c = 0; c < d; c++) {
+                double o = 0;
+                for (int j = 0; j < tk; j++)
+                    o += wi[j] * v[((size_t)h * tk + j) * d + c];
+                out[((size_t)h * tq + i) * d + c] = o;
+            }
+        }
+}
+
+static void assert_close_double(const qkv_tensor *t, const double *want, double tol,
+                                const char *what)
+{
+    for (size_t i = 0; i < t->size; i++)
+        ck_assert_msg(fabs(t->data[i] - want[i]) <= tol, "%s value %zu: got %.9g, want %.9g", what,
+                      i, (double)t->data[i], want[i]);
+}
+
+static double max_abs_diff(const double *x, const double *y, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(x[i] - y[i]));
+    return m;
+}
+
+/* Weights w (B, ..., tq, tk): every row sums to 1 over the keys, the keys the
+ * mask hides have weight exactly +0.0 (bits), and the others a positive weight. */
+static void assert_weights_valid(const qkv_tensor *w, const qkv_mask *m, int tq, int tk)
+{
+    const qkv_real zero = 0;
+    size_t rows = w->size / (size_t)tk, per_batch = rows / (size_t)w->shape[0];
+    for (size_t r = 0; r < rows; r++) {
+        int b = (int)(r / per_batch), i = (int)(r % (size_t)tq);
+        double s = 0;
+        for (int j = 0; j < tk; j++) {
+            qkv_real wij = w->data[r * tk + j];
+            bool hidden = (m && m->causal && j > i + tk - tq) ||
+                          (m && m->key_valid && !m->key_valid[b * tk + j]);
+            if (hidden)
+                ck_assert_msg(memcmp(&wij, &zero, sizeof zero) == 0,
+                              "row %zu: hidden key %d has weight %g", r, j, wij);
+            else
+                ck_assert_msg(wij > 0, "row %zu: visible key %d has weight %g", r, j, wij);
+            s += wij;
+        }
+        ck_assert_msg(fabs(s - 1) <= 1e-6, "row %zu: weights sum to %.9g", r, s);
+    }
+}
+
+/* Q = K = [[1,0],[0,1],[1,1]], V = [[1,2],[3,4],[5,6]], d = 2, no mask. */
+START_TEST(test_worked_example)
+{
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    const qkv_real qk[] = {1, 0, 0, 1, 1, 1}, vv[] = {1, 2, 3, 4, 5, 6};
+    qkv_tensor *q = qkv_from_array(a, QKV_SHAPE(3, 2), qk), *k = qkv_from_array(a, QKV_SHAPE(3, 2), qk);
+    qkv_tensor *v = qkv_from_array(a, QKV_SHAPE(3, 2), vv), *w = NULL;
+    qkv_tensor *out = qkv_attention(a, q, k, v, NULL, 0, NULL, &w);
+    ck_assert_qkv(out);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(w->ndim, 2);
+    ck_assert_int_eq(w->shape[0], 3);
+    ck_assert_int_eq(w->shape[1], 3);
+    double want_w[9], want_out[6];
+    reference(want_out, want_w, qk, qk, vv, 1, 3, 3, 2, 1 / sqrt(2.0), false, NULL, 1);
+    assert_close_double(w, want_w, 1e-5, "weights");
+    assert_close_double(out, want_out, 1e-5, "output");
+    /* The same, as rounded by hand. */
+    const double rounded_w[9] = {0.40, 0.20, 0.40, 0.20, 0.40, 0.40, 0.25, 0.25, 0.50};
+    const double rounded_out[6] = {3.0, 4.0, 3.41, 4.41, 3.51, 4.51};
+    assert_close_double(w, rounded_w, 1e-2, "rounded weights");
+    assert_close_double(out, rounded_out, 1e-2, "rounded output");
+    ck_assert(!w->requires_grad && w->node == NULL);
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* Random q (bh,tq,d), k and v (bh,tk,d) with a spread that makes the
+ * softmax far from uniform, so every mistake below shows. */
+typedef struct { qkv_tensor *q, *k, *v; } qkv3;
+
+static qkv3 random_qkv(qkv_arena *a, qkv_rng *rng, int ndim, const int *lead, int tq, int tk, int d)
+{
+    int qs[4], ks[4];
+    for (int i = 0; i < ndim - 2; i++)
+        qs[i] = ks[i] = lead[i];
+    qs[ndim - 2] = tq, ks[ndim - 2] = tk, qs[ndim - 1] = ks[ndim - 1] = d;
+    return (qkv3){qkv_randn(a, ndim, qs, 1.5, rng), qkv_randn(a, ndim, ks, 1.5, rng),
+                  qkv_randn(a, ndim, ks, 1.5, rng)};
+}
+
+/* Compare qkv_attention on random inputs with the reference; return the
+ * reference's output, and the weights qkv_attention gave when asked. */
+static double *check_against_reference(qkv_arena *a, qkv3 x, const qkv_mask *m,
+                                       int heads_per_batch, const char *what, qkv_tensor **weights)
+{
+    int nd = x.q->ndim, tq = x.q->shape[nd - 2], tk = x.k->shape[nd - 2], d = x.q->shape[nd - 1];
+    int bh = (int)(x.q->size / ((size_t)tq * d));
+    qkv_tensor *w = NULL, *out = qkv_attention(a, x.q, x.k, x.v, m, 0, NULL, &w);
+    ck_assert_qkv(out);
+    double *want_w = qkv_arena_alloc(a, (size_t)bh * tq * tk * sizeof(double));
+    double *want = qkv_arena_alloc(a, x.q->size * sizeof(double));
+    reference(want, want_w, x.q->data, x.k->data, x.v->data, bh, tq, tk, d, 1 / sqrt((double)d),
+              m && m->causal, m ? m->key_valid : NULL, heads_per_batch);
+    assert_close_double(w, want_w, 1e-5, what);
+    assert_close_double(out, want, 1e-5, what);
+    if (weights)
+        *weights = w;
+    return want;
+}
+
+START_TEST(test_causal_weights_lower_triangular)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 1);
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    enum { B = 2, T = 5, D = 3 };
+    qkv3 x = random_qkv(a, &rng, 3, (int[]){B}, T, T, D);
+    qkv_mask causal = {.causal = true};
+    qkv_tensor *w;
+    check_against_reference(a, x, &causal, 1, "causal", &w);
+    assert_weights_valid(w, &causal, T, T);
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* Changing any key or value after position t leaves outputs 0..t bit-identical. */
+START_TEST(test_causal_no_information_from_the_future)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 2);
+    qkv_arena *a = qkv_arena_new(1 << 18);
+    enum { B = 2, H = 2, T = 6, D = 4 };
+    qkv3 x = random_qkv(a, &rng, 4, (int[]){B, H}, T, T, D);
+    qkv_mask causal = {.causal = true};
+    qkv_tensor *base = qkv_attention(a, x.q, x.k, x.v, &causal, 0, NULL, NULL);
+    ck_assert_qkv(base);
+    for (int t = 0; t < T - 1; t++) {
+        qkv_tensor *k2 = qkv_from_array(a, 4, x.k->shape, x.k->data);
+        qkv_tensor *v2 = qkv_from_array(a, 4, x.v->shape, x.v->data);
+        for (int h = 0; h < B * H; h++)
+            for (int j = t + 1; j < T; j++)
+                for (int c = 0; c < D; c++) {
+                    k2->data[(h * T + j) * D + c] = (qkv_real)(10 * qkv_rng_normal(&rng));
+                    v2->data[(h * T + j) * D + c] = (qkv_real)(10 * qkv_rng_normal(&rng));
+                }
+        qkv_tensor *out = qkv_attention(a, x.q, k2, v2, &causal, 0, NULL, NULL);
+        ck_assert_qkv(out);
+        for (int h = 0; h < B * H; h++) {
+            size_t first = (size_t)h * T * D, n = (size_t)(t + 1) * D;
+            ck_assert_msg(memcmp(out->data + first, base->data + first, n * sizeof(qkv_real)) == 0,
+                          "head %d: outputs 0..%d changed when later keys/values changed", h, t);
+            /* ...and the later outputs do change, so the comparison has teeth. */
+            ck_assert(memcmp(out->data + first + n, base->data + first + n, D * sizeof(qkv_real)));
+        }
+    }
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* Scores must be divided by √d: with d = 16 the unscaled softmax is far sharper. */
+START_TEST(test_scores_scaled_by_sqrt_d)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 3);
+    qkv_arena *a = qkv_arena_new(1 << 18);
+    enum { T = 4, D = 16 };
+    qkv3 x = random_qkv(a, &rng, 2, NULL, T, T, D);
+    double *want = check_against_reference(a, x, NULL, 1, "1/sqrt(d)", NULL);
+    double unscaled[T * D], w[T * T];
+    reference(unscaled, w, x.q->data, x.k->data, x.v->data, 1, T, T, D, 1, false, NULL, 1);
+    ck_assert_double_gt(max_abs_diff(want, unscaled, T * D), 0.1); /* the test can tell */
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* Keys are matched with queries and values are averaged, not the other way. */
+START_TEST(test_keys_and_values_not_swapped)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 4);
+    qkv_arena *a = qkv_arena_new(1 << 18);
+    enum { TQ = 3, TK = 5, D = 4 };
+    qkv3 x = random_qkv(a, &rng, 2, NULL, TQ, TK, D);
+    double *want = check_against_reference(a, x, NULL, 1, "keys vs values", NULL);
+    double swapped[TQ * D], w[TQ * TK];
+    reference(swapped, w, x.q->data, x.v->data, x.k->data, 1, TQ, TK, D, 1 / sqrt((double)D), false,
+              NULL, 1);
+    ck_assert_double_gt(max_abs_diff(want, swapped, TQ * D), 0.1);
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* Each query's weights sum to 1 over the keys (Tq != Tk), not over the queries. */
+START_TEST(test_softmax_over_keys)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 5);
+    qkv_arena *a = qkv_arena_new(1 << 18);
+    enum { B = 2, TQ = 3, TK = 5, D = 2 };
+    qkv3 x = random_qkv(a, &rng, 3, (int[]){B}, TQ, TK, D);
+    qkv_tensor *w;
+    check_against_reference(a, x, NULL, 1, "softmax axis", &w);
+    assert_weights_valid(w, NULL, TQ, TK);
+    double worst_column = 0;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < TK; j++) {
+            double s = 0;
+            for (int i = 0; i < TQ; i++)
+                s += w->data[(b * TQ + i) * TK + j];
+            worst_column = fmax(worst_column, fabs(s - 1));
+        }
+    ck_assert_double_gt(worst_column, 0.1);
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* A padding mask acts before the softmax: padded keys get weight exactly 0,
+ * the real keys' weights still sum to 1 and equal softmax over real keys. */
+START_TEST(test_mask_before_softmax)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 6);
+    qkv_arena *a = qkv_arena_new(1 << 18);
+    enum { B = 2, TQ = 3, TK = 5, D = 3 };
+    static const uint8_t valid[B * TK] = {1, 1, 1, 0, 0, 1, 0, 1, 1, 1};
+    qkv_mask m = {.key_valid = valid};
+    qkv3 x = random_qkv(a, &rng, 3, (int[]){B}, TQ, TK, D);
+    qkv_tensor *w;
+    check_against_reference(a, x, &m, 1, "padding mask", &w);
+    assert_weights_valid(w, &m, TQ, TK);
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* (B,H,T,d): every head of batch entry b uses key_valid row b. */
+START_TEST(test_heads_share_their_batch_mask)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 7);
+    qkv_arena *a = qkv_arena_new(1 << 18);
+    enum { B = 2, H = 3, T = 4, D = 2 };
+    static const uint8_t valid[B * T] = {1, 1, 1, 0, 1, 0, 1, 1};
+    qkv_mask m = {true, valid};
+    check_against_reference(a, random_qkv(a, &rng, 4, (int[]){B, H}, T, T, D), &m, H,
+                            "(B,H,T,d) causal + padding", NULL);
+    qkv_arena_free(a);
+}
+END_TEST
+
+START_TEST(test_dropout_is_seeded_and_inverted)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 8);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    enum { BH = 4, T = 32, D = 4 };
+    qkv3 x = random_qkv(a, &rng, 3, (int[]){BH}, T, T, D);
+    qkv_rng r1, r2;
+    qkv_rng_seed(&r1, 5);
+    qkv_rng_seed(&r2, 5);
+    qkv_tensor *w = NULL, *o1 = qkv_attention(a, x.q, x.k, x.v, NULL, 0.25f, &r1, &w);
+    qkv_tensor *o2 = qkv_attention(a, x.q, x.k, x.v, NULL, 0.25f, &r2, NULL);
+    qkv_tensor *plain = qkv_attention(a, x.q, x.k, x.v, NULL, 0, NULL, NULL);
+    ck_assert_qkv(o1);
+    ck_assert_qkv(o2);
+    ck_assert_qkv(plain);
+    ck_assert(memcmp(o1->data, o2->data, o1->size * sizeof(qkv_real)) == 0);
+    ck_assert(memcmp(o1->data, plain->data, o1->size * sizeof(qkv_real)) != 0);
+    /* Inverted dropout keeps the expectation: the mean output is close to the plain one. */
+    double m1 = 0, mp = 0;
+    for (size_t i = 0; i < o1->size; i++)
+        m1 += o1->data[i], mp += plain->data[i];
+    ck_assert_double_eq_tol(m1 / o1->size, mp / o1->size, 0.1);
+    /* The returned weights are before dropout: rows sum to 1, none is zero. */
+    assert_weights_valid(w, NULL, T, T);
+    qkv_arena_free(a);
+}
+END_TEST
+
+START_TEST(test_bad_shapes_are_named)
+{
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    qkv_tensor *q = qkv_zeros(a, QKV_SHAPE(2, 3, 4)), *k = qkv_zeros(a, QKV_SHAPE(2, 5, 4));
+    qkv_tensor *v_bad = qkv_zeros(a, QKV_SHAPE(2, 5, 3)), *k_bad = qkv_zeros(a, QKV_SHAPE(2, 5, 3));
+    ck_assert_ptr_null(qkv_attention(a, q, k, v_bad, NULL, 0, NULL, NULL));
+    ck_assert_msg(strstr(qkv_last_error(), "(2,5,4)") && strstr(qkv_last_error(), "(2,5,3)"),
+                  "message: %s", qkv_last_error());
+    ck_assert_ptr_null(qkv_attention(a, q, k_bad, k_bad, NULL, 0, NULL, NULL));
+    ck_assert_msg(strstr(qkv_last_error(), "attention") && strstr(qkv_last_error(), "(2,3,4)"),
+                  "message: %s", qkv_last_error());
+    ck_assert_ptr_null(qkv_attention(a, q, k, k, NULL, 0.5f, NULL, NULL));
+    ck_assert_msg(strstr(qkv_last_error(), "rng"), "message: %s", qkv_last_error());
+    ck_assert_ptr_nonnull(qkv_attention(a, q, k, k, NULL, 0, NULL, NULL)); /* Tq != Tk is fine */
+    qkv_arena_free(a);
+}
+END_TEST
+
+static Suite *attention_suite(void)
+{
+    Suite *s = suite_create("attention_core");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_worked_example);
+    tcase_add_test(tc, test_causal_weights_lower_triangular);
+    tcase_add_test(tc, test_causal_no_information_from_the_future);
+    tcase_add_test(tc, test_scores_scaled_by_sqrt_d);
+    tcase_add_test(tc, test_keys_and_values_not_swapped);
+    tcase_add_test(tc, test_softmax_over_keys);
+    tcase_add_test(tc, test_mask_before_softmax);
+    tcase_add_test(tc, test_heads_share_their_batch_mask);
+    tcase_add_test(tc, test_dropout_is_seeded_and_inverted);
+    tcase_add_test(tc, test_bad_shapes_are_named);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(attention_suite)
