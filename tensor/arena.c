@@ -64,6 +64,10 @@ void qkv_arena_free(qkv_arena *a)
 
 void *qkv_arena_alloc(qkv_arena *a, size_t size)
 {
+    if (size > SIZE_MAX / 4) { /* rounding up or the block header would wrap around */
+        qkv_set_error("arena: allocation of %zu bytes is too large", size);
+        return NULL;
+    }
     size = (size + QKV_ALIGN - 1) & ~(size_t)(QKV_ALIGN - 1);
     block *b = a->top;
     if (b->size - b->used < size) {

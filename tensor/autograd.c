@@ -103,15 +103,25 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
         return qkv_set_error("backward: the loss must hold one value, not shape %s",
                              qkv_shape_str(loss, s, sizeof s));
     }
-    if (!loss->requires_grad || !loss->node)
+    if (!loss->requires_grad)
         return qkv_set_error("backward: the loss does not depend on any tensor that requires grad "
                              "(no parameters registered, or everything ran in no-grad mode)");
-    size_t n;
-    qkv_node **order = topo_sort(a, loss->node, &n);
-    if (!order)
+    size_t n = 0;
+    qkv_node **order = NULL;
+    if (loss->node && !(order = topo_sort(a, loss->node, &n)))
         return -1;
+    /* Leaves accumulate over backward calls, but the gradient of a tensor an
+     * op computed is scratch for this call: starting it at 0 keeps a second
+     * backward through the same graph from counting the first one twice. */
+    for (size_t k = 0; k < n; k++) {
+        qkv_tensor *out = order[k]->out;
+        if (out->grad)
+            memset(out->grad, 0, out->size * sizeof(qkv_real));
+        else if (!(out->grad = qkv_arena_calloc(a, out->size * sizeof(qkv_real))))
+            return -1;
+    }
     if (!loss->grad && !(loss->grad = qkv_arena_calloc(a, sizeof(qkv_real))))
-        return -1;
+        return -1; /* a leaf loss (a graph node's grad exists by now) */
     loss->grad[0] += 1;
     for (size_t k = n; k-- > 0;) {
         qkv_node *nd = order[k];

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The most values all parameters together may hold: far enough below
+ * SIZE_MAX that no size or byte count computed from it can wrap around. */
+#define MAX_VALUES (SIZE_MAX / 4 / sizeof(qkv_real))
+
 qkv_params *qkv_params_new(void) { return qkv_calloc(sizeof(qkv_params)); }
 
 void qkv_params_free(qkv_params *p)
@@ -48,12 +52,18 @@ qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int 
         return NULL;
     }
     size_t size = 1;
+    bool too_large = false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 1 || shape[i] > (1 << 30)) {
             qkv_set_error("parameter '%s' has extent %d in dimension %d", name, shape[i], i);
             return NULL;
         }
+        too_large |= size > MAX_VALUES / (size_t)shape[i];
         size *= (size_t)shape[i];
+    }
+    if (too_large || p->total + size > MAX_VALUES - 16) {
+        qkv_set_error("parameter '%s' would make the parameters too large", name);
+        return NULL;
     }
     if (p->count == p->cap) {
         int cap = p->cap ? 2 * p->cap : 32;
@@ -93,8 +103,12 @@ int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
         return qkv_set_error("no parameters declared");
     p->data = qkv_calloc(p->total * sizeof(qkv_real));
     p->grad = qkv_calloc(p->total * sizeof(qkv_real));
-    if (!p->data || !p->grad)
+    if (!p->data || !p->grad) { /* leave p as before, so alloc can be retried */
+        qkv_free(p->data);
+        qkv_free(p->grad);
+        p->data = p->grad = NULL;
         return -1;
+    }
     for (int i = 0; i < p->count; i++) {
         qkv_param *it = &p->items[i];
         qkv_tensor *t = it->t;

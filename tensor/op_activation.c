@@ -1,0 +1,142 @@
+/* relu, gelu and dropout (see qkv/ops.h). */
+#include <tgmath.h> /* tanh on qkv_real: tanhf in the float build */
+
+#include "graph.h"
+
+/* ---- relu and gelu: one value in, one value out ---- */
+
+/* y = max(x, 0) for n values. */
+static void relu_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+/* dx += dy where x > 0: the kink at exactly 0 passes no gradient. */
+static void relu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        dx[i] += x[i] > 0 ? dy[i] : 0;
+}
+
+static const qkv_real GELU_K = (qkv_real)0.7978845608028654; /* sqrt(2/pi) */
+static const qkv_real GELU_C = (qkv_real)0.044715;
+
+/* y = 0.5·x·(1 + tanh(k·(x + c·x³))) for n values. */
+static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        qkv_real v = x[i];
+        y[i] = (qkv_real)0.5 * v * (1 + tanh(GELU_K * (v + GELU_C * v * v * v)));
+    }
+}
+
+/* dx += dy · gelu'(x), with t = tanh(u), u = k·(x + c·x³):
+ * gelu'(x) = 0.5·(1 + t) + 0.5·x·(1 - t²)·k·(1 + 3c·x²). */
+static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        qkv_real v = x[i];
+        qkv_real t = tanh(GELU_K * (v + GELU_C * v * v * v));
+        qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
+        dx[i] += dy[i] * ((qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du);
+    }
+}
+
+static void relu_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0];
+    relu_backward_kernel(x->grad, n->out->grad, x->data, x->size);
+}
+
+static void gelu_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0];
+    gelu_backward_kernel(x->grad, n->out->grad, x->data, x->size);
+}
+
+typedef void (*unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
+
+/* The op around a one-in, one-out kernel pair. */
+static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forward_fn forward,
+                         qkv_backward_fn backward)
+{
+    if (!x)
+        return NULL;
+    qkv_tensor *y = qkv__like(a, x);
+    if (!y)
+        return NULL;
+    forward(y->data, x->data, x->size);
+    qkv__record(a, y, op, backward, 1, &x);
+    return y;
+}
+
+qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
+{
+    return unary(a, x, "relu", relu_forward, relu_backward);
+}
+
+qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x)
+{
+    return unary(a, x, "gelu", gelu_forward, gelu_backward);
+}
+
+/* ---- dropout ---- */
+
+typedef struct drop_ctx {
+    const uint8_t *keep; /* 1 where the value survived */
+    qkv_real scale;      /* 1 / (1 - p) */
+} drop_ctx;
+
+/* y (+)= x · scale where keep, 0 elsewhere, for n values: the forward pass,
+ * and (accumulating) the backward pass, which is the same masked scaling. */
+static void dropout_kernel(qkv_real *y, const qkv_real *x, const uint8_t *keep, qkv_real scale,
+                           size_t n, bool accumulate)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        qkv_real v = keep[i] ? x[i] * scale : 0;
+        y[i] = accumulate ? y[i] + v : v;
+    }
+}
+
+static void dropout_backward(qkv_node *n)
+{
+    const drop_ctx *c = n->ctx;
+    qkv_tensor *x = n->in[0];
+    dropout_kernel(x->grad, n->out->grad, c->keep, c->scale, x->size, true);
+}
+
+qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, bool train)
+{
+    if (!x)
+        return NULL;
+    if (!(p >= 0 && p < 1)) { /* also rejects NaN */
+        qkv_set_error("dropout: p must be in [0, 1), not %g", (double)p);
+        return NULL;
+    }
+    if (!train || p == 0)
+        return x;
+    if (!rng) {
+        qkv_set_error("dropout: training with p = %g needs an rng", (double)p);
+        return NULL;
+    }
+    qkv_tensor *y = qkv__like(a, x);
+    drop_ctx *c = qkv_arena_alloc(a, sizeof *c);
+    uint8_t *keep = qkv_arena_alloc(a, x->size);
+    if (!y || !c || !keep)
+        return NULL;
+    /* Drawn in order on one thread: the same mask at every thread count. */
+    for (size_t i = 0; i < x->size; i++)
+        keep[i] = qkv_rng_uniform(rng) >= p;
+    *c = (drop_ctx){keep, 1 / (1 - p)};
+    dropout_kernel(y->data, x->data, keep, c->scale, x->size, false);
+    qkv_node *n = qkv__record(a, y, "dropout", dropout_backward, 1, &x);
+    if (n)
+        n->ctx = c;
+    return y;
+}

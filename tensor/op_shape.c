@@ -1,0 +1,263 @@
+/* reshape, transpose, permute, concat and slice (see qkv/ops.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph.h"
+
+/* ---- reshape: a second tensor header over the same values ---- */
+
+static void reshape_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0];
+    const qkv_real *g = n->out->grad;
+    qkv_real *gx = x->grad;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < x->size; i++)
+        gx[i] += g[i];
+}
+
+qkv_tensor *qkv_reshape(qkv_arena *a, qkv_tensor *x, int ndim, const int *shape)
+{
+    if (!x)
+        return NULL;
+    if (ndim < 1 || ndim > QKV_MAX_DIMS) {
+        qkv_set_error("reshape: a shape has 1 to %d dimensions, not %d", QKV_MAX_DIMS, ndim);
+        return NULL;
+    }
+    qkv_tensor want = {.ndim = ndim}; /* only for the error messages */
+    memcpy(want.shape, shape, (size_t)ndim * sizeof(int));
+    size_t size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 1)
+            return qkv__shape_error("reshape", "extents must be >= 1", x, &want);
+        if (size > x->size / (size_t)shape[i]) /* also keeps the product from overflowing */
+            return qkv__shape_error("reshape", "the number of values differs", x, &want);
+        size *= (size_t)shape[i];
+    }
+    if (size != x->size)
+        return qkv__shape_error("reshape", "the number of values differs", x, &want);
+    qkv_tensor *out = qkv_arena_calloc(a, sizeof *out);
+    if (!out)
+        return NULL;
+    *out = want;
+    out->data = x->data; /* shared: reshaping costs no copy */
+    out->size = size;
+    qkv__record(a, out, "reshape", reshape_backward, 1, &x);
+    return out;
+}
+
+/* ---- permute and transpose: a copy with the dimensions reordered ---- */
+
+/* dst (+)= src with its dims reordered: dst dim k is src dim perm[k]. src has
+ * ndim (<= 4) dims of extents src_shape; both are contiguous. Each row of dst
+ * (its last dim) belongs to one thread, so accumulating is race-free. */
+static void permute_kernel(qkv_real *dst, const qkv_real *src, const int *src_shape,
+                           const int *perm, int ndim, bool accumulate)
+{
+    /* Pad with leading extent-1 dims so one loop nest serves every ndim. */
+    int pad = QKV_MAX_DIMS - ndim;
+    size_t src_stride[QKV_MAX_DIMS], step = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        src_stride[i] = step;
+        step *= (size_t)src_shape[i];
+    }
+    int ext[QKV_MAX_DIMS];       /* extents of dst */
+    size_t stride[QKV_MAX_DIMS]; /* how far src moves when dst index k moves by one */
+    for (int k = 0; k < QKV_MAX_DIMS; k++) {
+        ext[k] = k < pad ? 1 : src_shape[perm[k - pad]];
+        stride[k] = k < pad ? 0 : src_stride[perm[k - pad]];
+    }
+    size_t rows = (size_t)ext[0] * (size_t)ext[1] * (size_t)ext[2], cols = (size_t)ext[3];
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        size_t i2 = r % (size_t)ext[2], i1 = r / (size_t)ext[2] % (size_t)ext[1];
+        size_t i0 = r / (size_t)ext[2] / (size_t)ext[1];
+        const qkv_real *s = src + i0 * stride[0] + i1 * stride[1] + i2 * stride[2];
+        qkv_real *d = dst + r * cols;
+        if (accumulate)
+            for (size_t j = 0; j < cols; j++)
+                d[j] += s[j * stride[3]];
+        else
+            for (size_t j = 0; j < cols; j++)
+                d[j] = s[j * stride[3]];
+    }
+}
+
+/* Backward of a permutation is the inverse permutation of the output gradient. */
+static void permute_backward(qkv_node *n)
+{
+    const int *perm = n->ctx;
+    qkv_tensor *x = n->in[0], *y = n->out;
+    int inverse[QKV_MAX_DIMS];
+    for (int k = 0; k < x->ndim; k++)
+        inverse[perm[k]] = k;
+    permute_kernel(x->grad, y->grad, y->shape, inverse, x->ndim, true);
+}
+
+/* The op behind qkv_permute and qkv_transpose; op names the caller in messages. */
+static qkv_tensor *permute_op(qkv_arena *a, qkv_tensor *x, const int *perm, const char *op)
+{
+    bool seen[QKV_MAX_DIMS] = {false};
+    for (int k = 0; k < x->ndim; k++) {
+        if (perm[k] < 0 || perm[k] >= x->ndim || seen[perm[k]]) {
+            char sp[64], sx[64];
+            int n = snprintf(sp, sizeof sp, "{");
+            for (int i = 0; i < x->ndim; i++)
+                n += snprintf(sp + n, sizeof sp - (size_t)n, i ? ",%d" : "%d", perm[i]);
+            snprintf(sp + n, sizeof sp - (size_t)n, "}");
+            qkv_set_error("%s: %s is not a permutation of the %d dims of shape %s", op, sp,
+                          x->ndim, qkv_shape_str(x, sx, sizeof sx));
+            return NULL;
+        }
+        seen[perm[k]] = true;
+    }
+    int shape[QKV_MAX_DIMS];
+    for (int k = 0; k < x->ndim; k++)
+        shape[k] = x->shape[perm[k]];
+    qkv_tensor *y = qkv_tensor_new(a, x->ndim, shape);
+    if (!y)
+        return NULL;
+    permute_kernel(y->data, x->data, x->shape, perm, x->ndim, false);
+    qkv_node *n = qkv__record(a, y, op, permute_backward, 1, &x);
+    if (n) {
+        int *ctx = qkv_arena_alloc(a, QKV_MAX_DIMS * sizeof *ctx);
+        if (!ctx)
+            return NULL;
+        memcpy(ctx, perm, (size_t)x->ndim * sizeof *ctx);
+        n->ctx = ctx;
+    }
+    return y;
+}
+
+qkv_tensor *qkv_permute(qkv_arena *a, qkv_tensor *x, const int *perm)
+{
+    return x ? permute_op(a, x, perm, "permute") : NULL;
+}
+
+qkv_tensor *qkv_transpose(qkv_arena *a, qkv_tensor *x)
+{
+    if (!x)
+        return NULL;
+    if (x->ndim < 2) {
+        char s[64];
+        qkv_set_error("transpose: needs at least 2 dimensions, not shape %s",
+                      qkv_shape_str(x, s, sizeof s));
+        return NULL;
+    }
+    int perm[QKV_MAX_DIMS] = {0, 1, 2, 3};
+    perm[x->ndim - 2] = x->ndim - 1;
+    perm[x->ndim - 1] = x->ndim - 2;
+    return permute_op(a, x, perm, "transpose");
+}
+
+/* ---- concat and slice: column blocks of the last dimension ---- */
+
+/* For each of rows rows: dst[r, dst_off + j] (+)= src[r, src_off + j] for j < width,
+ * where dst rows hold dst_cols values and src rows src_cols. */
+static void copy_columns(qkv_real *dst, int dst_cols, int dst_off, const qkv_real *src,
+                         int src_cols, int src_off, int width, size_t rows, bool accumulate)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        qkv_real *d = dst + r * (size_t)dst_cols + dst_off;
+        const qkv_real *s = src + r * (size_t)src_cols + src_off;
+        if (accumulate)
+            for (int j = 0; j < width; j++)
+                d[j] += s[j];
+        else
+            memcpy(d, s, (size_t)width * sizeof *d);
+    }
+}
+
+/* Each input's gradient is its block of columns of the output gradient. */
+static void concat_backward(qkv_node *n)
+{
+    qkv_tensor *y = n->out;
+    size_t rows = qkv__rows(y);
+    int off = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        qkv_tensor *x = n->in[i];
+        if (x->grad)
+            copy_columns(x->grad, qkv__cols(x), 0, y->grad, qkv__cols(y), off, qkv__cols(x),
+                         rows, true);
+        off += qkv__cols(x);
+    }
+}
+
+qkv_tensor *qkv_concat(qkv_arena *a, int n, qkv_tensor *const *xs)
+{
+    if (n < 1) {
+        qkv_set_error("concat: needs at least one tensor, not %d", n);
+        return NULL;
+    }
+    if (qkv__any_null(n, xs))
+        return NULL;
+    const qkv_tensor *first = xs[0];
+    long long cols = 0;
+    for (int i = 0; i < n; i++) {
+        const qkv_tensor *x = xs[i];
+        bool agree = x->ndim == first->ndim;
+        for (int d = 0; agree && d < x->ndim - 1; d++)
+            agree = x->shape[d] == first->shape[d];
+        if (!agree)
+            return qkv__shape_error("concat", "all dims but the last must agree", first, x);
+        cols += qkv__cols(x);
+    }
+    int shape[QKV_MAX_DIMS];
+    memcpy(shape, first->shape, sizeof shape);
+    if (cols > (1LL << 30)) {
+        qkv_set_error("concat: the result would have %lld columns", cols);
+        return NULL;
+    }
+    shape[first->ndim - 1] = (int)cols;
+    qkv_tensor *y = qkv_tensor_new(a, first->ndim, shape);
+    if (!y)
+        return NULL;
+    size_t rows = qkv__rows(y);
+    int off = 0;
+    for (int i = 0; i < n; i++) {
+        copy_columns(y->data, (int)cols, off, xs[i]->data, qkv__cols(xs[i]), 0, qkv__cols(xs[i]),
+                     rows, false);
+        off += qkv__cols(xs[i]);
+    }
+    qkv__record(a, y, "concat", concat_backward, n, xs);
+    return y;
+}
+
+static void slice_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0], *y = n->out;
+    int start = *(const int *)n->ctx;
+    copy_columns(x->grad, qkv__cols(x), start, y->grad, qkv__cols(y), 0, qkv__cols(y),
+                 qkv__rows(y), true);
+}
+
+qkv_tensor *qkv_slice(qkv_arena *a, qkv_tensor *x, int start, int len)
+{
+    if (!x)
+        return NULL;
+    int cols = qkv__cols(x);
+    if (start < 0 || len < 1 || start > cols - len) {
+        char s[64];
+        qkv_set_error("slice: columns [%d, %lld) are not a non-empty part of the last dim of "
+                      "shape %s",
+                      start, (long long)start + len, qkv_shape_str(x, s, sizeof s));
+        return NULL;
+    }
+    int shape[QKV_MAX_DIMS];
+    memcpy(shape, x->shape, sizeof shape);
+    shape[x->ndim - 1] = len;
+    qkv_tensor *y = qkv_tensor_new(a, x->ndim, shape);
+    if (!y)
+        return NULL;
+    copy_columns(y->data, len, 0, x->data, cols, start, len, qkv__rows(x), false);
+    qkv_node *n = qkv__record(a, y, "slice", slice_backward, 1, &x);
+    if (n) {
+        int *ctx = qkv_arena_alloc(a, sizeof *ctx);
+        if (!ctx)
+            return NULL;
+        *ctx = start;
+        n->ctx = ctx;
+    }
+    return y;
+}

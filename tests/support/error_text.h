@@ -1,0 +1,31 @@
+/* Assert what the last qkv error message says:
+ *
+ *     ck_assert_ptr_null(qkv_add(a, x, y));
+ *     ck_assert_error("add", "(2,3)", "(4)");   // every string must appear
+ */
+#ifndef QKV_ERROR_TEXT_H
+#define QKV_ERROR_TEXT_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "qkv/base.h"
+
+/* True when qkv_last_error() contains every one of the n strings. */
+static inline bool qkv_test_error_has(int n, const char *const *parts)
+{
+    for (int i = 0; i < n; i++)
+        if (!strstr(qkv_last_error(), parts[i]))
+            return false;
+    return true;
+}
+
+/* Fail the test, showing the message, unless it contains every string given. */
+#define ck_assert_error(...)                                                                  \
+    ck_assert_msg(qkv_test_error_has((int)(sizeof((const char *[]){__VA_ARGS__}) /            \
+                                           sizeof(const char *)),                             \
+                                     (const char *[]){__VA_ARGS__}),                          \
+                  "unexpected error message: %s", qkv_last_error())
+
+#endif
