@@ -5,6 +5,11 @@
 
 #include "qkv/tensor.h"
 
+/* Loops over fewer values than this run on one thread: waking the thread
+ * team costs more than the work, and a busy machine makes waiting threads
+ * spin. Every op's parallel loop carries `if (work >= QKV__PAR_MIN)`. */
+#define QKV__PAR_MIN 32768
+
 /* Adds the gradient of node->out into the grad of each input that has one. */
 typedef void (*qkv_backward_fn)(qkv_node *node);
 

@@ -8,7 +8,7 @@
 /* y = max(x, 0) for n values. */
 static void relu_forward(qkv_real *y, const qkv_real *x, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++)
         y[i] = x[i] > 0 ? x[i] : 0;
 }
@@ -16,7 +16,7 @@ static void relu_forward(qkv_real *y, const qkv_real *x, size_t n)
 /* dx += dy where x > 0: the kink at exactly 0 passes no gradient. */
 static void relu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++)
         dx[i] += x[i] > 0 ? dy[i] : 0;
 }
@@ -27,7 +27,7 @@ static const qkv_real GELU_C = (qkv_real)0.044715;
 /* y = 0.5·x·(1 + tanh(k·(x + c·x³))) for n values. */
 static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         qkv_real v = x[i];
         y[i] = (qkv_real)0.5 * v * (1 + tanh(GELU_K * (v + GELU_C * v * v * v)));
@@ -38,7 +38,7 @@ static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
  * gelu'(x) = 0.5·(1 + t) + 0.5·x·(1 - t²)·k·(1 + 3c·x²). */
 static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         qkv_real v = x[i];
         qkv_real t = tanh(GELU_K * (v + GELU_C * v * v * v));
@@ -97,7 +97,7 @@ typedef struct drop_ctx {
 static void dropout_kernel(qkv_real *y, const qkv_real *x, const uint8_t *keep, qkv_real scale,
                            size_t n, bool accumulate)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         qkv_real v = keep[i] ? x[i] * scale : 0;
         y[i] = accumulate ? y[i] + v : v;

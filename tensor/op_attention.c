@@ -43,7 +43,7 @@ static void per_head_gemm(int bh, bool ta, bool tb, int m, int n, int k, qkv_rea
 static void apply_keep_mask(qkv_real *out, const qkv_real *in, const uint8_t *keep, qkv_real scale,
                             size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = keep[i] ? in[i] * scale : 0;
 }

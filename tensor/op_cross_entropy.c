@@ -19,7 +19,7 @@ static void cross_entropy_forward(double *losses, qkv_real *lse, const qkv_real 
                                   const int32_t *targets, int32_t ignore_index, size_t N, int V)
 {
     // logits is (N,V); losses, lse and targets (N)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)V >= QKV__PAR_MIN)
     for (size_t i = 0; i < N; i++) {
         const qkv_real *x = logits + i * V;
         if (targets[i] == ignore_index) {
@@ -46,7 +46,7 @@ static void cross_entropy_backward_rows(qkv_real *dlogits, const qkv_real *logit
                                         int32_t ignore_index, qkv_real scale, size_t N, int V)
 {
     // dlogits and logits are (N,V); lse and targets (N)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)V >= QKV__PAR_MIN)
     for (size_t i = 0; i < N; i++) {
         if (targets[i] == ignore_index)
             continue;

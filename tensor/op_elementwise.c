@@ -23,14 +23,14 @@ static void binary_backward(qkv_node *n, binop op)
     const qkv_real *g = out->grad;
     if (x->grad) {
         qkv_real *gx = x->grad;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
         for (size_t i = 0; i < x->size; i++)
             gx[i] += op == OP_MUL ? g[i] * y->data[i % ny] : g[i];
     }
     if (y->grad) {
         /* Sum over the broadcast rows; each thread owns a run of columns. */
         qkv_real sign = op == OP_SUB ? -1 : 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
         for (size_t j = 0; j < ny; j++) {
             qkv_real s = 0;
             for (size_t r = 0; r < rows; r++)
@@ -61,7 +61,7 @@ static qkv_tensor *binary(qkv_arena *a, qkv_tensor *x, qkv_tensor *y, binop op)
     size_t ny = y->size;
     const qkv_real *xd = x->data, *yd = y->data;
     qkv_real *o = out->data;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
     for (size_t i = 0; i < x->size; i++) {
         qkv_real b = yd[i % ny];
         o[i] = op == OP_ADD ? xd[i] + b : op == OP_SUB ? xd[i] - b : xd[i] * b;

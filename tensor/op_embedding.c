@@ -12,7 +12,7 @@ typedef struct emb_ctx {
 static void embedding_forward(qkv_real *out, const qkv_real *table, const int32_t *ids, size_t n,
                               int C)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * (size_t)C >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++)
         memcpy(out + i * (size_t)C, table + (size_t)ids[i] * (size_t)C, (size_t)C * sizeof *out);
 }
@@ -26,7 +26,7 @@ static void embedding_backward_kernel(qkv_real *dtable, const qkv_real *dout, co
 {
     enum { BLOCK = 16 }; /* columns per task: one cache line of floats */
     int blocks = (C + BLOCK - 1) / BLOCK;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n * (size_t)C >= QKV__PAR_MIN)
     for (int b = 0; b < blocks; b++) {
         int j0 = b * BLOCK, j1 = j0 + BLOCK < C ? j0 + BLOCK : C;
         for (size_t i = 0; i < n; i++) {

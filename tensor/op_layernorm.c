@@ -19,7 +19,7 @@ static void layernorm_forward(qkv_real *out, qkv_real *mean, qkv_real *rstd, con
                               int C)
 {
     // inp and out are (N,C); weight and bias (C); mean and rstd (N)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
     for (size_t i = 0; i < N; i++) {
         const qkv_real *x = inp + i * C;
         qkv_real *y = out + i * C;
@@ -51,7 +51,7 @@ static void layernorm_backward_input(qkv_real *dinp, const qkv_real *dout, const
                                      const qkv_real *rstd, size_t N, int C)
 {
     // dinp, dout and inp are (N,C); weight (C) or NULL; mean and rstd (N)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
     for (size_t i = 0; i < N; i++) {
         const qkv_real *x = inp + i * C, *dy = dout + i * C;
         qkv_real *dx = dinp + i * C;
@@ -80,7 +80,7 @@ static void layernorm_backward_params(qkv_real *dweight, qkv_real *dbias, const 
 {
     // dout and inp are (N,C); dweight and dbias (C); mean and rstd (N)
     enum { BLOCK = 32 };
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
     for (int j0 = 0; j0 < C; j0 += BLOCK) {
         int nj = C - j0 < BLOCK ? C - j0 : BLOCK;
         qkv_real dw[BLOCK] = {0}, db[BLOCK] = {0};

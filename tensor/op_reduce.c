@@ -5,7 +5,7 @@ static void reduce_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0];
     qkv_real g = n->out->grad[0] * *(qkv_real *)n->ctx; /* ctx: 1 for sum, 1/size for mean */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
     for (size_t i = 0; i < x->size; i++)
         x->grad[i] += g;
 }
@@ -18,7 +18,7 @@ static qkv_tensor *reduce(qkv_arena *a, qkv_tensor *x, const char *op, qkv_real 
     if (!out)
         return NULL;
     double s = 0; /* double: a long float sum loses digits */
-#pragma omp parallel for reduction(+ : s) schedule(static)
+#pragma omp parallel for reduction(+ : s) schedule(static) if (x->size >= QKV__PAR_MIN)
     for (size_t i = 0; i < x->size; i++)
         s += x->data[i];
     out->data[0] = (qkv_real)(s * factor);

@@ -11,7 +11,7 @@ static void reshape_backward(qkv_node *n)
     qkv_tensor *x = n->in[0];
     const qkv_real *g = n->out->grad;
     qkv_real *gx = x->grad;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
     for (size_t i = 0; i < x->size; i++)
         gx[i] += g[i];
 }
@@ -68,7 +68,7 @@ static void permute_kernel(qkv_real *dst, const qkv_real *src, const int *src_sh
         stride[k] = k < pad ? 0 : src_stride[perm[k - pad]];
     }
     size_t rows = (size_t)ext[0] * (size_t)ext[1] * (size_t)ext[2], cols = (size_t)ext[3];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * cols >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         size_t i2 = r % (size_t)ext[2], i1 = r / (size_t)ext[2] % (size_t)ext[1];
         size_t i0 = r / (size_t)ext[2] / (size_t)ext[1];
@@ -157,7 +157,7 @@ qkv_tensor *qkv_transpose(qkv_arena *a, qkv_tensor *x)
 static void copy_columns(qkv_real *dst, int dst_cols, int dst_off, const qkv_real *src,
                          int src_cols, int src_off, int width, size_t rows, bool accumulate)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * (size_t)width >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         qkv_real *d = dst + r * (size_t)dst_cols + dst_off;
         const qkv_real *s = src + r * (size_t)src_cols + src_off;

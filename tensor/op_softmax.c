@@ -65,7 +65,7 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
     // x and y are (rows, tk); rows = batch · (rows per batch entry), the last factor tq
     const uint8_t *key_valid = mask ? mask->key_valid : NULL;
     size_t per_batch = key_valid ? rows / (size_t)batch : rows;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         const uint8_t *valid = key_valid ? key_valid + r / per_batch * (size_t)tk : NULL;
         int n_seen = visible_keys(mask, (int)(r % (size_t)tq), tq, tk);
@@ -77,7 +77,7 @@ void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, 
                            bool accumulate, size_t rows, int tk)
 {
     // dx, dy and y are (rows, tk)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         const qkv_real *yr = y + r * tk, *gr = dy + r * tk;
         qkv_real *dr = dx + r * tk;

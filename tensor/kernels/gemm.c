@@ -1,63 +1,255 @@
-/* The matmul kernel: loop orders chosen so the innermost loop walks memory
- * contiguously for each transpose form, parallel over batch entries or rows. */
+/* The gemm driver: a packed, cache-blocked matrix product in the BLIS /
+ * GotoBLAS layout, split across threads, with the micro-kernel chosen at run
+ * time from what the CPU supports.
+ *
+ * For one product C = alpha·op(A)·op(B) + beta·C the loops are, outermost first:
+ *   j0: NC columns of C at a time;
+ *   p0: KC steps of k at a time; op(B)'s kc×nc block is packed into kc×NR
+ *       panels (contiguous, zero-padded), sized to stay in L2;
+ *   i0: MC rows at a time; a transposed A is packed here, reading its
+ *       stored rows in order;
+ *   ir: MR rows at a time; these rows of op(A) (packed, or read in place
+ *       when A is not transposed) stay in L1 while...
+ *   jr: ...the micro-kernel sweeps them across the NR-column panels of B.
+ * Packing absorbs the transposes, so NN, NT, TN and TT run the same kernel. */
 #include "gemm.h"
 
+#include <omp.h>
 #include <string.h>
 
-/* One C = alpha·op(A)·op(B) + beta·C for rows [i0, i1) of C. */
-static void gemm_rows(bool ta, bool tb, int i0, int i1, int N, int K, qkv_real alpha,
-                      const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
-                      qkv_real *C, int ldc)
+#include "gemm_kernel.h"
+
+/* Cache blocking, in elements, for the AVX-512 12×32 kernel on a 48 KB L1 /
+ * 1 MB L2 core (the other kernels have smaller tiles, so they fit too):
+ * KC·MR·4 B = 18 KB of A rows sit in L1 beside the B panel being streamed;
+ * the packed KC×NC block of B, 768 KB, stays in L2 for a whole pass over M.
+ * A transposed A is packed MC rows at a time (MC a multiple of every MR). */
+enum { KC_MAX = 384, NC_MAX = 512, MC_MAX = 96 };
+
+/* Elements of the per-thread packing buffer: a B block and an A block. */
+#define BUFFER_SIZE ((size_t)KC_MAX * (NC_MAX + MC_MAX))
+
+/* If the per-thread buffer cannot be allocated, a small stack buffer with
+ * this KC and one B panel keeps gemm working, only slower. */
+enum { KC_FALLBACK = 64 };
+
+/* Below this many flops a product runs on one thread: waking the team costs more. */
+#define PARALLEL_MIN_FLOPS 2e6
+
+/* -1: choose the fastest path the CPU has; else the path tests forced. */
+static int forced_path = -1;
+
+bool qkv__gemm_path_supported(int id)
 {
-    for (int i = i0; i < i1; i++) {
-        qkv_real *c = C + (size_t)i * ldc;
-        if (beta == 0)
-            memset(c, 0, (size_t)N * sizeof *c);
-        else if (beta != 1)
-            for (int j = 0; j < N; j++)
-                c[j] *= beta;
-        if (!tb) { /* C[i,:] += A[i,k] · B[k,:]: rows of B are contiguous */
-            for (int k = 0; k < K; k++) {
-                qkv_real aik = alpha * (ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]);
-                const qkv_real *b = B + (size_t)k * ldb;
-                for (int j = 0; j < N; j++)
-                    c[j] += aik * b[j];
-            }
-        } else if (!ta) { /* C[i,j] += A[i,:] · B[j,:]: two contiguous rows */
-            const qkv_real *a = A + (size_t)i * lda;
-            for (int j = 0; j < N; j++) {
-                const qkv_real *b = B + (size_t)j * ldb;
-                qkv_real s = 0;
-                for (int k = 0; k < K; k++)
-                    s += a[k] * b[k];
-                c[j] += alpha * s;
-            }
-        } else {
-            for (int j = 0; j < N; j++) {
-                const qkv_real *b = B + (size_t)j * ldb;
-                qkv_real s = 0;
-                for (int k = 0; k < K; k++)
-                    s += A[(size_t)k * lda + i] * b[k];
-                c[j] += alpha * s;
-            }
+    switch (id) {
+    case QKV__GEMM_PORTABLE:
+        return true;
+#if QKV__GEMM_X86
+    case QKV__GEMM_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case QKV__GEMM_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#endif
+    default:
+        return false;
+    }
+}
+
+int qkv__gemm_force_path(int id)
+{
+    if (id != -1 && !qkv__gemm_path_supported(id))
+        return -1;
+    forced_path = id;
+    return 0;
+}
+
+static const qkv__gemm_path *path_by_id(int id)
+{
+    switch (id) {
+#if QKV__GEMM_X86
+    case QKV__GEMM_AVX512:
+        return &qkv__gemm_avx512;
+    case QKV__GEMM_AVX2:
+        return &qkv__gemm_avx2;
+#endif
+    default:
+        return &qkv__gemm_portable;
+    }
+}
+
+const qkv__gemm_path *qkv__gemm_active_path(void)
+{
+    if (forced_path >= 0)
+        return path_by_id(forced_path);
+    int id = 0;
+    while (!qkv__gemm_path_supported(id))
+        id++;
+    return path_by_id(id);
+}
+
+/* This thread's packing buffer (BUFFER_SIZE elements), allocated on its
+ * first use and kept for the life of the thread, so steady-state calls do
+ * not allocate. NULL if the allocation failed. */
+static qkv_real *thread_buffer(void)
+{
+    static _Thread_local qkv_real *buffer;
+    if (!buffer)
+        buffer = qkv_alloc(BUFFER_SIZE * sizeof *buffer);
+    return buffer;
+}
+
+/* One matrix product, or a rectangle of one: C = alpha·op(A)·op(B) + beta·C
+ * with op(A) M×K and op(B) K×N (see gemm.h for the layouts). */
+typedef struct product {
+    bool ta, tb;
+    int M, N, K;
+    qkv_real alpha, beta;
+    const qkv_real *A, *B;
+    qkv_real *C;
+    int lda, ldb, ldc;
+} product;
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/* Block size for n split into equal blocks of at most max (rounded up to a
+ * multiple of unit), so no block is a thin leftover. */
+static int balanced_block(int n, int max, int unit)
+{
+    int size = ceil_div(n, ceil_div(n, max));
+    return ceil_div(size, unit) * unit;
+}
+
+/* C = beta·C: what is left of the product when K == 0 or alpha == 0. */
+static void scale_c(const product *g)
+{
+    for (int i = 0; i < g->M; i++) {
+        qkv_real *c = g->C + (size_t)i * g->ldc;
+        if (g->beta == 0)
+            memset(c, 0, (size_t)g->N * sizeof *c);
+        else if (g->beta != 1)
+            for (int j = 0; j < g->N; j++)
+                c[j] *= g->beta;
+    }
+}
+
+/* How one thread cuts a product into cache blocks (elements). */
+typedef struct blocking {
+    int kc, nc, mc; /* steps of k, columns of B and rows of A packed per block */
+} blocking;
+
+/* For rows [i0, i0 + mb) of C: add op(A)'s rows × columns [p0, p0 + kb) times
+ * the packed kb×nb block of B (bp) into C's columns [j0, j0 + nb), one MR-row
+ * panel of A at a time, each swept across every NR-column panel of B. */
+static void row_block(const qkv__gemm_path *path, const product *g, int i0, int mb, int p0,
+                      int kb, int j0, int nb, const qkv_real *bp, qkv_real *ap, qkv_real beta)
+{
+    const int mr = path->mr, nr = path->nr;
+    if (g->ta) /* transposed: pack the whole block, reading A's stored rows in order */
+        path->pack_a(ap, g->A + (size_t)p0 * g->lda + i0, g->lda, true, mb, kb, mr);
+    for (int ir = 0; ir < mb; ir += mr) {
+        const int m = min_int(mr, mb - ir);
+        const qkv_real *a = g->ta ? ap + (size_t)ir * kb : g->A + (size_t)(i0 + ir) * g->lda + p0;
+        ptrdiff_t rs = 1, cs = mr; /* a packed panel... */
+        if (!g->ta && m == mr)
+            rs = g->lda, cs = 1; /* ...or full rows of an untransposed A, read in place */
+        else if (!g->ta) {
+            path->pack_a(ap, a, g->lda, false, m, kb, mr); /* the bottom edge */
+            a = ap;
+        }
+        qkv_real *c = g->C + (size_t)(i0 + ir) * g->ldc + j0;
+        for (int jr = 0; jr < nb; jr += nr)
+            path->kernel(kb, a, rs, cs, bp + (size_t)jr * kb, c + jr, g->ldc, m,
+                         min_int(nr, nb - jr), g->alpha, beta);
+    }
+}
+
+/* The blocked loops on one thread, packing into buf: a max.kc×max.nc block of
+ * B, then a max.kc×max.mc block of A. */
+static void run_blocked(const qkv__gemm_path *path, const product *g, qkv_real *buf,
+                        blocking max)
+{
+    const int kc = balanced_block(g->K, max.kc, 1), nc = balanced_block(g->N, max.nc, path->nr);
+    const int mc = balanced_block(g->M, max.mc, path->mr);
+    qkv_real *bp = buf, *ap = buf + (size_t)kc * nc;
+    for (int j0 = 0; j0 < g->N; j0 += nc) {
+        const int nb = min_int(nc, g->N - j0);
+        for (int p0 = 0; p0 < g->K; p0 += kc) {
+            const int kb = min_int(kc, g->K - p0);
+            const qkv_real *b = g->tb ? g->B + (size_t)j0 * g->ldb + p0
+                                      : g->B + (size_t)p0 * g->ldb + j0;
+            path->pack_b(bp, b, g->ldb, g->tb, kb, nb, path->nr);
+            const qkv_real beta = p0 == 0 ? g->beta : 1; /* later passes accumulate */
+            for (int i0 = 0; i0 < g->M; i0 += mc)
+                row_block(path, g, i0, min_int(mc, g->M - i0), p0, kb, j0, nb, bp, ap, beta);
         }
     }
+}
+
+static void run_product(const qkv__gemm_path *path, const product *g)
+{
+    if (g->M == 0 || g->N == 0)
+        return;
+    if (g->K == 0 || g->alpha == 0) {
+        scale_c(g);
+        return;
+    }
+    qkv_real *buf = thread_buffer();
+    if (buf) {
+        run_blocked(path, g, buf, (blocking){KC_MAX, NC_MAX, MC_MAX});
+    } else {
+        _Alignas(QKV_ALIGN) qkv_real small[KC_FALLBACK * (QKV__GEMM_NR_MAX + QKV__GEMM_MR_MAX)];
+        run_blocked(path, g, small, (blocking){KC_FALLBACK, path->nr, path->mr});
+    }
+}
+
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+/* Cut one M×N product into pm×pn rectangles for `parts` threads, choosing the
+ * cut that makes each thread read the least of A and B (rows + columns). */
+static void choose_grid(int parts, int M, int N, int mr, int nr, int *pm, int *pn)
+{
+    int best = -1;
+    for (int d = 1; d <= parts; d++) {
+        if (parts % d)
+            continue;
+        int rows = ceil_div(ceil_div(M, mr), d) * mr, cols = ceil_div(ceil_div(N, nr), parts / d) * nr;
+        if (best < 0 || rows + cols < best)
+            best = rows + cols, *pm = d, *pn = parts / d;
+    }
+}
+
+/* [*lo, *hi) of part r of n elements cut into `parts` runs of whole tiles. */
+static void part_range(int r, int parts, int n, int tile, int *lo, int *hi)
+{
+    int tiles = ceil_div(n, tile);
+    *lo = min_int(r * tiles / parts * tile, n);
+    *hi = min_int((r + 1) * tiles / parts * tile, n);
 }
 
 void qkv_gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
               const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
               size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c)
 {
-    if (batch > 1) {
-#pragma omp parallel for schedule(static)
-        for (int b = 0; b < batch; b++)
-            gemm_rows(trans_a, trans_b, 0, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b,
-                      ldb, beta, C + b * stride_c, ldc);
+    if (batch <= 0 || M <= 0 || N <= 0)
         return;
+    const qkv__gemm_path *path = qkv__gemm_active_path();
+    double flops = 2.0 * batch * M * N * K;
+    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : omp_get_max_threads();
+    /* Whole batch entries per thread when they share out evenly; otherwise
+     * each entry is also cut into `parts` rectangles so they do. */
+    int parts = threads / gcd(batch, threads), pm = 1, pn = 1;
+    choose_grid(parts, M, N, path->mr, path->nr, &pm, &pn);
+    int items = batch * parts;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int item = 0; item < items; item++) {
+        int b = item / parts, r = item % parts, i0, i1, j0, j1;
+        part_range(r / pn, pm, M, path->mr, &i0, &i1);
+        part_range(r % pn, pn, N, path->nr, &j0, &j1);
+        const qkv_real *a = A + b * stride_a + (trans_a ? (size_t)i0 : (size_t)i0 * lda);
+        const qkv_real *bb = B + b * stride_b + (trans_b ? (size_t)j0 * ldb : (size_t)j0);
+        product g = {trans_a, trans_b, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
+                     C + b * stride_c + (size_t)i0 * ldc + j0, lda, ldb, ldc};
+        run_product(path, &g);
     }
-    enum { ROWS = 16 };
-#pragma omp parallel for schedule(static)
-    for (int i0 = 0; i0 < M; i0 += ROWS)
-        gemm_rows(trans_a, trans_b, i0, i0 + ROWS < M ? i0 + ROWS : M, N, K, alpha, A, lda, B, ldb,
-                  beta, C, ldc);
 }

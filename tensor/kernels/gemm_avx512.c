@@ -1,0 +1,94 @@
+/* The AVX-512 micro-kernel: a 12×32 tile of C held in 24 zmm registers.
+ *
+ * Each step p loads one row of the B panel (two 16-float vectors) and, for
+ * each of the 12 rows, broadcasts a(i, p) and does two FMAs: 24 independent
+ * FMAs per 2 vector loads + 12 broadcasts, enough to hide the FMA latency
+ * (4 cycles × 2 pipes needs ≥ 8 chains) and to keep the loads off the
+ * critical path. 24 accumulators + 2 B vectors + 1 broadcast = 27 of the 32
+ * registers. Narrow tiles at the right and bottom edges of C run versions
+ * with fewer vectors or rows, so a 64×64 product wastes no FMAs. */
+#include "gemm_kernel.h"
+
+#if QKV__GEMM_X86
+#include "gemm_avx512.h"
+
+enum { MR = AVX512_MR, NR = AVX512_NR };
+
+/* The tile with `rows` rows and nv vectors (16·nv columns) per row, A's
+ * strides known at the call site, so every loop unrolls into registers and
+ * a[i·rs_a] becomes a fixed offset. */
+AVX512_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a,
+                        ptrdiff_t cs_a, const float *b, float *c, ptrdiff_t ldc, int m, int n,
+                        float alpha, float beta)
+{
+    /* Start fetching C now, needed only after the k loop: it pays when the
+     * loop is long and C has left the cache between passes over k. */
+    for (int i = 0; i < (kc > 64 ? m : 0); i++) {
+        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + n - 1), _MM_HINT_T0);
+    }
+    __m512 acc[MR][2];
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++)
+        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int p = 0; p < kc; p++, a += cs_a, b += NR) {
+        __m512 b0 = _mm512_load_ps(b);
+        __m512 b1 = nv > 1 ? _mm512_load_ps(b + 16) : b0;
+#pragma GCC unroll 12
+        for (int i = 0; i < rows; i++) {
+            __m512 ai = _mm512_set1_ps(a[i * rs_a]);
+            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+            if (nv > 1)
+                acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+        }
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __mmask16 mask[2] = {avx512_lanes(n), avx512_lanes(n - 16)};
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        if (i >= m)
+            break;
+        float *ci = c + i * ldc;
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            __m512 r = _mm512_mul_ps(va, acc[i][v]);
+            if (beta != 0) /* masked-off lanes are neither read nor written */
+                r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);
+            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
+        }
+    }
+}
+
+/* One version of the tile per (A layout, rows): the full and the half-width tile. */
+#define TILE_VERSION(name, rows, rs, cs)                                                      \
+    static AVX512 void name(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,           \
+                            const float *b, float *c, ptrdiff_t ldc, int m, int n,            \
+                            float alpha, float beta)                                          \
+    {                                                                                         \
+        (void)rs_a, (void)cs_a;                                                               \
+        if (n > 16)                                                                           \
+            tile(rows, 2, kc, a, rs, cs, b, c, ldc, m, n, alpha, beta);                       \
+        else                                                                                  \
+            tile(rows, 1, kc, a, rs, cs, b, c, ldc, m, n, alpha, beta);                       \
+    }
+
+TILE_VERSION(tile_rows_12, 12, rs_a, 1) /* 12 full rows of the stored A */
+TILE_VERSION(tile_panel_12, 12, 1, MR)  /* packed panels... */
+TILE_VERSION(tile_panel_8, 8, 1, MR)    /* ...the bottom edge, 8 rows or fewer */
+TILE_VERSION(tile_panel_4, 4, 1, MR)    /* ...4 rows or fewer */
+
+static void kernel_avx512(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                          const float *b, float *c, ptrdiff_t ldc, int m, int n, float alpha,
+                          float beta)
+{
+    qkv__gemm_kernel_fn *version = cs_a == 1 ? tile_rows_12
+                                   : m <= 4  ? tile_panel_4
+                                   : m <= 8  ? tile_panel_8
+                                             : tile_panel_12;
+    version(kc, a, rs_a, cs_a, b, c, ldc, m, n, alpha, beta);
+}
+
+const qkv__gemm_path qkv__gemm_avx512 = {"avx512", MR, NR, kernel_avx512,
+                                         qkv__gemm_avx512_pack_a, qkv__gemm_avx512_pack_b};
+
+#endif

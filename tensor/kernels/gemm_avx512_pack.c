@@ -1,0 +1,117 @@
+/* Packing for the AVX-512 kernel, with whole-vector loads and stores: a
+ * transposed B (the NT form, e.g. Q·Kᵀ) is packed through 16×16 register
+ * transposes rather than element by element, which matters for the small
+ * attention products where packing is a large share of the work. */
+#include "gemm_kernel.h"
+
+#if QKV__GEMM_X86
+#include "gemm_avx512.h"
+
+enum { MR = AVX512_MR, NR = AVX512_NR };
+
+/* Transpose the 16×16 block r (row i in r[i]) in place: unpack pairs of
+ * rows, then pairs of pairs, then move 128-bit lanes across vectors. */
+AVX512_INLINE void transpose16(__m512 r[16])
+{
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    /* s[4q + c], 128-bit lane l: column 4l + c of rows 4q..4q+3 */
+    __m512d s[16];
+#pragma GCC unroll 4
+    for (int i = 0; i < 16; i += 4)
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; h++) {
+            __m512d x = _mm512_castps_pd(t[i + h]), y = _mm512_castps_pd(t[i + h + 2]);
+            s[i + 2 * h] = _mm512_unpacklo_pd(x, y);
+            s[i + 2 * h + 1] = _mm512_unpackhi_pd(x, y);
+        }
+    /* row 4l + c of the result gathers lane l of s[c], s[4 + c], s[8 + c], s[12 + c] */
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; c++) {
+        __m512 s0 = _mm512_castpd_ps(s[c]), s1 = _mm512_castpd_ps(s[4 + c]);
+        __m512 s2 = _mm512_castpd_ps(s[8 + c]), s3 = _mm512_castpd_ps(s[12 + c]);
+        __m512 lo01 = _mm512_shuffle_f32x4(s0, s1, _MM_SHUFFLE(1, 0, 1, 0));
+        __m512 hi01 = _mm512_shuffle_f32x4(s0, s1, _MM_SHUFFLE(3, 2, 3, 2));
+        __m512 lo23 = _mm512_shuffle_f32x4(s2, s3, _MM_SHUFFLE(1, 0, 1, 0));
+        __m512 hi23 = _mm512_shuffle_f32x4(s2, s3, _MM_SHUFFLE(3, 2, 3, 2));
+        r[c] = _mm512_shuffle_f32x4(lo01, lo23, _MM_SHUFFLE(2, 0, 2, 0));
+        r[4 + c] = _mm512_shuffle_f32x4(lo01, lo23, _MM_SHUFFLE(3, 1, 3, 1));
+        r[8 + c] = _mm512_shuffle_f32x4(hi01, hi23, _MM_SHUFFLE(2, 0, 2, 0));
+        r[12 + c] = _mm512_shuffle_f32x4(hi01, hi23, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+/* dst[p·ld_dst + i] = src[i·ld_src + p] for p < kc and lanes i < 16 (zero
+ * for rows ≥ rows of src), 16 steps of p at a time through a register
+ * transpose; only the lanes in `width` of each dst row are written. */
+AVX512_INLINE void transpose_pack(float *dst, int ld_dst, __mmask16 width, const float *src,
+                                  int ld_src, int rows, int kc)
+{
+    for (int p0 = 0; p0 < kc; p0 += 16) {
+        __mmask16 valid = avx512_lanes(kc - p0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++)
+            r[i] = i < rows ? _mm512_maskz_loadu_ps(valid, src + (size_t)i * ld_src + p0)
+                            : _mm512_setzero_ps();
+        transpose16(r);
+#pragma GCC unroll 16
+        for (int p = 0; p < 16; p++)
+            if (p0 + p < kc)
+                _mm512_mask_storeu_ps(dst + (size_t)(p0 + p) * ld_dst, width, r[p]);
+    }
+}
+
+AVX512 void qkv__gemm_avx512_pack_a(float *dst, const float *a, int lda, bool trans, int m,
+                                    int kc, int mr)
+{
+    (void)mr; /* always MR */
+    const int panels = (m + MR - 1) / MR;
+    if (!trans) {
+        for (int r = 0; r < panels; r++)
+            transpose_pack(dst + (size_t)r * kc * MR, MR, avx512_lanes(MR),
+                           a + (size_t)r * MR * lda, lda, m - r * MR < MR ? m - r * MR : MR, kc);
+        return;
+    }
+    /* op(A)'s column p is row p of the stored A: read it in order, 12 floats
+     * per panel. The rows are far apart, so ask for a later row's lines ahead. */
+    enum { AHEAD = 8 };
+    for (int p = 0; p < kc; p++) {
+        if (p + AHEAD < kc)
+            for (int i = 0; i < m; i += 16)
+                _mm_prefetch((const char *)(a + (size_t)(p + AHEAD) * lda + i), _MM_HINT_T0);
+        for (int r = 0; r < panels; r++)
+            _mm512_mask_storeu_ps(dst + ((size_t)r * kc + p) * MR, avx512_lanes(MR),
+                                  _mm512_maskz_loadu_ps(avx512_lanes(m - r * MR),
+                                                        a + (size_t)p * lda + r * MR));
+    }
+}
+
+AVX512 void qkv__gemm_avx512_pack_b(float *dst, const float *b, int ldb, bool trans, int kc,
+                                    int n, int nr)
+{
+    (void)nr; /* always NR */
+    for (int j0 = 0; j0 < n; j0 += NR, dst += (size_t)kc * NR) {
+        int w = n - j0 < NR ? n - j0 : NR;
+        if (trans) {
+            const float *panel = b + (size_t)j0 * ldb;
+            /* op(B)'s column j is stored row j: 16 rows at a time become panel rows */
+            transpose_pack(dst, NR, 0xFFFF, panel, ldb, w, kc);
+            const float *right = w > 16 ? panel + (size_t)16 * ldb : panel; /* none: zeros */
+            transpose_pack(dst + 16, NR, 0xFFFF, right, ldb, w - 16, kc);
+        } else {
+            __mmask16 lo = avx512_lanes(w), hi = avx512_lanes(w - 16);
+            for (int p = 0; p < kc; p++) {
+                const float *row = b + (size_t)p * ldb + j0;
+                _mm512_store_ps(dst + (size_t)p * NR, _mm512_maskz_loadu_ps(lo, row));
+                _mm512_store_ps(dst + (size_t)p * NR + 16, _mm512_maskz_loadu_ps(hi, row + 16));
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,81 @@
+/* Internal: what the gemm driver (gemm.c) and its micro-kernels agree on.
+ *
+ * The driver cuts C into MR×NR tiles. For each tile it hands a micro-kernel
+ * kc steps of the sum over k:
+ *   - A's MR rows, element (i, p) at a[i·rs_a + p·cs_a]: either MR full rows
+ *     of the stored A (rs_a = lda, cs_a = 1), or a packed, zero-padded
+ *     panel (rs_a = 1, cs_a = MR). Kernels may rely on this.
+ *   - B packed as a kc×NR panel, row p at b + p·NR, QKV_ALIGN-aligned, zero
+ *     beyond column n.
+ * and the kernel does C[i][j] = alpha·Σ_p a(i,p)·b(p,j) + beta·C[i][j] for
+ * i < m ≤ MR, j < n ≤ NR (beta == 0: C's old values are not read). */
+#ifndef QKV_GEMM_KERNEL_H
+#define QKV_GEMM_KERNEL_H
+
+#include <stddef.h>
+
+#include "qkv/base.h"
+
+/* The SIMD kernels are float-only and x86-64-only; elsewhere, and in the
+ * double build, only the portable kernel exists. */
+#if defined(__x86_64__) && !defined(QKV_DOUBLE)
+#define QKV__GEMM_X86 1
+#else
+#define QKV__GEMM_X86 0
+#endif
+
+/* One MR×NR tile of C (see the comment at the top). */
+typedef void qkv__gemm_kernel_fn(int kc, const qkv_real *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                                 const qkv_real *b, qkv_real *c, ptrdiff_t ldc, int m, int n,
+                                 qkv_real alpha, qkv_real beta);
+
+/* Pack op(A)'s rows [0, m) × columns [0, kc) as ceil(m/mr) panels of kc×mr,
+ * panel r at dst + r·kc·mr holding rows r·mr + i at [p·mr + i], zero beyond
+ * row m. op(A)(i, p) is a[p·lda + i] when trans, else a[i·lda + p]. */
+typedef void qkv__gemm_pack_a_fn(qkv_real *dst, const qkv_real *a, int lda, bool trans, int m,
+                                 int kc, int mr);
+
+/* Pack op(B)'s rows [0, kc) × columns [0, n) as ceil(n/nr) panels of kc×nr,
+ * panel q at dst + q·kc·nr, zero beyond column n. op(B)(p, j) is b[j·ldb + p]
+ * when trans, else b[p·ldb + j]. dst is QKV_ALIGN-aligned. */
+typedef void qkv__gemm_pack_b_fn(qkv_real *dst, const qkv_real *b, int ldb, bool trans, int kc,
+                                 int n, int nr);
+
+/* A micro-kernel, its tile shape and the packing routines that feed it. */
+typedef struct qkv__gemm_path {
+    const char *name;            /* "avx512", "avx2" or "portable", for tests and benchmarks */
+    int mr, nr;                  /* tile rows (broadcast from A) and columns (vectors of B) */
+    qkv__gemm_kernel_fn *kernel; /* computes one tile */
+    qkv__gemm_pack_a_fn *pack_a; /* packs a panel of A (transposed or at the bottom edge) */
+    qkv__gemm_pack_b_fn *pack_b; /* packs a block of B */
+} qkv__gemm_path;
+
+/* The kernels, fastest first; ids for qkv__gemm_force_path. */
+enum { QKV__GEMM_AVX512, QKV__GEMM_AVX2, QKV__GEMM_PORTABLE, QKV__GEMM_N_PATHS };
+
+extern const qkv__gemm_path qkv__gemm_portable;
+#if QKV__GEMM_X86
+extern const qkv__gemm_path qkv__gemm_avx2;
+extern const qkv__gemm_path qkv__gemm_avx512;
+#endif
+
+/* Largest mr and nr of any path (the driver's stack buffers are sized by them). */
+#define QKV__GEMM_MR_MAX 12
+#define QKV__GEMM_NR_MAX 32
+
+/* Whether this CPU (and build) can run path id. */
+bool qkv__gemm_path_supported(int id);
+
+/* For tests and benchmarks: make qkv_gemm use path id (-1: the fastest the CPU
+ * supports, the default). Returns -1 when the path is not supported. Not
+ * thread-safe: call it while no gemm runs. */
+int qkv__gemm_force_path(int id);
+
+/* The path qkv_gemm uses now. */
+const qkv__gemm_path *qkv__gemm_active_path(void);
+
+/* Plain C packing (see the typedefs above), for any path. */
+qkv__gemm_pack_a_fn qkv__gemm_pack_a;
+qkv__gemm_pack_b_fn qkv__gemm_pack_b;
+
+#endif
