@@ -26,8 +26,12 @@ void args_usage(const arg_cmd *cmd, void *out)
             fprintf(f, " (default %d)", *(int *)s->dest);
         else if (s->kind == ARG_REAL)
             fprintf(f, " (default %g)", *(double *)s->dest);
-        else if (s->kind == ARG_STR && *(const char **)s->dest)
-            fprintf(f, " (default %s)", *(const char **)s->dest);
+        else if (s->kind == ARG_STR && *(const char **)s->dest) {
+            fputs(" (default ", f);
+            for (const char *c = *(const char **)s->dest; *c; c++)
+                fputs(*c == '\n' ? "\\n" : (char[2]){*c, 0}, f);
+            fputc(')', f);
+        }
         fputc('\n', f);
     }
     fprintf(f, "  %-24s %s\n", "--help", "show this help and exit");

@@ -35,7 +35,7 @@ int cmd_sample(int argc, char **argv)
     bool no_cache = false;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
-        {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue (default: a newline)"},
+        {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue"},
         {"--tokens", ARG_INT, &tokens, 0, 1e9, "N", "characters to generate"},
         {"--temperature", ARG_REAL, &temperature, 0, 100, "T", "divide the logits by T; 0 = greedy"},
         {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},
