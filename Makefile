@@ -81,7 +81,7 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 
 # Run every suite even when one fails, then fail if any did.
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme $(if $(SAN),,fuzz-smoke)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
@@ -111,7 +111,7 @@ install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
 # Install into a throwaway prefix and build every example the way an outside
 # program would: only through pkg-config.
-test-install:
+test-install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 	@rm -rf $(BUILD)/prefix
 	@$(MAKE) --no-print-directory -s install PREFIX=$(CURDIR)/$(BUILD)/prefix BUILD=$(BUILD) SAN="$(SAN)"
 	@for ex in examples/*.c; do \
@@ -134,3 +134,79 @@ clean:
 	rm -rf build
 
 -include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d)
+
+# ---- robustness: fuzzing the checkpoint loader, valgrind on the program ----
+#   make fuzz [FUZZ_SECONDS=600]   libFuzzer on the checkpoint loader (clang, libclang-rt-14-dev, libomp-14-dev)
+#   make fuzz-smoke                the same for 20 s (skipped, saying so, without clang's libFuzzer)
+#   make fuzz-seeds                rewrite the seed checkpoints in tests/fuzz/corpus/
+#   make valgrind                  train, resume, sample and evaluate a tiny model under valgrind
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -Iinclude $(WARN) -Wno-pass-failed -O1 -g $(FUZZ_SAN)
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_ARGS    := -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+
+.PHONY: fuzz fuzz-smoke fuzz-seeds valgrind
+
+# The library again, instrumented for libFuzzer's coverage and the sanitizers.
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_BASE) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# New inputs go to $(BUILD)/fuzz/corpus; tests/fuzz/corpus holds the seeds.
+fuzz: $(BUILD)/fuzz/fuzz_checkpoint
+	@mkdir -p $(BUILD)/fuzz/corpus
+	OMP_NUM_THREADS=1 $< $(FUZZ_ARGS) -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus tests/fuzz/corpus
+
+fuzz-smoke:
+	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' | \
+	    $(FUZZ_CC) -x c -fopenmp -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then \
+	    echo "fuzz-smoke: SKIPPED: '$(FUZZ_CC)' cannot build OpenMP libFuzzer targets" \
+	         "(install clang, libclang-rt-14-dev and libomp-14-dev)"; \
+	else \
+	    $(MAKE) --no-print-directory -s $(BUILD)/fuzz/fuzz_checkpoint BUILD=$(BUILD) && mkdir -p $(BUILD)/fuzz/corpus && \
+	    if OMP_NUM_THREADS=1 $(BUILD)/fuzz/fuzz_checkpoint $(FUZZ_ARGS) -max_total_time=20 \
+	        $(BUILD)/fuzz/corpus tests/fuzz/corpus > $(BUILD)/fuzz/smoke.log 2>&1; then \
+	        echo "fuzz-smoke: $$(grep -o 'stat::number_of_executed_units: [0-9]*' $(BUILD)/fuzz/smoke.log | grep -o '[0-9]*$$') inputs in 20 s, no crash"; \
+	    else tail -40 $(BUILD)/fuzz/smoke.log; echo "fuzz-smoke: FAILED (log: $(BUILD)/fuzz/smoke.log)"; exit 1; fi; \
+	fi
+
+fuzz-seeds: $(BUILD)/libqkv.a
+	@mkdir -p $(BUILD)/fuzz tests/fuzz/corpus
+	$(CC) $(BASE) tests/fuzz/make_seeds.c -o $(BUILD)/fuzz/make_seeds $(BUILD)/libqkv.a $(LDLIBS)
+	$(BUILD)/fuzz/make_seeds tests/fuzz/corpus
+
+# --error-exitcode=1 for runs that must succeed; 99 for runs that must fail
+# with status 1, so a valgrind error is told apart from the expected failure.
+VALGRIND  := valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+             --errors-for-leak-kinds=definite,indirect
+VG_DIR    := $(BUILD)/valgrind
+VG_TINY   := --layers 1 --heads 2 --embd 16 --block 16 --batch 4 --eval-iters 2 --threads 1
+
+valgrind: $(BUILD)/qkv
+	@mkdir -p $(VG_DIR)
+	@for i in $$(seq 200); do echo "the quick brown fox jumps over the lazy dog."; done > $(VG_DIR)/text.txt
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv train --data $(VG_DIR)/text.txt \
+	    $(VG_TINY) --iters 6 --eval-every 3 --log-every 2 --out $(VG_DIR)/v.ckpt
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv train --resume $(VG_DIR)/v.ckpt \
+	    --data $(VG_DIR)/text.txt --iters 8 --threads 1
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv sample --ckpt $(VG_DIR)/v.ckpt \
+	    --tokens 40 --top-k 5 --top-p 0.9 --threads 1 > /dev/null
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv sample --ckpt $(VG_DIR)/v.ckpt \
+	    --tokens 20 --no-cache --threads 1 > /dev/null
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv eval --ckpt $(VG_DIR)/v.ckpt \
+	    --data $(VG_DIR)/text.txt --eval-iters 2 --threads 1
+	@for bad in "train --data $(VG_DIR)/missing.txt $(VG_TINY)" \
+	            "train --resume $(VG_DIR)/v.ckpt --data /dev/null --threads 1" \
+	            "sample --ckpt $(VG_DIR)/text.txt --threads 1" \
+	            "sample --ckpt $(VG_DIR)/v.ckpt --prompt ZZZ --threads 1"; do \
+	    OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv $$bad 2>&1; rc=$$?; \
+	    if [ $$rc -ne 1 ]; then echo "valgrind: 'qkv $$bad' ended with $$rc, expected 1"; exit 1; fi; \
+	done
+	@echo "valgrind: train, resume, sample (cached and not), eval and four failing runs: no errors, no leaks"
+
+-include $(FUZZ_OBJ:.o=.d)

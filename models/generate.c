@@ -103,8 +103,10 @@ int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int 
     int V = m->cfg.vocab_size, block = m->cfg.block_size;
     if (qkv_sample_opts_check(opts) < 0)
         return -1;
-    if (n_prompt < 1 || n_new < 0)
+    if (n_prompt < 1)
         return qkv_set_error("generate: the prompt needs at least one token (got %d)", n_prompt);
+    if (n_new < 0)
+        return qkv_set_error("generate: cannot generate %d new tokens", n_new);
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= V)
             return qkv_set_error("generate: prompt token %d at position %d is outside the "

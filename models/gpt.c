@@ -82,6 +82,16 @@ fail:
     return NULL;
 }
 
+uint64_t qkv__gpt_n_values(const qkv_gpt_config *c)
+{
+    /* wte and wpe; per block two LayerNorms (2C each), c_attn (3C·C + 3C), the
+     * attention's c_proj (C·C + C), c_fc (4C·C + 4C), the MLP's c_proj (4C·C + C);
+     * ln_f (2C). Exact in 64 bits for every config qkv_gpt_config_check accepts. */
+    uint64_t C = (uint64_t)c->n_embd;
+    return ((uint64_t)c->vocab_size + (uint64_t)c->block_size) * C +
+           (uint64_t)c->n_layer * (12 * C * C + 13 * C) + 2 * C;
+}
+
 void qkv_gpt_free(qkv_gpt *m)
 {
     if (!m)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "gpt_internal.h"
 
 /* The config blob of a "gpt" checkpoint: the model's config, then the run's. */
 enum { TRAIN_BYTES = 56, BLOB_BYTES = QKV_GPT_CONFIG_BYTES + TRAIN_BYTES };
@@ -151,6 +152,10 @@ int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
 double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
                          int32_t *x, int32_t *y)
 {
+    if (iters < 1) {
+        qkv_set_error("mean loss: iters %d must be >= 1", iters);
+        return NAN;
+    }
     bool was = qkv_set_grad_enabled(false);
     qkv_run run = {.arena = arena, .train = false, .rng = NULL};
     double sum = 0;
@@ -158,6 +163,8 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena 
         qkv_sampler_next(s, x, y);
         qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, s->batch_size, s->block_size);
         sum += loss ? loss->data[0] : NAN;
+        if (loss && isnan(loss->data[0]))
+            qkv_set_error("mean loss: batch %d has a NaN loss (the weights are not finite)", i);
         qkv_arena_reset(arena);
     }
     qkv_set_grad_enabled(was);
@@ -178,8 +185,25 @@ static void streams(qkv_trainer *t, qkv_rng *out[4])
     out[3] = &t->eval[QKV_SPLIT_VAL].rng;
 }
 
+/* 0 when every parameter value is finite, else -1 naming the first that is
+ * not: a diverged run must not replace the last good checkpoint. */
+static int check_finite(const qkv_params *p, const char *path)
+{
+    for (int i = 0; i < p->count; i++) {
+        const qkv_tensor *w = p->items[i].t;
+        for (size_t j = 0; j < w->size; j++)
+            if (!isfinite(w->data[j]))
+                return qkv_set_error("trainer save '%s': parameter '%s' holds %g (the run "
+                                     "diverged); the checkpoint there is left as it was",
+                                     path, p->items[i].name, (double)w->data[j]);
+    }
+    return 0;
+}
+
 int qkv_trainer_save(const qkv_trainer *t, const char *path)
 {
+    if (check_finite(t->model->params, path) < 0)
+        return -1;
     uint8_t blob[BLOB_BYTES];
     pack_blob(blob, &t->model->cfg, &t->cfg);
     qkv_rng *rngs[4];
@@ -188,6 +212,23 @@ int qkv_trainer_save(const qkv_trainer *t, const char *path)
                             .vocab = &t->corpus->tok};
     qkv_ckpt_progress prog = {.step = t->step, .n_rngs = 4, .rngs = rngs};
     return qkv_checkpoint_save(path, &model, t->model->params, t->opt, &prog);
+}
+
+/* 0 when the checkpoint at path holds a model of config mc: its vocabulary
+ * and its number of values. Checked before the model is built, so a file
+ * whose config describes a huge model but which holds a small one is an
+ * error rather than a huge allocation. */
+static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const char *path)
+{
+    if (ck->vocab.size != mc->vocab_size)
+        return qkv_set_error("%s: the vocabulary holds %d characters but the model expects %d",
+                             path, ck->vocab.size, mc->vocab_size);
+    uint64_t want = qkv__gpt_n_values(mc);
+    if (want != ck->n_values)
+        return qkv_set_error("%s: its config describes a model of %llu parameter values but it "
+                             "holds %zu",
+                             path, (unsigned long long)want, ck->n_values);
+    return 0;
 }
 
 qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters)
@@ -199,13 +240,8 @@ qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int i
     qkv_corpus *corpus = NULL;
     qkv_gpt_config mc;
     qkv_train_config tc;
-    if (unpack_blob(&mc, &tc, ck->config, ck->config_len) < 0)
+    if (unpack_blob(&mc, &tc, ck->config, ck->config_len) < 0 || check_holds(ck, &mc, path) < 0)
         goto fail;
-    if (ck->vocab.size != mc.vocab_size) {
-        qkv_set_error("%s: the vocabulary holds %d characters but the model expects %d", path,
-                      ck->vocab.size, mc.vocab_size);
-        goto fail;
-    }
     if (!(corpus = qkv_corpus_load(corpus_path, &ck->vocab)))
         goto fail;
     if (iters > 0)
@@ -236,13 +272,9 @@ qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
         return NULL;
     qkv_gpt_config mc;
     qkv_gpt *m = NULL;
-    if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0)
+    if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
+        check_holds(ck, &mc, path) < 0)
         goto done;
-    if (ck->vocab.size != mc.vocab_size) {
-        qkv_set_error("%s: the vocabulary holds %d characters but the model expects %d", path,
-                      ck->vocab.size, mc.vocab_size);
-        goto done;
-    }
     if (!(m = qkv_gpt_new(&mc, 0)))
         goto done;
     if (qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {

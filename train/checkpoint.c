@@ -408,6 +408,7 @@ static int parse(reader *r, qkv_checkpoint *ck)
     for (uint32_t i = 0; i < u; i++)
         if (parse_param(r, i, &b->params[i], &b->total) < 0)
             return -1;
+    ck->n_values = b->total;
 
     if (get_u32(r, "the optimizer kind", &u) < 0)
         return -1;

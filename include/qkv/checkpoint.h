@@ -97,6 +97,7 @@ typedef struct qkv_checkpoint {
     size_t config_len;                /* its length in bytes */
     qkv_tokenizer vocab;              /* the vocabulary (size 0 when saved without one) */
     int n_params;                     /* number of parameters stored */
+    size_t n_values;                  /* number of values over all of them */
     int optim_kind;                   /* 0 for none, or the qkv_optim_kind of the stored moments */
     int64_t optim_step;               /* the optimizer's step */
     int64_t step;                     /* training steps completed */

@@ -3,7 +3,8 @@
  * The vocabulary is the distinct bytes of the corpus, sorted, and a token
  * is one byte. Plain ASCII text (tiny Shakespeare) is one token per
  * character; a non-ASCII UTF-8 character is two to four tokens, one per
- * byte, and the model learns to emit valid sequences.
+ * byte, and the model learns to emit valid sequences. Text need not be
+ * UTF-8 at all: any bytes (Latin-1, binary, NUL) are taken as they are.
  *
  *     qkv_corpus *c = qkv_corpus_load("shakespeare.txt", NULL);   // vocab from the text
  *     qkv_sampler train;

@@ -80,7 +80,8 @@ int qkv_trainer_step(qkv_trainer *t, double *loss, double *grad_norm);
 double qkv_trainer_eval(qkv_trainer *t, qkv_split split);
 
 /* Save the whole run (model, AdamW moments, step, every random stream) to
- * path, atomically. 0 or -1. */
+ * path, atomically. 0 or -1; a parameter that is NaN or infinite (a diverged
+ * run) is an error naming it, and the file at path is left as it was. */
 int qkv_trainer_save(const qkv_trainer *t, const char *path);
 
 /* A trainer continuing the run saved at path, on corpus_path's text (encoded

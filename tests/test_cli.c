@@ -1,0 +1,533 @@
+/* The qkv program facing bad input and interruptions: usage errors name the
+ * flag and exit 2 before any work; bad data files exit 1 with a message;
+ * Ctrl-C saves a checkpoint that resumes exactly where the run stopped; a
+ * diverging run stops, naming the step, and keeps a loadable checkpoint.
+ * Every case runs $QKV_TEST_BUILD/qkv in a temporary directory. */
+#define _GNU_SOURCE /* F_SETPIPE_SZ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testing.h"
+
+static char qkv_bin[4096];     /* absolute path of the program */
+static char root[64];          /* the suite's temporary directory */
+static char work[128];         /* the program's working directory: must stay empty on errors */
+static char data[128];         /* where the corpora live */
+static char text_path[256];    /* data/text.txt: a short English text, repeated */
+
+/* ---- files ---- */
+
+static void write_file(const char *path, const void *bytes, size_t n, int repeats)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < repeats; i++)
+        ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* The whole file (malloc'd, NUL-terminated) and its length. */
+static char *read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char *b = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 + 1 > cap)
+            ck_assert_ptr_nonnull(b = realloc(b, cap = 2 * cap + 4096 + 1));
+        got = fread(b + len, 1, 4096, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    b[len] = 0;
+    if (n)
+        *n = len;
+    return b;
+}
+
+/* Remove every file in dir (no subdirectories are made in it). */
+static void empty_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    char path[512];
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            ck_assert_int_eq(remove(path), 0);
+        }
+    closedir(d);
+}
+
+/* The names of the files in dir, space-separated ("" when empty). */
+static const char *dir_listing(const char *dir)
+{
+    static char names[1024];
+    names[0] = 0;
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            strncat(names, " ", sizeof names - strlen(names) - 1);
+            strncat(names, e->d_name, sizeof names - strlen(names) - 1);
+        }
+    closedir(d);
+    return names;
+}
+
+/* root/sub/name in a static buffer (two slots, so two can be held at once). */
+static const char *in_dir(const char *dir, const char *name)
+{
+    static char paths[2][256];
+    static int slot;
+    slot ^= 1;
+    snprintf(paths[slot], sizeof paths[slot], "%s/%s", dir, name);
+    return paths[slot];
+}
+
+/* ---- the suite's directories and corpora (made by the parent process) ---- */
+
+static const char *TEXT =
+    "the quick brown fox jumps over the lazy dog; attention is all you need.\n";
+
+static void make_dirs(void)
+{
+    const char *build = getenv("QKV_TEST_BUILD");
+    char cwd[2048] = "";
+    if (!build || build[0] != '/')
+        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(qkv_bin, sizeof qkv_bin, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "",
+             build ? build : "build");
+    ck_assert_msg(access(qkv_bin, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", qkv_bin);
+    snprintf(root, sizeof root, "/tmp/qkv_cli_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(root));
+    snprintf(work, sizeof work, "%s/work", root);
+    snprintf(data, sizeof data, "%s/data", root);
+    ck_assert_int_eq(mkdir(work, 0700), 0);
+    ck_assert_int_eq(mkdir(data, 0700), 0);
+    snprintf(text_path, sizeof text_path, "%s/text.txt", data);
+    write_file(text_path, TEXT, strlen(TEXT), 60);
+    write_file(in_dir(data, "empty.txt"), "", 0, 1);
+    write_file(in_dir(data, "short.txt"), "0123456789", 10, 1);
+}
+
+static void remove_dirs(void)
+{
+    empty_dir(work);
+    empty_dir(data);
+    ck_assert_int_eq(rmdir(work), 0);
+    ck_assert_int_eq(rmdir(data), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/out", root);
+    remove(path);
+    snprintf(path, sizeof path, "%s/err", root);
+    remove(path);
+    ck_assert_int_eq(rmdir(root), 0);
+}
+
+/* Each test starts with an empty working directory. */
+static void clean_work(void) { empty_dir(work); }
+
+/* ---- running the program ---- */
+
+/* What a run printed and how it ended. */
+typedef struct result {
+    int status; /* exit status, or 128 + the signal that ended it */
+    char *out;  /* its stdout (malloc'd) */
+    char *err;  /* its stderr (malloc'd) */
+} result;
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Start `qkv args...` in the working directory with stdin closed and stderr
+ * to root/err; stdout goes to root/out, or to a pipe of one page whose read
+ * end is put in *pipe_out when pipe_out is not NULL (a program that prints
+ * then blocks until the reader catches up). Returns the child's pid. */
+static pid_t spawn(const char *const *args, int *pipe_out)
+{
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/out", root);
+    snprintf(err, sizeof err, "%s/err", root);
+    int fds[2] = {-1, -1};
+    if (pipe_out) {
+        ck_assert_int_eq(pipe(fds), 0);
+        ck_assert_int_eq(fcntl(fds[1], F_SETPIPE_SZ, 4096), 4096);
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = pipe_out ? fds[1] : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0 || chdir(work) != 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
+            dup2(in, 0) < 0)
+            _exit(127);
+        if (pipe_out)
+            close(fds[0]);
+        unsetenv("QKV_DATA"); /* the default for --data: the tests give it or mean its absence */
+        alarm(120);           /* a hung program must not hang the suite */
+        char *argv[64];
+        int n = 0;
+        argv[n++] = qkv_bin;
+        for (; args[n - 1] && n < 63; n++)
+            argv[n] = (char *)args[n - 1];
+        argv[n] = NULL;
+        execv(qkv_bin, argv);
+        _exit(127);
+    }
+    if (pipe_out) {
+        close(fds[1]);
+        *pipe_out = fds[0];
+    }
+    return pid;
+}
+
+/* Wait for pid and collect what it printed to root/out (unless piped) and root/err. */
+static result finish(pid_t pid, char *piped_out)
+{
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    char path[256];
+    result r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st)};
+    snprintf(path, sizeof path, "%s/out", root);
+    r.out = piped_out ? piped_out : read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/err", root);
+    r.err = read_file(path, NULL);
+    return r;
+}
+
+/* Run `qkv args...` (a NULL-terminated list) to the end. */
+static result run_args(const char *const *args) { return finish(spawn(args, NULL), NULL); }
+
+#define RUN(...) run_args((const char *const[]){__VA_ARGS__, NULL})
+
+/* The run must have ended with status and its stderr hold each of the n strings. */
+static void expect_run(const result *r, int status, size_t n, const char *const *parts)
+{
+    ck_assert_msg(r->status == status, "exit status %d, expected %d; stderr:\n%s", r->status,
+                  status, r->err);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(strstr(r->err, parts[i]) != NULL, "stderr lacks '%s':\n%s", parts[i], r->err);
+}
+
+/* EXPECT(r, status, "a", "b"): r ended with status and its stderr holds "a" and "b"
+ * (give "" for no string). */
+#define EXPECT(r, status, ...)                                                        \
+    expect_run(&(r), (status), sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *), \
+               (const char *[]){__VA_ARGS__})
+
+/* A small, fast model on one thread. */
+#define TINY "--layers", "1", "--heads", "2", "--embd", "16", "--block", "16", "--batch", "4", \
+             "--eval-iters", "2", "--threads", "1"
+
+/* ======================================================== usage errors */
+
+/* Each bad command line: exit 2, a message naming the flag and a pointer to
+ * --help, and nothing written (no checkpoint, no CSV). */
+START_TEST(test_usage_errors_exit_2_before_any_work)
+{
+    const char *text = text_path;
+    struct {
+        const char *args[12];
+        const char *want;
+    } cases[] = {
+        {{"train", "--data", text, "--bogus"}, "qkv train: unknown option '--bogus'"},
+        {{"train", "--data", text, "--lr", "abc"}, "--lr: 'abc' is not a number"},
+        {{"train", "--data", text, "--lr", "nan"}, "--lr: 'nan' is not a number"},
+        {{"train", "--data", text, "--lr", "inf"}, "--lr: 'inf' is not a number"},
+        {{"train", "--data", text, "--lr", "0.001x"}, "--lr: '0.001x' is not a number"},
+        {{"train", "--data", text, "--iters"}, "--iters needs a value"},
+        {{"train", "--data", text, "--iters", "-5"}, "--iters: -5 is out of range [1, 1e+09]"},
+        {{"train", "--data", text, "--iters", "2.5"}, "--iters: '2.5' is not a whole number"},
+        {{"train", "--data", text, "--iters", "99999999999"},
+         "--iters: 99999999999 is out of range"},
+        {{"train", "--data", text, "--iters="}, "--iters: '' is not a whole number"},
+        {{"train", "--data", text, "--heads", "5", "--embd", "128"},
+         "--heads 5 does not divide --embd 128"},
+        {{"train", "--data", text, "--heads", "5"}, "--heads 5 does not divide --embd 128"},
+        {{"train", "--data", text, "--dropout", "1"}, "--dropout: 1 is out of range"},
+        {{"train", "--data", text, "--threads", "0"}, "--threads: 0 is out of range"},
+        {{"train", "--data", text, "--lr", "0.01", "--min-lr", "0.1"},
+         "--min-lr 0.1 is above --lr 0.01"},
+        {{"train", "--data", text, "--config", "huge"}, "--config: unknown preset 'huge'"},
+        {{"train", "--data", text, "extra"}, "unexpected argument 'extra'"},
+        {{"train"}, "no training text: give --data FILE or set QKV_DATA"},
+        {{"train", "--data", text, "--resume", "run.ckpt", "--lr", "0.1"},
+         "--lr cannot change a resumed run"},
+        {{"sample", "--ckpt", "x.ckpt", "--temperature", "-1"},
+         "qkv sample: --temperature: -1 is out of range [0, 100]"},
+        {{"sample", "--ckpt", "x.ckpt", "--top-p", "0"}, "--top-p: 0 is out of range"},
+        {{"sample", "--ckpt", "x.ckpt", "--top-k", "-1"}, "--top-k: -1 is out of range"},
+        {{"sample", "--ckpt", "x.ckpt", "--tokens", "many"},
+         "--tokens: 'many' is not a whole number"},
+        {{"sample", "--ckpt", "x.ckpt", "--no-cache=yes"}, "--no-cache takes no value"},
+        {{"sample", "--ckpt", "x.ckpt", "--prompt", ""}, "--prompt: the prompt is empty"},
+        {{"sample"}, "--ckpt is required"},
+        {{"eval", "--ckpt", "x.ckpt"}, "qkv eval: no text: give --data FILE or set QKV_DATA"},
+        {{"eval", "--ckpt", "x.ckpt", "--data", text, "--batch", "0"},
+         "--batch: 0 is out of range"},
+        {{"frobnicate"}, "qkv: unknown command 'frobnicate'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        result r = run_args(cases[i].args);
+        EXPECT(r, 2, cases[i].want);
+        if (strcmp(cases[i].args[0], "frobnicate") != 0)
+            ck_assert_msg(strstr(r.err, "--help'."), "case %zu: no pointer to --help:\n%s", i,
+                          r.err);
+        ck_assert_msg(r.out[0] == 0, "case %zu printed to stdout:\n%s", i, r.out);
+        ck_assert_msg(dir_listing(work)[0] == 0, "case %zu wrote files:%s", i, dir_listing(work));
+        result_free(&r);
+    }
+    /* No command at all is a usage error too; --help is not an error. */
+    result r = run_args((const char *const[]){NULL});
+    EXPECT(r, 2, "usage: qkv COMMAND");
+    result_free(&r);
+    r = RUN("train", "--help");
+    EXPECT(r, 0, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "--iters N"));
+    result_free(&r);
+}
+END_TEST
+
+/* ======================================================== bad data */
+
+/* A tiny model trained on text.txt for a few steps, saved as work/name. */
+static void train_tiny(const char *name)
+{
+    result r = RUN("train", "--data", text_path, TINY, "--iters", "4", "--eval-every", "4", "--out",
+                   name);
+    EXPECT(r, 0, "");
+    result_free(&r);
+}
+
+START_TEST(test_bad_data_exits_1_with_a_message)
+{
+    char empty[256], short_text[256];
+    snprintf(empty, sizeof empty, "%s/empty.txt", data);
+    snprintf(short_text, sizeof short_text, "%s/short.txt", data);
+    struct {
+        const char *args[8];
+        const char *want[2];
+    } cases[] = {
+        {{"train", "--data", "missing.txt"},
+         {"cannot open 'missing.txt': No such file or directory"}},
+        {{"train", "--data", empty}, {"corpus '", "empty.txt' is empty"}},
+        {{"train", "--data", data}, {"Is a directory"}},
+        {{"train", "--data", "/dev/null"}, {"cannot read '/dev/null': not a regular file"}},
+        {{"train", "--data", short_text},
+         {"the train split has 9 tokens, fewer than block size + 1 = 17", "smaller block size"}},
+        {{"sample", "--ckpt", "absent.ckpt"}, {"cannot open 'absent.ckpt'"}},
+        {{"sample", "--ckpt", text_path}, {"is not a qkv checkpoint: bad magic"}},
+        {{"eval", "--ckpt", "absent.ckpt", "--data", text_path}, {"cannot open 'absent.ckpt'"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *args[24];
+        size_t n = 0;
+        for (; cases[i].args[n]; n++)
+            args[n] = cases[i].args[n];
+        if (strcmp(args[0], "train") == 0) { /* the tiny model, so only the data can be wrong */
+            const char *tiny[] = {TINY};
+            for (size_t k = 0; k < sizeof tiny / sizeof tiny[0]; k++)
+                args[n++] = tiny[k];
+        }
+        args[n] = NULL;
+        result r = run_args(args);
+        EXPECT(r, 1, cases[i].want[0], cases[i].want[1] ? cases[i].want[1] : "");
+        ck_assert_msg(dir_listing(work)[0] == 0, "case %zu wrote files:%s", i, dir_listing(work));
+        result_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_text_outside_the_vocabulary)
+{
+    train_tiny("run.ckpt");
+    /* A prompt character the model never saw. */
+    result r = RUN("sample", "--ckpt", "run.ckpt", "--prompt", "the Zebra", "--tokens", "5");
+    EXPECT(r, 1, "qkv sample: --prompt: encode: character 'Z' at position 4 is not in the "
+                 "vocabulary");
+    result_free(&r);
+    /* Evaluating or resuming on a text with other characters. */
+    const char *other = "THE QUICK BROWN FOX\n";
+    char upper[256];
+    snprintf(upper, sizeof upper, "%s/upper.txt", data);
+    write_file(upper, other, strlen(other), 20);
+    r = RUN("eval", "--ckpt", "run.ckpt", "--data", upper, "--threads", "1");
+    EXPECT(r, 1, "upper.txt", "encode: character 'T' at position 0 is not in the vocabulary");
+    result_free(&r);
+    r = RUN("train", "--resume", "run.ckpt", "--data", upper, "--iters", "8");
+    EXPECT(r, 1, "character 'T' at position 0");
+    result_free(&r);
+    /* A truncated checkpoint says so. */
+    size_t n;
+    char *bytes = read_file(in_dir(work, "run.ckpt"), &n);
+    write_file(in_dir(work, "cut.ckpt"), bytes, n / 2, 1);
+    free(bytes);
+    r = RUN("sample", "--ckpt", "cut.ckpt");
+    EXPECT(r, 1, "checkpoint 'cut.ckpt' is truncated");
+    result_free(&r);
+}
+END_TEST
+
+/* The tokenizer is byte-level: text that is not UTF-8 (Latin-1 accents, a
+ * stray continuation byte, a NUL) trains and samples like any other, one
+ * token per byte, and a prompt may hold such bytes too. */
+START_TEST(test_bytes_that_are_not_utf8_are_accepted)
+{
+    const char latin1[] = "caf\xe9 cr\xe8me br\xfbl\xe9\x80\xff e\0x na\xefve r\xe9sum\xe9.\n";
+    char path[256], want[64];
+    snprintf(path, sizeof path, "%s/latin1.txt", data);
+    write_file(path, latin1, sizeof latin1 - 1, 30);
+    bool seen[256] = {false};
+    int distinct = 0;
+    for (size_t i = 0; i < sizeof latin1 - 1; i++)
+        if (!seen[(unsigned char)latin1[i]]) {
+            seen[(unsigned char)latin1[i]] = true;
+            distinct++;
+        }
+    result r = RUN("train", "--data", path, TINY, "--iters", "5", "--eval-every", "5", "--out",
+                   "l1.ckpt");
+    EXPECT(r, 0, "");
+    snprintf(want, sizeof want, "vocabulary %d,", distinct);
+    ck_assert_msg(strstr(r.out, want), "'%s' not in:\n%s", want, r.out);
+    result_free(&r);
+    r = RUN("sample", "--ckpt", "l1.ckpt", "--prompt", "caf\xe9", "--tokens", "40", "--threads",
+            "1");
+    EXPECT(r, 0, "40 tokens");
+    ck_assert_msg(strncmp(r.out, "caf\xe9", 4) == 0, "sample output: %s", r.out);
+    /* Every byte written is one of the corpus's (the NUL aside, which ends this check). */
+    for (const char *c = r.out; *c; c++)
+        ck_assert_msg(memchr(latin1, *c, sizeof latin1 - 1) || *c == '\n',
+                      "byte 0x%02x is not in the corpus", (unsigned char)*c);
+    result_free(&r);
+}
+END_TEST
+
+/* ======================================================== interrupted and diverging runs */
+
+/* Ctrl-C stops after the current step, saves, says how to resume and exits
+ * 0; resuming with the printed command ends in the very same checkpoint,
+ * byte for byte, as a run that was never interrupted. */
+START_TEST(test_sigint_saves_and_resume_continues_exactly)
+{
+    const char *text = text_path;
+#define RUN_FLAGS "--data", text, TINY, "--iters", "400", "--eval-every", "200", "--log-every", "1"
+    result r = RUN("train", RUN_FLAGS, "--out", "full.ckpt");
+    EXPECT(r, 0, "");
+    result_free(&r);
+
+    int fd;
+    pid_t pid = spawn((const char *const[]){"train", RUN_FLAGS, "--out", "run.ckpt", NULL}, &fd);
+    /* Read stdout until the first progress line, then interrupt. A progress
+     * line every step fills the one-page pipe within some 50 steps, and the
+     * program then waits for this reader: it cannot finish the run first. */
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    bool sent = false;
+    for (ssize_t got;
+         (got = read(fd, out + len, cap - 1 - len)) > 0 || (got < 0 && errno == EINTR);) {
+        len += got > 0 ? (size_t)got : 0;
+        out[len] = 0;
+        if (!sent && strstr(out, "\nstep ")) {
+            ck_assert_int_eq(kill(pid, SIGINT), 0);
+            sent = true;
+        }
+        if (len + 1 >= cap)
+            ck_assert_ptr_nonnull(out = realloc(out, cap *= 2));
+    }
+    close(fd);
+    r = finish(pid, out);
+    ck_assert_msg(sent, "no progress line:\n%s", r.out);
+    EXPECT(r, 0, "");
+    long step = -1;
+    const char *at = strstr(r.out, "interrupted at step ");
+    ck_assert_msg(at && sscanf(at, "interrupted at step %ld", &step) == 1, "stdout:\n%s", r.out);
+    ck_assert_msg(step >= 1 && step < 400, "interrupted at step %ld", step);
+    ck_assert_ptr_nonnull(strstr(at, ": saved run.ckpt\n"));
+    char resume_hint[512];
+    snprintf(resume_hint, sizeof resume_hint,
+             "resume with: qkv train --resume run.ckpt --data %s\n", text);
+    ck_assert_msg(strstr(at, resume_hint), "no resume hint in:\n%s", at);
+    ck_assert_ptr_null(strstr(r.out, "done:"));
+    result_free(&r);
+
+    qkv_tokenizer vocab;
+    qkv_checkpoint *ck = qkv_checkpoint_open(in_dir(work, "run.ckpt"), "gpt");
+    ck_assert_qkv(ck);
+    ck_assert_int_eq(ck->step, step);
+    qkv_checkpoint_close(ck);
+
+    /* The printed command, with the settings a run does not save: how often
+     * it evaluates (which draws evaluation batches) and its thread count. */
+    r = RUN("train", "--resume", "run.ckpt", "--data", text, "--eval-every", "200", "--threads",
+            "1");
+    EXPECT(r, 0, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "(resumed)"));
+    ck_assert_ptr_nonnull(strstr(r.out, "done: "));
+    result_free(&r);
+    size_t n_full, n_run;
+    char *full = read_file(in_dir(work, "full.ckpt"), &n_full);
+    char *run = read_file(in_dir(work, "run.ckpt"), &n_run);
+    ck_assert_uint_eq(n_full, n_run);
+    ck_assert_msg(memcmp(full, run, n_full) == 0,
+                  "the resumed run's checkpoint differs from the uninterrupted run's");
+    free(full);
+    free(run);
+    qkv_gpt *m = qkv_gpt_load(in_dir(work, "run.ckpt"), &vocab);
+    ck_assert_qkv(m);
+    qkv_gpt_free(m);
+#undef RUN_FLAGS
+}
+END_TEST
+
+/* A learning rate that blows the weights up: the run stops with a message
+ * naming the step, exits 1, and the checkpoint left behind loads and holds
+ * only finite weights. */
+START_TEST(test_diverging_run_stops_and_keeps_a_good_checkpoint)
+{
+    result r = RUN("train", "--data", text_path, TINY, "--iters", "200",
+                   "--eval-every", "2", "--lr", "10", "--min-lr", "1", "--warmup", "0",
+                   "--weight-decay", "10", "--out", "div.ckpt");
+    EXPECT(r, 1, "qkv train: step ", "stopping before it reaches the weights");
+    ck_assert_ptr_null(strstr(r.out, "done:"));
+    result_free(&r);
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(in_dir(work, "div.ckpt"), &vocab);
+    ck_assert_qkv(m);
+    for (size_t i = 0; i < m->params->total; i++)
+        ck_assert_msg(isfinite(m->params->data[i]), "value %zu is %g", i,
+                      (double)m->params->data[i]);
+    qkv_gpt_free(m);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("program");
+    tcase_add_unchecked_fixture(tc, make_dirs, remove_dirs);
+    tcase_add_checked_fixture(tc, clean_work, NULL);
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_usage_errors_exit_2_before_any_work);
+    tcase_add_test(tc, test_bad_data_exits_1_with_a_message);
+    tcase_add_test(tc, test_text_outside_the_vocabulary);
+    tcase_add_test(tc, test_bytes_that_are_not_utf8_are_accepted);
+    tcase_add_test(tc, test_sigint_saves_and_resume_continues_exactly);
+    tcase_add_test(tc, test_diverging_run_stops_and_keeps_a_good_checkpoint);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(cli_suite)
