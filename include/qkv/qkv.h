@@ -16,6 +16,7 @@
 #include "qkv/optim.h"
 #include "qkv/params.h"
 #include "qkv/rng.h"
+#include "qkv/seq2seq.h"
 #include "qkv/svg.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"

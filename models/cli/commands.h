@@ -14,4 +14,10 @@ int cmd_sample(int argc, char **argv);
 /* qkv eval: train/val loss of a checkpoint. */
 int cmd_eval(int argc, char **argv);
 
+/* qkv s2s train|eval|run: the encoder-decoder on a generated task. */
+int cmd_s2s(int argc, char **argv);
+
+/* qkv attn: attention weights of a checkpoint as an SVG heatmap. */
+int cmd_attn(int argc, char **argv);
+
 #endif

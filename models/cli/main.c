@@ -14,6 +14,8 @@ static const command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
     {"sample", cmd_sample, "generate text from a trained checkpoint"},
     {"eval", cmd_eval, "train and validation loss of a checkpoint"},
+    {"s2s", cmd_s2s, "the encoder-decoder: train, eval, run on dates (human-written to ISO)"},
+    {"attn", cmd_attn, "attention weights of a checkpoint as an SVG heatmap"},
     {"lab", cmd_lab, "attention step by step: the worked example, the sqrt(d) scaling, the causal mask"},
 };
 

@@ -1,0 +1,283 @@
+/* qkv/seq2seq.h — an encoder-decoder transformer with cross-attention, its
+ * training on a generated task (dates), greedy decoding and attention pictures.
+ *
+ * The encoder reads the whole input at once (token + position embeddings,
+ * n_layer unmasked blocks, a final LayerNorm); the decoder writes the output
+ * one character at a time (token + position embeddings, n_layer blocks of
+ * causal self-attention, cross-attention over the encoder's output and an
+ * MLP, a final LayerNorm, an lm head). The lm head is tied to the decoder's
+ * token embedding (logits = x · dec.wteᵀ), as in the GPT: one table fewer,
+ * and the task learns as well with it.
+ *
+ * Token ids: 0 PAD, 1 BOS, 2 EOS, then one id per character of the model's
+ * alphabet. In a batch, inputs are padded with PAD up to the longest one and
+ * a mask keeps every query away from the padding, in the encoder and in the
+ * cross-attention; the decoder reads BOS + target and predicts target + EOS.
+ *
+ *     const qkv_seq2seq_task *task = qkv_seq2seq_task_find("dates");
+ *     qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, 2, 4, 64, 0);
+ *     qkv_train_config tc = qkv_train_defaults();
+ *     tc.iters = 1500, tc.batch_size = 64, tc.lr = 3e-3, tc.eval_iters = 4;
+ *     qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, task);
+ *     while (t && t->step < tc.iters)
+ *         if (qkv_seq2seq_trainer_step(t, NULL, NULL) < 0) break;
+ *     char out[16];
+ *     const char *in = "March 3rd, 1998";
+ *     char *outs[1] = {out};
+ *     if (t && qkv_seq2seq_translate(t->model, 1, &in, outs) == 0)
+ *         puts(out);                                          // 1998-03-03
+ *     qkv_seq2seq_trainer_free(t);
+ */
+#ifndef QKV_SEQ2SEQ_H
+#define QKV_SEQ2SEQ_H
+
+#include "qkv/data.h"
+#include "qkv/nn.h"
+#include "qkv/trainer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The special tokens; the alphabet's characters follow them. */
+enum {
+    QKV_SEQ2SEQ_PAD = 0,      /* fills an input or decoder input after its end */
+    QKV_SEQ2SEQ_BOS = 1,      /* the decoder's first input: "begin writing" */
+    QKV_SEQ2SEQ_EOS = 2,      /* the decoder's last target: "the output ends here" */
+    QKV_SEQ2SEQ_N_SPECIAL = 3 /* id of the alphabet's first character */
+};
+
+/* Target value of padded decoder positions: the loss skips them. */
+#define QKV_SEQ2SEQ_IGNORE (-1)
+
+typedef struct qkv_seq2seq_config {
+    int max_src;    /* longest input in characters (encoder positions) */
+    int max_tgt;    /* decoder positions: the longest output plus one (EOS) */
+    int n_layer;    /* encoder blocks, and as many decoder blocks */
+    int n_head;     /* attention heads; n_embd must be a multiple */
+    int n_embd;     /* C: width of both residual streams */
+    double dropout; /* dropout probability in training */
+} qkv_seq2seq_config;
+
+/* Bytes of a serialised config (the checkpoint's config blob). */
+#define QKV_SEQ2SEQ_CONFIG_BYTES 32
+
+/* Write cfg as QKV_SEQ2SEQ_CONFIG_BYTES portable bytes (little-endian fields). */
+void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg,
+                             uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES]);
+
+/* Read a config written by qkv_seq2seq_config_pack and check it; 0, or -1
+ * naming the first bad field (or a blob of the wrong length). */
+int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len);
+
+/* 0 when every size is usable; otherwise -1 naming the bad field. */
+int qkv_seq2seq_config_check(const qkv_seq2seq_config *cfg);
+
+typedef struct qkv_seq2seq {
+    qkv_seq2seq_config cfg;  /* the sizes */
+    qkv_tokenizer chars;     /* the alphabet: character c is token N_SPECIAL + chars.id[c] */
+    int vocab_size;          /* V: N_SPECIAL + chars.size */
+    qkv_params *params;      /* every parameter, by name, in one flat buffer */
+    qkv_embed enc_wte;       /* encoder token embedding (V, C) */
+    qkv_embed enc_wpe;       /* encoder position embedding (max_src, C) */
+    qkv_block *enc;          /* n_layer unmasked blocks */
+    qkv_ln enc_ln_f;         /* LayerNorm of the encoder's output (the memory) */
+    qkv_embed dec_wte;       /* decoder token embedding (V, C); also the lm head */
+    qkv_embed dec_wpe;       /* decoder position embedding (max_tgt, C) */
+    qkv_cross_block *dec;    /* n_layer decoder blocks with cross-attention */
+    qkv_ln dec_ln_f;         /* LayerNorm before the lm head */
+    qkv_block_config block;  /* the blocks' shared sizes */
+} qkv_seq2seq;
+
+/* A model over the alphabet chars (1..253 characters) with fresh parameters
+ * drawn from seed; NULL with a message on a bad config or no memory. */
+qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
+                             uint64_t seed);
+
+/* Free the model and its parameters (NULL is fine). */
+void qkv_seq2seq_free(qkv_seq2seq *m);
+
+/* Ablation: zero the output projection of every cross-attention, so each one
+ * adds exactly 0 to the decoder's residual stream and the decoder no longer
+ * sees the input at all. Irreversible on this model. */
+void qkv_seq2seq_zero_cross(qkv_seq2seq *m);
+
+/* ---- batches ---- */
+
+/* B padded (input, target) pairs as token ids, laid out for the model. */
+typedef struct qkv_seq2seq_batch {
+    int cap;            /* pairs the buffers hold */
+    int B;              /* pairs in use */
+    int Ts;             /* encoder length: the longest input of the batch */
+    int Tt;             /* decoder length: the longest target of the batch + 1 */
+    int32_t *src;       /* (B,Ts) input ids, PAD after each input's end */
+    uint8_t *src_valid; /* (B,Ts) 1 = a real character, 0 = padding */
+    int32_t *dec_in;    /* (B,Tt) BOS + target, PAD after */
+    int32_t *dec_out;   /* (B,Tt) target + EOS, QKV_SEQ2SEQ_IGNORE after */
+} qkv_seq2seq_batch;
+
+/* Buffers for up to cap pairs of m's longest sizes; NULL on failure. */
+qkv_seq2seq_batch *qkv_seq2seq_batch_new(const qkv_seq2seq *m, int cap);
+
+/* Free a batch (NULL is fine). */
+void qkv_seq2seq_batch_free(qkv_seq2seq_batch *b);
+
+/* Fill b with n pairs: inputs[i] (NUL-terminated, 1..max_src characters)
+ * and targets[i] (0..max_tgt-1 characters), or targets NULL for inputs only
+ * (then Tt is 0 and dec_in, dec_out are not touched). -1 with a message
+ * naming the string and the first character outside the alphabet, an empty
+ * or too long string, or n outside [1, cap]. */
+int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
+                           const char *const *inputs, const char *const *targets);
+
+/* ---- forward ---- */
+
+/* The memory (B,Ts,C): the encoder's output for src (B,Ts) with padding
+ * mask src_valid (B,Ts) (NULL = no padding). */
+qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+                               const uint8_t *src_valid, int B, int Ts);
+
+/* Logits (B,Tt,V) of the decoder reading dec_in (B,Tt) over memory, whose
+ * padding is masked by src_valid (B,Ts) or NULL. When cross_weights is not
+ * NULL it holds n_layer slots and receives each layer's cross-attention
+ * weights (B,H,Tt,Ts). */
+qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+                               const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
+                               qkv_tensor **cross_weights);
+
+/* Teacher-forced mean cross-entropy of b's targets (padding skipped), shape (1). */
+qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_seq2seq_batch *b);
+
+/* ---- greedy decoding ---- */
+
+/* Write out (B, max_tgt): for each of the B padded inputs src (B,Ts), the
+ * most likely token at every step, each fed back as the next input, until
+ * every row has produced EOS or max_tgt tokens. With use_cache the
+ * decoder's self-attention keys and values are kept across steps and the
+ * cross-attention's are computed once; without, every step reruns the whole
+ * decoder; both give the same tokens. Runs in no-grad mode. 0 or -1. */
+int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *src_valid, int B,
+                       int Ts, bool use_cache, int32_t *out);
+
+/* The characters of a decoded row (max_tgt tokens) up to its first special
+ * token (EOS), NUL-terminated, into text (max_tgt + 1 bytes). */
+void qkv_seq2seq_detokenize(const qkv_seq2seq *m, const int32_t *row, char *text);
+
+/* Greedy, cached decoding of n strings: outputs[i] (max_tgt + 1 bytes each)
+ * receives the model's answer to inputs[i]. -1 with a message naming a bad
+ * input (a character outside the alphabet, empty, too long). */
+int qkv_seq2seq_translate(const qkv_seq2seq *m, int n, const char *const *inputs,
+                          char *const *outputs);
+
+/* ---- checkpoints (kind "seq2seq": config blob, the alphabet as vocabulary) ---- */
+
+/* Save m's parameters and the training step to path, atomically. 0 or -1. */
+int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step);
+
+/* The model saved at path; NULL with a message on failure. */
+qkv_seq2seq *qkv_seq2seq_load(const char *path);
+
+/* ---- tasks: generators of (input, output) pairs ---- */
+
+/* Draw one pair from rng, from the test split (test) or the training split;
+ * returns >= 0, or -1 with a message. qkv_dates_sample_split is one. */
+typedef int (*qkv_pair_fn)(qkv_rng *rng, bool test, char *input, size_t in_len, char *output,
+                           size_t out_len);
+
+typedef struct qkv_seq2seq_task {
+    const char *name;              /* "dates" */
+    const char *(*alphabet)(void); /* every character of inputs and outputs, NUL-terminated */
+    int max_input;                 /* longest input, in characters */
+    int max_output;                /* longest output, in characters */
+    qkv_pair_fn sample;            /* the generator */
+} qkv_seq2seq_task;
+
+/* The task called name ("dates"), or NULL with a message listing the tasks. */
+const qkv_seq2seq_task *qkv_seq2seq_task_find(const char *name);
+
+/* A config sized for task's strings with the given depth, heads and width. */
+qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_layer, int n_head,
+                                          int n_embd, double dropout);
+
+/* Called by qkv_seq2seq_accuracy for each wrong answer. */
+typedef void (*qkv_seq2seq_miss_fn)(const char *input, const char *expected, const char *got,
+                                    void *ud);
+
+/* Exact-match accuracy (0..1) of greedy decoding on n pairs drawn from
+ * task's test split with a generator seeded with seed; on_miss (or NULL)
+ * sees every wrong answer. NAN with a message on failure. */
+double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int n,
+                            uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud);
+
+/* ---- training ---- */
+
+/* A training run. Its settings are a qkv_train_config: iters, batch_size,
+ * lr, min_lr, warmup, weight_decay, grad_clip, seed as for the GPT, and
+ * eval_iters = held-out batches (of batch_size pairs) per evaluation. */
+typedef struct qkv_seq2seq_trainer {
+    qkv_seq2seq *model;           /* the model being trained */
+    const qkv_seq2seq_task *task; /* where the pairs come from */
+    qkv_train_config cfg;         /* the run's settings */
+    qkv_optim *opt;               /* AdamW and its moments */
+    qkv_lr_schedule sched;        /* warmup + cosine over cfg.iters */
+    qkv_rng data_rng;             /* draws the training pairs */
+    qkv_rng dropout_rng;          /* dropout masks */
+    qkv_arena *arena;             /* everything one step creates */
+    qkv_seq2seq_batch *batch;     /* one batch of token ids */
+    char *text;                   /* batch_size inputs, then their outputs, as strings */
+    char **strings;               /* 2·batch_size pointers to those strings, in order */
+    int64_t step;                 /* optimizer steps done */
+} qkv_seq2seq_trainer;
+
+/* A trainer for a new model of config mc on task, alphabet from the task;
+ * NULL with a message on failure. */
+qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
+                                             const qkv_train_config *tc,
+                                             const qkv_seq2seq_task *task);
+
+/* Free the trainer and its model (NULL is fine). */
+void qkv_seq2seq_trainer_free(qkv_seq2seq_trainer *t);
+
+/* One optimizer step on batch_size fresh training pairs: forward, backward,
+ * clip, AdamW. Writes the loss and the gradient norm before clipping (either
+ * may be NULL). A NaN or infinite loss or norm is an error naming the step,
+ * and the parameters are left as they were. 0 or -1. */
+int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss, double *grad_norm);
+
+/* Exact-match accuracy on eval_iters·batch_size held-out pairs, the same
+ * pairs at every call (drawn from seed + 2). NAN on failure. */
+double qkv_seq2seq_trainer_eval(const qkv_seq2seq_trainer *t);
+
+/* ---- attention pictures ---- */
+
+/* Greedy-decode input with m into output (max_tgt + 1 bytes) and give the
+ * cross-attention weights of that layer during the decoding, (1,H,Tt,Ts):
+ * Ts = strlen(input) columns, one per input character; row t is the
+ * decoder position that produced output[t], and the last row the one that
+ * produced EOS (Tt = strlen(output) + 1, or max_tgt if no EOS came). The
+ * weights come from r's arena. NULL with a message. */
+qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
+                                      int layer, char *output);
+
+/* How qkv_attn_svg draws the weights of one attention (1,H,Tq,Tk). */
+typedef struct qkv_attn_svg_spec {
+    const char *title;      /* above the panels, or NULL */
+    int head;               /* draw this head only; -1 for one panel per head */
+    bool average;           /* one panel: the mean over the heads (head is ignored) */
+    bool causal;            /* cells above the diagonal were masked: leave them blank */
+    const char *row_labels; /* Tq characters (the queries' text), or NULL */
+    const char *col_labels; /* Tk characters (the keys' text), or NULL */
+    const char *rows_name;  /* caption of the row axis, or NULL */
+    const char *cols_name;  /* caption of the column axis, or NULL */
+} qkv_attn_svg_spec;
+
+/* Write attention weights (1,H,Tq,Tk) as a heatmap (qkv_svg_heatmap) to
+ * path: one Tq×Tk panel per head drawn, one cell per unmasked weight, on a
+ * colour scale from 0 to the largest weight drawn. 0, or -1 with a message
+ * (bad shape or head, unwritable file). */
+int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

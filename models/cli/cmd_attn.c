@@ -1,0 +1,149 @@
+/* qkv attn: attention weights of a trained model as an SVG heatmap: the
+ * encoder-decoder's cross-attention while it decodes an input, or the
+ * character GPT's causal self-attention over a text. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "qkv/qkv.h"
+#include "threads.h"
+
+/* What the user asked to draw. */
+typedef struct attn_opts {
+    const char *ckpt, *input, *text, *out;
+    int layer; /* -1: the last */
+    int head;  /* -1: every head */
+    bool average;
+} attn_opts;
+
+/* The layer to draw: o->layer, or the last of n_layer; -1 with a message if it does not exist. */
+static int pick_layer(const attn_opts *o, int n_layer)
+{
+    int l = o->layer < 0 ? n_layer - 1 : o->layer;
+    if (l >= n_layer)
+        return qkv_set_error("--layer %d does not exist; the model has layers 0 to %d", o->layer,
+                             n_layer - 1);
+    return l;
+}
+
+/* Cross-attention of the encoder-decoder while it decodes o->input. */
+static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
+{
+    qkv_seq2seq *m = qkv_seq2seq_load(o->ckpt);
+    if (!m)
+        return -1;
+    int rc = -1, layer = pick_layer(o, m->cfg.n_layer);
+    char *output = malloc((size_t)m->cfg.max_tgt + 2), title[64];
+    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
+    qkv_tensor *w = layer >= 0 && output
+                        ? qkv_seq2seq_cross_weights(m, &run, o->input, layer, output)
+                        : NULL;
+    if (w) {
+        /* Row labels: the output, then ⏎ for the row that chose to stop (EOS). */
+        size_t n = strlen(output);
+        if ((int)n < w->shape[2])
+            strcpy(output + n, "\n");
+        /* Short: the input and output are the axes' labels, and a narrow picture clips a long title. */
+        snprintf(title, sizeof title, "cross-attention, layer %d", layer);
+        qkv_attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
+                                  .row_labels = output, .col_labels = o->input,
+                                  .rows_name = "output (written top to bottom)",
+                                  .cols_name = "input"};
+        rc = qkv_attn_svg(o->out, w, &spec);
+        if (rc == 0)
+            printf("%s -> %.*s: wrote %s (layer %d, %d heads%s)\n", o->input, (int)n, output,
+                   o->out, layer, w->shape[1], o->average ? ", averaged" : "");
+    }
+    free(output);
+    qkv_seq2seq_free(m);
+    return rc;
+}
+
+/* Causal self-attention of the character GPT over o->text. */
+static int draw_gpt(const attn_opts *o, qkv_arena *arena)
+{
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(o->ckpt, &vocab);
+    if (!m)
+        return -1;
+    int T = (int)strlen(o->text), layer = pick_layer(o, m->cfg.n_layer);
+    int32_t *ids = qkv_arena_alloc(arena, (size_t)(T > 0 ? T : 1) * sizeof *ids);
+    qkv_tensor **w = qkv_arena_calloc(arena, (size_t)m->cfg.n_layer * sizeof *w);
+    int rc = layer < 0 || !ids || !w ? -1
+             : T < 1 || T > m->cfg.block_size
+                 ? qkv_set_error("--text has %d characters; the model reads 1 to %d", T,
+                                 m->cfg.block_size)
+                 : qkv_encode(&vocab, o->text, (size_t)T, ids);
+    if (rc == 0) {
+        qkv_run run = {.arena = arena, .train = false, .rng = NULL};
+        bool was = qkv_set_grad_enabled(false);
+        qkv_tensor *logits = qkv_gpt_logits(m, &run, ids, 1, T, w);
+        qkv_set_grad_enabled(was);
+        char title[64];
+        snprintf(title, sizeof title, "causal self-attention, layer %d", layer);
+        qkv_attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
+                                  .causal = true, .row_labels = o->text, .col_labels = o->text,
+                                  .rows_name = "query (position reading)",
+                                  .cols_name = "key (position read)"};
+        rc = logits ? qkv_attn_svg(o->out, w[layer], &spec) : -1;
+        if (rc == 0)
+            printf("wrote %s: %d characters, layer %d, %d heads%s\n", o->out, T, layer,
+                   w[layer]->shape[1], o->average ? ", averaged" : "");
+    }
+    qkv_gpt_free(m);
+    return rc;
+}
+
+int cmd_attn(int argc, char **argv)
+{
+    attn_opts o = {.out = "attn.svg", .layer = -1, .head = -1};
+    int threads = 1;
+    const arg_spec specs[] = {
+        {"--ckpt", ARG_STR, &o.ckpt, 0, 0, "CKPT", "a seq2seq or gpt checkpoint"},
+        {"--input", ARG_STR, &o.input, 0, 0, "TEXT", "seq2seq: the input to decode"},
+        {"--text", ARG_STR, &o.text, 0, 0, "TEXT", "gpt: the text to read"},
+        {"--layer", ARG_INT, &o.layer, -1, 255, "L", "layer to draw (-1 = the last)"},
+        {"--head", ARG_INT, &o.head, -1, 4095, "H", "head to draw (-1 = one panel per head)"},
+        {"--average", ARG_FLAG, &o.average, 0, 0, NULL, "one panel: the mean over the heads"},
+        {"--out", ARG_STR, &o.out, 0, 0, "SVG", "picture to write"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+    };
+    const arg_cmd cmd = {"attn", "Draw attention weights as an SVG heatmap: a seq2seq model's "
+                         "cross-attention (output characters down, input characters across) or "
+                         "a GPT's causal self-attention.", "", specs,
+                         (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!o.ckpt)
+        return args_error(&cmd, "--ckpt is required");
+    qkv_checkpoint *ck = qkv_checkpoint_open(o.ckpt, NULL);
+    if (!ck) {
+        fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
+        return 1;
+    }
+    char kind[QKV_CKPT_KIND_MAX + 1];
+    strcpy(kind, ck->kind);
+    qkv_checkpoint_close(ck);
+    bool s2s = strcmp(kind, "seq2seq") == 0;
+    if (!s2s && strcmp(kind, "gpt") != 0) {
+        fprintf(stderr, "qkv attn: %s holds a '%s' model; attn draws seq2seq and gpt models\n",
+                o.ckpt, kind);
+        return 1;
+    }
+    if (s2s && (!o.input || o.text))
+        return args_error(&cmd, "%s is a seq2seq model: give --input TEXT (not --text)", o.ckpt);
+    if (!s2s && (!o.text || o.input))
+        return args_error(&cmd, "%s is a gpt model: give --text TEXT (not --input)", o.ckpt);
+    cli_use_threads(threads);
+    qkv_arena *arena = qkv_arena_new((size_t)1 << 20);
+    rc = arena ? (s2s ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;
+    if (rc < 0)
+        fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
+    qkv_arena_free(arena);
+    return rc < 0 ? 1 : 0;
+}

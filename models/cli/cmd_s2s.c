@@ -1,0 +1,267 @@
+/* qkv s2s train|eval|run: the encoder-decoder with cross-attention on a
+ * generated task (human-written dates to ISO 8601). */
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "args.h"
+#include "commands.h"
+#include "qkv/qkv.h"
+#include "threads.h"
+
+/* Ctrl-C asks the training loop to stop after the current step and save. */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Print "qkv s2s CMD: <last error>" and return 1. */
+static int fail(const char *cmd)
+{
+    fprintf(stderr, "qkv s2s %s: %s\n", cmd, qkv_last_error());
+    return 1;
+}
+
+static int s2s_train(int argc, char **argv)
+{
+    const char *task_name = "dates", *out = "s2s.ckpt";
+    int steps = 1500, batch = 64, layers = 2, heads = 4, embd = 64, warmup = 100;
+    int eval_every = 250, eval_iters = 4, log_every = 50, seed = 1337, threads = omp_get_num_procs();
+    double dropout = 0, lr = 3e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
+    const arg_spec specs[] = {
+        {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
+        {"--steps", ARG_INT, &steps, 1, 1e9, "N", "optimizer steps"},
+        {"--batch", ARG_INT, &batch, 1, 1e5, "B", "pairs per step"},
+        {"--layers", ARG_INT, &layers, 1, 256, "L", "encoder blocks, and as many decoder blocks"},
+        {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
+        {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
+        {"--dropout", ARG_REAL, &dropout, 0, 0.95, "P", "dropout probability in training"},
+        {"--lr", ARG_REAL, &lr, 1e-12, 10, "LR", "peak learning rate"},
+        {"--min-lr", ARG_REAL, &min_lr, 0, 10, "LR", "learning rate at the end of the cosine"},
+        {"--warmup", ARG_INT, &warmup, 0, 1e9, "N", "linear warmup steps"},
+        {"--weight-decay", ARG_REAL, &weight_decay, 0, 10, "WD", "AdamW weight decay on matrices"},
+        {"--grad-clip", ARG_REAL, &clip, 0, 1e9, "NORM", "global gradient-norm limit (0 = none)"},
+        {"--eval-every", ARG_INT, &eval_every, 1, 1e9, "N", "held-out accuracy and checkpoint every N steps"},
+        {"--eval-iters", ARG_INT, &eval_iters, 1, 1e4, "N", "held-out batches per evaluation"},
+        {"--log-every", ARG_INT, &log_every, 1, 1e9, "N", "progress line every N steps"},
+        {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of init, pairs and dropout"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write"},
+    };
+    const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
+                         "task's generator (training split), with held-out exact-match accuracy "
+                         "from its test split.", "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (embd % heads)
+        return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
+    if (min_lr > lr)
+        return args_error(&cmd, "--min-lr %g is above --lr %g", min_lr, lr);
+    const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
+    if (!task)
+        return args_error(&cmd, "--task: %s", qkv_last_error());
+    cli_use_threads(threads);
+
+    qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
+    qkv_train_config tc = {.iters = steps, .batch_size = batch, .lr = lr, .min_lr = min_lr,
+                           .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
+                           .eval_iters = eval_iters, .seed = (uint64_t)seed};
+    qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, task);
+    if (!t)
+        return fail("train");
+    printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,
+           task->max_input, task->max_output, t->model->chars.size);
+    printf("model: %d+%d layers, %d heads, width %d, dropout %g: %zu parameters\n", layers, layers,
+           heads, embd, dropout, t->model->params->total);
+    printf("training: %d steps of %d pairs, lr %g -> %g (warmup %d), %d threads\n", steps, batch,
+           lr, min_lr, warmup, threads);
+    fflush(stdout);
+
+    signal(SIGINT, on_sigint);
+    double t_start = now_s(), t_last = t_start, eval_time = 0, loss_sum = 0, acc = NAN;
+    int loss_n = 0, status = 0;
+    while (t->step < steps && !interrupted) {
+        double loss;
+        if (qkv_seq2seq_trainer_step(t, &loss, NULL) < 0) {
+            status = fail("train");
+            break;
+        }
+        loss_sum += loss;
+        loss_n++;
+        int64_t s = t->step;
+        if (s % log_every == 0 || s == steps) {
+            double now = now_s(), train_time = now - t_start - eval_time;
+            printf("step %6lld/%d  loss %.4f  lr %.2e  %6.1f ms/step  ETA %4.0fs\n", (long long)s,
+                   steps, loss_sum / loss_n, qkv_lr_at(&t->sched, s - 1),
+                   1000 * (now - t_last) / loss_n, train_time / (double)s * (double)(steps - s));
+            loss_sum = 0;
+            loss_n = 0;
+            t_last = now;
+        }
+        if (s % eval_every == 0 || s == steps) {
+            double te = now_s();
+            acc = qkv_seq2seq_trainer_eval(t);
+            if (isnan(acc) || qkv_seq2seq_save(t->model, out, s) < 0) {
+                status = fail("train");
+                break;
+            }
+            double dt = now_s() - te;
+            printf("eval at step %lld: held-out exact match %.1f%% (%d pairs, %.1fs); saved %s\n",
+                   (long long)s, 100 * acc, eval_iters * batch, dt, out);
+            eval_time += dt;
+            t_last += dt; /* evaluation time is not training speed */
+        }
+        fflush(stdout);
+    }
+    if (interrupted && status == 0) {
+        if (qkv_seq2seq_save(t->model, out, t->step) < 0)
+            status = fail("train");
+        else
+            printf("\ninterrupted at step %lld: saved %s\n", (long long)t->step, out);
+    } else if (status == 0) {
+        printf("done: %d steps in %.1fs (%.1fs training); held-out exact match %.1f%%; saved %s\n",
+               steps, now_s() - t_start, now_s() - t_start - eval_time, 100 * acc, out);
+    }
+    qkv_seq2seq_trainer_free(t);
+    return status;
+}
+
+/* Prints the first `left` wrong answers. */
+typedef struct misses {
+    int left;
+} misses;
+
+static void show_miss(const char *input, const char *expected, const char *got, void *ud)
+{
+    misses *m = ud;
+    if (m->left-- > 0)
+        printf("  %-34s expected %s, got %s\n", input, expected, got[0] ? got : "(nothing)");
+}
+
+static int s2s_eval(int argc, char **argv)
+{
+    const char *ckpt = NULL, *task_name = "dates";
+    int n = 1000, seed = 7, show = 5, threads = omp_get_num_procs();
+    bool no_cross = false;
+    const arg_spec specs[] = {
+        {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
+        {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the task whose test split to use"},
+        {"--n", ARG_INT, &n, 1, 1e7, "N", "held-out pairs to decode"},
+        {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of the held-out pairs"},
+        {"--show", ARG_INT, &show, 0, 1e6, "K", "wrong answers to print"},
+        {"--no-cross", ARG_FLAG, &no_cross, 0, 0, NULL,
+         "ablation: zero every cross-attention's output, so the decoder cannot see the input"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+    };
+    const arg_cmd cmd = {"s2s eval", "Exact-match accuracy of greedy decoding on held-out pairs "
+                         "(the task's test split), and a few wrong answers.", "", specs,
+                         (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!ckpt)
+        return args_error(&cmd, "--ckpt is required");
+    const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
+    if (!task)
+        return args_error(&cmd, "--task: %s", qkv_last_error());
+    cli_use_threads(threads);
+    qkv_seq2seq *m = qkv_seq2seq_load(ckpt);
+    if (!m)
+        return fail("eval");
+    if (no_cross)
+        qkv_seq2seq_zero_cross(m);
+    printf("wrong answers (first %d):\n", show);
+    misses left = {show};
+    double t0 = now_s(), acc = qkv_seq2seq_accuracy(m, task, n, (uint64_t)seed, show_miss, &left);
+    if (isnan(acc)) {
+        qkv_seq2seq_free(m);
+        return fail("eval");
+    }
+    if (left.left == show)
+        printf("  (none)\n");
+    printf("%s%s: exact match %.2f%% on %d held-out %s pairs (%d wrong; %.1fs)\n", ckpt,
+           no_cross ? " without cross-attention" : "", 100 * acc, n, task->name,
+           n - (int)lround(acc * n), now_s() - t0);
+    qkv_seq2seq_free(m);
+    return 0;
+}
+
+/* Inputs decoded by one `qkv s2s run`. */
+enum { RUN_MAX_INPUTS = 64 };
+
+static int s2s_run(int argc, char **argv)
+{
+    const char *ckpt = NULL;
+    int threads = 1;
+    const arg_spec specs[] = {
+        {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
+        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+    };
+    const arg_cmd cmd = {"s2s run", "Decode each INPUT greedily and print the answer on its own "
+                         "line.", "INPUT...", specs, (int)(sizeof specs / sizeof specs[0]),
+                         RUN_MAX_INPUTS};
+    const char *pos[RUN_MAX_INPUTS];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (!ckpt)
+        return args_error(&cmd, "--ckpt is required");
+    if (n_pos == 0)
+        return args_error(&cmd, "give at least one INPUT, e.g. \"March 3rd, 1998\"");
+    cli_use_threads(threads);
+    qkv_seq2seq *m = qkv_seq2seq_load(ckpt);
+    if (!m)
+        return fail("run");
+    char text[RUN_MAX_INPUTS][256];
+    char *outs[RUN_MAX_INPUTS];
+    for (int i = 0; i < n_pos; i++)
+        outs[i] = text[i];
+    rc = m->cfg.max_tgt < 256 ? qkv_seq2seq_translate(m, n_pos, pos, outs)
+                              : qkv_set_error("the model's outputs are too long for this program");
+    for (int i = 0; rc == 0 && i < n_pos; i++)
+        puts(outs[i]);
+    qkv_seq2seq_free(m);
+    return rc < 0 ? fail("run") : 0;
+}
+
+int cmd_s2s(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+        const char *summary;
+    } subs[] = {
+        {"train", s2s_train, "train on pairs from a generated task"},
+        {"eval", s2s_eval, "exact-match accuracy on held-out pairs (--no-cross: the ablation)"},
+        {"run", s2s_run, "decode the given inputs"},
+    };
+    int n_subs = (int)(sizeof subs / sizeof subs[0]);
+    for (int i = 0; argc > 1 && i < n_subs; i++)
+        if (strcmp(argv[1], subs[i].name) == 0)
+            return subs[i].run(argc - 1, argv + 1);
+    bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+    FILE *f = help ? stdout : stderr;
+    if (argc > 1 && !help)
+        fprintf(f, "qkv s2s: unknown subcommand '%s'\n", argv[1]);
+    fprintf(f, "usage: qkv s2s SUBCOMMAND [options]   ('qkv s2s SUBCOMMAND --help' for its "
+               "options)\nThe encoder-decoder with cross-attention.\n\nsubcommands:\n");
+    for (int i = 0; i < n_subs; i++)
+        fprintf(f, "  %-6s %s\n", subs[i].name, subs[i].summary);
+    return help ? 0 : ARG_USAGE_EXIT;
+}

@@ -1,0 +1,225 @@
+/* The encoder-decoder: config, parameters, forward to logits and loss,
+ * checkpoints (see qkv/seq2seq.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "seq2seq_internal.h"
+
+enum { N_SIZES = 5 };
+
+void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg, uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES])
+{
+    memset(out, 0, QKV_SEQ2SEQ_CONFIG_BYTES);
+    const int sizes[N_SIZES] = {cfg->max_src, cfg->max_tgt, cfg->n_layer, cfg->n_head, cfg->n_embd};
+    for (int i = 0; i < N_SIZES; i++)
+        qkv__put_u32(out + 4 * i, (uint32_t)sizes[i]);
+    qkv__put_f64(out + 4 * N_SIZES, cfg->dropout);
+}
+
+int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len)
+{
+    if (len != QKV_SEQ2SEQ_CONFIG_BYTES)
+        return qkv_set_error("seq2seq config: %zu bytes, expected %d", len,
+                             QKV_SEQ2SEQ_CONFIG_BYTES);
+    const uint8_t *p = blob;
+    int *sizes[N_SIZES] = {&cfg->max_src, &cfg->max_tgt, &cfg->n_layer, &cfg->n_head, &cfg->n_embd};
+    for (int i = 0; i < N_SIZES; i++)
+        *sizes[i] = qkv__get_size(p + 4 * i);
+    cfg->dropout = qkv__get_f64(p + 4 * N_SIZES);
+    return qkv_seq2seq_config_check(cfg);
+}
+
+int qkv_seq2seq_config_check(const qkv_seq2seq_config *c)
+{
+    if (c->max_src < 1 || c->max_src > 65536)
+        return qkv_set_error("seq2seq config: max_src %d is not in [1, 65536]", c->max_src);
+    if (c->max_tgt < 2 || c->max_tgt > 65536)
+        return qkv_set_error("seq2seq config: max_tgt %d is not in [2, 65536] (an output and EOS)",
+                             c->max_tgt);
+    if (c->n_layer < 1 || c->n_layer > 256)
+        return qkv_set_error("seq2seq config: n_layer %d is not in [1, 256]", c->n_layer);
+    if (c->n_embd < 1 || c->n_embd > 65536)
+        return qkv_set_error("seq2seq config: n_embd %d is not in [1, 65536]", c->n_embd);
+    if (c->n_head < 1 || c->n_embd % c->n_head)
+        return qkv_set_error("seq2seq config: n_embd %d is not a multiple of n_head %d", c->n_embd,
+                             c->n_head);
+    if (!(c->dropout >= 0 && c->dropout < 1))
+        return qkv_set_error("seq2seq config: dropout %g is not in [0, 1)", c->dropout);
+    return 0;
+}
+
+/* Declare one side's token and position embeddings, "<side>.wte" and "<side>.wpe". */
+static int embed_init(qkv_embed *wte, qkv_embed *wpe, qkv_params *p, const char *side, int V,
+                      int positions, int C)
+{
+    char name[QKV_PARAM_NAME_MAX];
+    snprintf(name, sizeof name, "%s.wte", side);
+    if (qkv_embed_init(wte, p, name, V, C, 0.02) < 0)
+        return -1;
+    snprintf(name, sizeof name, "%s.wpe", side);
+    return qkv_embed_init(wpe, p, name, positions, C, 0.02);
+}
+
+qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
+                             uint64_t seed)
+{
+    if (qkv_seq2seq_config_check(cfg) < 0)
+        return NULL;
+    if (chars->size < 1 || chars->size > 256 - QKV_SEQ2SEQ_N_SPECIAL) {
+        qkv_set_error("seq2seq: an alphabet of %d characters; it needs 1 to %d", chars->size,
+                      256 - QKV_SEQ2SEQ_N_SPECIAL);
+        return NULL;
+    }
+    qkv_seq2seq *m = qkv_calloc(sizeof *m);
+    if (!m)
+        return NULL;
+    m->cfg = *cfg;
+    m->chars = *chars;
+    m->vocab_size = QKV_SEQ2SEQ_N_SPECIAL + chars->size;
+    m->block = (qkv_block_config){.n_embd = cfg->n_embd, .n_head = cfg->n_head,
+                                  .n_layer = cfg->n_layer, .dropout = (qkv_real)cfg->dropout,
+                                  .bias = true};
+    int L = cfg->n_layer, C = cfg->n_embd, V = m->vocab_size;
+    m->params = qkv_params_new();
+    m->enc = qkv_calloc((size_t)L * sizeof *m->enc);
+    m->dec = qkv_calloc((size_t)L * sizeof *m->dec);
+    if (!m->params || !m->enc || !m->dec)
+        goto fail;
+    /* The declaration order fixes the order of init draws and of the checkpoint. */
+    if (embed_init(&m->enc_wte, &m->enc_wpe, m->params, "enc", V, cfg->max_src, C) < 0)
+        goto fail;
+    char name[QKV_PARAM_NAME_MAX];
+    for (int l = 0; l < L; l++) {
+        snprintf(name, sizeof name, "enc.h.%d", l);
+        if (qkv_block_init(&m->enc[l], m->params, name, &m->block, false) < 0)
+            goto fail;
+    }
+    if (qkv_ln_init(&m->enc_ln_f, m->params, "enc.ln_f", C, true) < 0 ||
+        embed_init(&m->dec_wte, &m->dec_wpe, m->params, "dec", V, cfg->max_tgt, C) < 0)
+        goto fail;
+    for (int l = 0; l < L; l++) {
+        snprintf(name, sizeof name, "dec.h.%d", l);
+        if (qkv_cross_block_init(&m->dec[l], m->params, name, &m->block, C) < 0)
+            goto fail;
+    }
+    if (qkv_ln_init(&m->dec_ln_f, m->params, "dec.ln_f", C, true) < 0)
+        goto fail;
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    if (qkv_params_alloc(m->params, &rng) < 0)
+        goto fail;
+    return m;
+fail:
+    qkv_seq2seq_free(m);
+    return NULL;
+}
+
+void qkv_seq2seq_free(qkv_seq2seq *m)
+{
+    if (!m)
+        return;
+    qkv_params_free(m->params);
+    qkv_free(m->enc);
+    qkv_free(m->dec);
+    qkv_free(m);
+}
+
+void qkv_seq2seq_zero_cross(qkv_seq2seq *m)
+{
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        const qkv_linear *proj = &m->dec[l].cross.c_proj;
+        memset(proj->weight->data, 0, proj->weight->size * sizeof(qkv_real));
+        if (proj->bias)
+            memset(proj->bias->data, 0, proj->bias->size * sizeof(qkv_real));
+    }
+}
+
+/* Token plus position embeddings (then dropout) of ids (B,T) at positions
+ * pos0.. -> (B,T,C). */
+static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_run *r, const qkv_embed *wte,
+                         const qkv_embed *wpe, const int32_t *ids, int B, int T, int pos0)
+{
+    if (B < 1 || T < 1 || pos0 + T > wpe->vocab) {
+        qkv_set_error("seq2seq: %d sequences of %d positions from %d; the model has %d positions",
+                      B, T, pos0, wpe->vocab);
+        return NULL;
+    }
+    int32_t *pos = qkv_arena_alloc(r->arena, (size_t)T * sizeof *pos);
+    if (!pos)
+        return NULL;
+    for (int t = 0; t < T; t++)
+        pos[t] = pos0 + t;
+    qkv_tensor *tok = qkv_embed_forward(wte, r, ids, QKV_SHAPE(B, T));
+    qkv_tensor *x = qkv_add(r->arena, tok, qkv_embed_forward(wpe, r, pos, QKV_SHAPE(T)));
+    return qkv_dropout(r->arena, x, (qkv_real)m->cfg.dropout, r->rng, r->train);
+}
+
+qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+                               const uint8_t *src_valid, int B, int Ts)
+{
+    qkv_tensor *x = embed(m, r, &m->enc_wte, &m->enc_wpe, src, B, Ts, 0);
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        x = qkv_block_forward(&m->enc[l], r, x, src_valid, NULL);
+    return qkv_ln_forward(&m->enc_ln_f, r, x);
+}
+
+qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,
+                                   int B, int T, int pos0)
+{
+    return embed(m, r, &m->dec_wte, &m->dec_wpe, ids, B, T, pos0);
+}
+
+qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *x)
+{
+    return qkv_matmul(r->arena, qkv_ln_forward(&m->dec_ln_f, r, x), m->dec_wte.weight, false, true);
+}
+
+qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+                               const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
+                               qkv_tensor **cross_weights)
+{
+    qkv_tensor *x = qkv__seq2seq_dec_embed(m, r, dec_in, B, Tt, 0);
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        x = qkv_cross_block_forward(&m->dec[l], r, x, memory, src_valid, NULL,
+                                    cross_weights ? &cross_weights[l] : NULL);
+    return qkv__seq2seq_head(m, r, x);
+}
+
+qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_seq2seq_batch *b)
+{
+    if (b->Tt < 1) {
+        qkv_set_error("seq2seq loss: the batch has no targets");
+        return NULL;
+    }
+    qkv_tensor *memory = qkv_seq2seq_encode(m, r, b->src, b->src_valid, b->B, b->Ts);
+    qkv_tensor *logits = qkv_seq2seq_decode(m, r, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
+    return qkv_cross_entropy(r->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE);
+}
+
+int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step)
+{
+    uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
+    qkv_seq2seq_config_pack(&m->cfg, blob);
+    qkv_ckpt_model model = {.kind = "seq2seq", .config = blob, .config_len = sizeof blob,
+                            .vocab = &m->chars};
+    qkv_ckpt_progress prog = {.step = step};
+    return qkv_checkpoint_save(path, &model, m->params, NULL, &prog);
+}
+
+qkv_seq2seq *qkv_seq2seq_load(const char *path)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
+    if (!ck)
+        return NULL;
+    qkv_seq2seq_config cfg;
+    qkv_seq2seq *m = NULL;
+    if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0 &&
+        (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
+        qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
+        qkv_seq2seq_free(m);
+        m = NULL;
+    }
+    qkv_checkpoint_close(ck);
+    return m;
+}

@@ -1,0 +1,15 @@
+/* Internal to models/: the encoder-decoder's pieces that decoding reuses. Not installed. */
+#ifndef QKV_SEQ2SEQ_INTERNAL_H
+#define QKV_SEQ2SEQ_INTERNAL_H
+
+#include "qkv/seq2seq.h"
+
+/* Decoder token plus position embeddings (and dropout) for ids (B,T) at
+ * positions pos0.. -> (B,T,C). */
+qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,
+                                   int B, int T, int pos0);
+
+/* Final decoder LayerNorm, then the lm head tied to dec.wte: x (B,T,C) -> (B,T,V). */
+qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *x);
+
+#endif

@@ -1,0 +1,72 @@
+/* The tasks an encoder-decoder can be trained on, and exact-match accuracy on
+ * a task's held-out pairs (see qkv/seq2seq.h). */
+#include <math.h>
+#include <string.h>
+
+#include "qkv/dates.h"
+#include "qkv/seq2seq.h"
+
+static const qkv_seq2seq_task tasks[] = {
+    {"dates", qkv_dates_vocab, QKV_DATES_INPUT_MAX, QKV_DATES_OUTPUT_LEN, qkv_dates_sample_split},
+};
+
+const qkv_seq2seq_task *qkv_seq2seq_task_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
+        if (strcmp(name, tasks[i].name) == 0)
+            return &tasks[i];
+    qkv_set_error("seq2seq: unknown task '%s' (the tasks: dates)", name);
+    return NULL;
+}
+
+qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_layer, int n_head,
+                                          int n_embd, double dropout)
+{
+    return (qkv_seq2seq_config){.max_src = task->max_input, .max_tgt = task->max_output + 1,
+                                .n_layer = n_layer, .n_head = n_head, .n_embd = n_embd,
+                                .dropout = dropout};
+}
+
+/* Pairs drawn and decoded at once by qkv_seq2seq_accuracy. */
+enum { CHUNK = 100, TEXT_MAX = 256 };
+
+double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int n,
+                            uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud)
+{
+    if (n < 1 || task->max_input >= TEXT_MAX || task->max_output >= TEXT_MAX ||
+        m->cfg.max_tgt >= TEXT_MAX) {
+        qkv_set_error("seq2seq accuracy: %d pairs, or strings longer than %d characters", n,
+                      TEXT_MAX - 1);
+        return NAN;
+    }
+    /* One buffer: CHUNK inputs, CHUNK expected outputs, CHUNK answers. */
+    char *text = qkv_alloc(3 * (size_t)CHUNK * TEXT_MAX);
+    if (!text)
+        return NAN;
+    const char *in[CHUNK];
+    char *expected[CHUNK], *got[CHUNK];
+    for (int i = 0; i < CHUNK; i++) {
+        in[i] = text + (size_t)i * TEXT_MAX;
+        expected[i] = text + (size_t)(CHUNK + i) * TEXT_MAX;
+        got[i] = text + (size_t)(2 * CHUNK + i) * TEXT_MAX;
+    }
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    int right = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < n; i += CHUNK) {
+        int nb = n - i < CHUNK ? n - i : CHUNK;
+        for (int j = 0; rc == 0 && j < nb; j++)
+            if (task->sample(&rng, true, (char *)in[j], TEXT_MAX, expected[j], TEXT_MAX) < 0)
+                rc = -1;
+        if (rc == 0)
+            rc = qkv_seq2seq_translate(m, nb, in, got);
+        for (int j = 0; rc == 0 && j < nb; j++) {
+            bool ok = strcmp(expected[j], got[j]) == 0;
+            right += ok;
+            if (!ok && on_miss)
+                on_miss(in[j], expected[j], got[j], ud);
+        }
+    }
+    qkv_free(text);
+    return rc == 0 ? (double)right / n : NAN;
+}

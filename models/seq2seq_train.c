@@ -1,0 +1,125 @@
+/* Training the encoder-decoder on pairs drawn from a task's generator (see
+ * qkv/seq2seq.h). The generator is the data: every step sees fresh pairs
+ * from the training split, and no input of the test split is ever trained on. */
+#include <math.h>
+#include <string.h>
+
+#include "qkv/seq2seq.h"
+
+/* Bytes of one string buffer in t->text: enough for any task's input or output. */
+enum { TEXT_MAX = 256 };
+
+static int check_train_config(const qkv_train_config *tc)
+{
+    if (tc->iters < 1 || tc->batch_size < 1 || tc->warmup < 0 || tc->eval_iters < 1)
+        return qkv_set_error("seq2seq trainer: iters %d, batch_size %d, eval_iters %d must be >= 1 "
+                             "and warmup %d >= 0", tc->iters, tc->batch_size, tc->eval_iters,
+                             tc->warmup);
+    if (!(tc->lr > 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr) ||
+        !(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
+        return qkv_set_error("seq2seq trainer: lr %g must be > 0; min_lr %g, weight_decay %g and "
+                             "grad_clip %g >= 0", tc->lr, tc->min_lr, tc->weight_decay,
+                             tc->grad_clip);
+    return 0;
+}
+
+qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
+                                             const qkv_train_config *tc,
+                                             const qkv_seq2seq_task *task)
+{
+    if (check_train_config(tc) < 0)
+        return NULL;
+    if (task->max_input >= TEXT_MAX || task->max_output >= TEXT_MAX) {
+        qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
+                      TEXT_MAX - 1);
+        return NULL;
+    }
+    qkv_seq2seq_trainer *t = qkv_calloc(sizeof *t);
+    if (!t)
+        return NULL;
+    t->task = task;
+    t->cfg = *tc;
+    t->sched = (qkv_lr_schedule){.lr = tc->lr, .min_lr = tc->min_lr, .warmup_iters = tc->warmup,
+                                 .decay_iters = tc->iters};
+    qkv_optim_config oc = qkv_adamw_defaults();
+    oc.weight_decay = tc->weight_decay;
+    qkv_tokenizer chars;
+    const char *alphabet = task->alphabet();
+    qkv_tokenizer_build(&chars, alphabet, strlen(alphabet));
+    /* One seed, separate streams: evaluating never changes the training pairs. */
+    qkv_rng_seed(&t->data_rng, tc->seed + 1);
+    qkv_rng_seed(&t->dropout_rng, tc->seed + 3);
+    if (!(t->model = qkv_seq2seq_new(mc, &chars, tc->seed)) ||
+        !(t->opt = qkv_optim_new(t->model->params, &oc)) ||
+        !(t->batch = qkv_seq2seq_batch_new(t->model, tc->batch_size)) ||
+        !(t->arena = qkv_arena_new((size_t)16 << 20)) ||
+        !(t->text = qkv_alloc(2 * (size_t)tc->batch_size * TEXT_MAX)) ||
+        !(t->strings = qkv_alloc(2 * (size_t)tc->batch_size * sizeof *t->strings))) {
+        qkv_seq2seq_trainer_free(t);
+        return NULL;
+    }
+    for (int i = 0; i < 2 * tc->batch_size; i++)
+        t->strings[i] = t->text + (size_t)i * TEXT_MAX;
+    return t;
+}
+
+void qkv_seq2seq_trainer_free(qkv_seq2seq_trainer *t)
+{
+    if (!t)
+        return;
+    qkv_seq2seq_free(t->model);
+    qkv_optim_free(t->opt);
+    qkv_seq2seq_batch_free(t->batch);
+    qkv_arena_free(t->arena);
+    qkv_free(t->text);
+    qkv_free(t->strings);
+    qkv_free(t);
+}
+
+/* Draw batch_size training pairs into t->batch. */
+static int next_batch(qkv_seq2seq_trainer *t)
+{
+    int B = t->cfg.batch_size;
+    for (int i = 0; i < B; i++)
+        if (t->task->sample(&t->data_rng, false, t->strings[i], TEXT_MAX, t->strings[B + i],
+                            TEXT_MAX) < 0)
+            return -1;
+    const char *const *in = (const char *const *)t->strings;
+    return qkv_seq2seq_batch_fill(t->model, t->batch, B, in, in + B);
+}
+
+int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss_out, double *norm_out)
+{
+    qkv_params *p = t->model->params;
+    if (next_batch(t) < 0)
+        return -1;
+    qkv_params_zero_grad(p);
+    qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
+    qkv_tensor *loss = qkv_seq2seq_loss(t->model, &run, t->batch);
+    int rc = loss ? qkv_backward(t->arena, loss) : -1;
+    double value = loss ? loss->data[0] : NAN;
+    qkv_arena_reset(t->arena);
+    if (rc < 0)
+        return -1;
+    if (!isfinite(value))
+        return qkv_set_error("step %lld: the loss is %g; stopping before it reaches the weights",
+                             (long long)t->step, value);
+    double norm = qkv_clip_grad_norm(p, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
+    if (!isfinite(norm))
+        return qkv_set_error("step %lld: the gradient norm is %g; stopping before it reaches the "
+                             "weights", (long long)t->step, norm);
+    if (qkv_optim_step(t->opt, p, qkv_lr_at(&t->sched, t->step)) < 0)
+        return -1;
+    t->step++;
+    if (loss_out)
+        *loss_out = value;
+    if (norm_out)
+        *norm_out = norm;
+    return 0;
+}
+
+double qkv_seq2seq_trainer_eval(const qkv_seq2seq_trainer *t)
+{
+    return qkv_seq2seq_accuracy(t->model, t->task, t->cfg.eval_iters * t->cfg.batch_size,
+                                t->cfg.seed + 2, NULL, NULL);
+}

@@ -1,0 +1,369 @@
+/* The encoder-decoder: padding is invisible, the loss skips padded targets,
+ * a tiny model learns a handful of pairs, cached greedy decoding equals
+ * uncached, checkpoints round-trip, the ablation cuts the input off, the
+ * attention picture has one cell per weight, bad inputs are errors. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "testing.h"
+
+static const char *ALPHABET = "abcdefghijklmnopqrstuvwxyz";
+
+static qkv_seq2seq_config tiny_config(void)
+{
+    return (qkv_seq2seq_config){.max_src = 12, .max_tgt = 12, .n_layer = 2, .n_head = 2,
+                                .n_embd = 32, .dropout = 0};
+}
+
+static qkv_seq2seq *tiny_model(uint64_t seed)
+{
+    qkv_tokenizer chars;
+    qkv_tokenizer_build(&chars, ALPHABET, strlen(ALPHABET));
+    qkv_seq2seq_config cfg = tiny_config();
+    qkv_seq2seq *m = qkv_seq2seq_new(&cfg, &chars, seed);
+    ck_assert_qkv(m);
+    return m;
+}
+
+static bool same_config(const qkv_seq2seq_config *a, const qkv_seq2seq_config *b)
+{
+    return a->max_src == b->max_src && a->max_tgt == b->max_tgt && a->n_layer == b->n_layer &&
+           a->n_head == b->n_head && a->n_embd == b->n_embd && a->dropout == b->dropout;
+}
+
+/* Scale every parameter so a fresh model's outputs are far from uniform. */
+static void sharpen(qkv_seq2seq *m, qkv_real by)
+{
+    for (size_t i = 0; i < m->params->total; i++)
+        m->params->data[i] *= by;
+}
+
+START_TEST(test_padding_does_not_change_encoder_output)
+{
+    qkv_seq2seq *m = tiny_model(1);
+    sharpen(m, 10);
+    qkv_seq2seq_batch *alone = qkv_seq2seq_batch_new(m, 2), *padded = qkv_seq2seq_batch_new(m, 2);
+    ck_assert(alone && padded);
+    const char *one[1] = {"hello"}, *two[2] = {"hello", "attentionis"};
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, alone, 1, one, NULL), 0);
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, padded, 2, two, NULL), 0);
+    ck_assert_int_eq(padded->Ts, 11); /* "hello" is followed by 6 PADs */
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    qkv_tensor *x = qkv_seq2seq_encode(m, &run, alone->src, alone->src_valid, 1, alone->Ts);
+    qkv_tensor *y = qkv_seq2seq_encode(m, &run, padded->src, padded->src_valid, 2, padded->Ts);
+    /* Without the mask the real positions see the padding, and their output moves. */
+    qkv_tensor *z = qkv_seq2seq_encode(m, &run, padded->src, NULL, 2, padded->Ts);
+    ck_assert_qkv(x);
+    ck_assert_qkv(y);
+    ck_assert_qkv(z);
+    double worst = 0, unmasked = 0;
+    for (size_t i = 0; i < x->size; i++) { /* the 5 real rows of sequence 0 */
+        worst = fmax(worst, fabs((double)x->data[i] - (double)y->data[i]));
+        unmasked = fmax(unmasked, fabs((double)x->data[i] - (double)z->data[i]));
+    }
+    ck_assert_msg(worst <= 1e-6, "padding changed the encoder output by %g", worst);
+    ck_assert_msg(unmasked > 1e-3, "without the mask the output should change (by %g)", unmasked);
+    qkv_arena_free(a);
+    qkv_seq2seq_batch_free(alone);
+    qkv_seq2seq_batch_free(padded);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+/* The loss of a batch of one pair (its mean over target tokens + EOS). */
+static double pair_loss(const qkv_seq2seq *m, qkv_run *run, qkv_seq2seq_batch *b, int n,
+                        const char *const *in, const char *const *out)
+{
+    ck_assert_msg(qkv_seq2seq_batch_fill(m, b, n, in, out) == 0, "%s", qkv_last_error());
+    qkv_tensor *loss = qkv_seq2seq_loss(m, run, b);
+    ck_assert_qkv(loss);
+    return loss->data[0];
+}
+
+START_TEST(test_loss_skips_padded_targets)
+{
+    qkv_seq2seq *m = tiny_model(2);
+    sharpen(m, 5);
+    qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 2);
+    ck_assert_ptr_nonnull(b);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    const char *in[2] = {"ab", "transformer"}, *out[2] = {"x", "remrofsnart"};
+    double la = pair_loss(m, &run, b, 1, in, out), lb = pair_loss(m, &run, b, 1, in + 1, out + 1);
+    double both = pair_loss(m, &run, b, 2, in, out);
+    /* Token-weighted mean: 2 targets (x, EOS) and 12 (11 letters, EOS); the padding counts for nothing. */
+    double expected = (2 * la + 12 * lb) / 14;
+    ck_assert_int_eq(b->Tt, 12);
+    ck_assert_int_eq(b->dec_in[0], QKV_SEQ2SEQ_BOS);
+    ck_assert_int_eq(b->dec_out[1], QKV_SEQ2SEQ_EOS);
+    ck_assert_int_eq(b->dec_out[2], QKV_SEQ2SEQ_IGNORE);
+    ck_assert_msg(fabs(both - expected) < 1e-5 * fabs(expected), "batch loss %g, expected %g",
+                  both, expected);
+    qkv_arena_free(a);
+    qkv_seq2seq_batch_free(b);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+/* A task of a few fixed pairs: reverse the word. */
+static const char *const WORDS[][2] = {
+    {"a", "a"},         {"qkv", "vkq"},     {"hello", "olleh"},
+    {"zebra", "arbez"}, {"attention", "noitnetta"}, {"key", "yek"},
+};
+enum { N_WORDS = sizeof WORDS / sizeof WORDS[0] };
+
+static int sample_word(qkv_rng *rng, bool test, char *in, size_t in_len, char *out, size_t out_len)
+{
+    (void)test;
+    int i = (int)qkv_rng_below(rng, N_WORDS);
+    snprintf(in, in_len, "%s", WORDS[i][0]);
+    snprintf(out, out_len, "%s", WORDS[i][1]);
+    return 0;
+}
+
+static const char *words_alphabet(void) { return ALPHABET; }
+
+static const qkv_seq2seq_task WORDS_TASK = {"words", words_alphabet, 11, 11, sample_word};
+
+START_TEST(test_tiny_model_learns_a_few_pairs)
+{
+    qkv_seq2seq_config mc = qkv_seq2seq_config_for(&WORDS_TASK, 1, 2, 32, 0);
+    qkv_train_config tc = qkv_train_defaults();
+    tc.iters = 250;
+    tc.batch_size = 12;
+    tc.lr = 1e-2;
+    tc.min_lr = 1e-3;
+    tc.warmup = 20;
+    tc.eval_iters = 1;
+    qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+    ck_assert_qkv(t);
+    double first = 0, loss = 0;
+    for (int i = 0; i < tc.iters; i++) {
+        ck_assert_msg(qkv_seq2seq_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+        if (i == 0)
+            first = loss;
+    }
+    ck_assert_msg(first > 2.5, "initial loss %g should be near ln(29)", first);
+    const char *in[N_WORDS];
+    char buf[N_WORDS][16], *outs[N_WORDS];
+    for (int i = 0; i < N_WORDS; i++) {
+        in[i] = WORDS[i][0];
+        outs[i] = buf[i];
+    }
+    ck_assert_int_eq(qkv_seq2seq_translate(t->model, N_WORDS, in, outs), 0);
+    for (int i = 0; i < N_WORDS; i++)
+        ck_assert_msg(strcmp(outs[i], WORDS[i][1]) == 0, "%s -> %s, expected %s (loss %g)", in[i],
+                      outs[i], WORDS[i][1], loss);
+    ck_assert_double_eq(qkv_seq2seq_trainer_eval(t), 1.0);
+    qkv_seq2seq_trainer_free(t);
+}
+END_TEST
+
+START_TEST(test_training_is_deterministic_for_a_seed)
+{
+    qkv_seq2seq_config mc = qkv_seq2seq_config_for(&WORDS_TASK, 1, 2, 16, 0.1);
+    qkv_train_config tc = qkv_train_defaults();
+    tc.iters = 5;
+    tc.batch_size = 4;
+    tc.seed = 9;
+    qkv_seq2seq_trainer *t[2];
+    double loss[2][5];
+    for (int k = 0; k < 2; k++) {
+        t[k] = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+        ck_assert_qkv(t[k]);
+        for (int i = 0; i < tc.iters; i++)
+            ck_assert_int_eq(qkv_seq2seq_trainer_step(t[k], &loss[k][i], NULL), 0);
+    }
+    ck_assert_int_eq(memcmp(loss[0], loss[1], sizeof loss[0]), 0);
+    ck_assert_msg(memcmp(t[0]->model->params->data, t[1]->model->params->data,
+                         t[0]->model->params->total * sizeof(qkv_real)) == 0,
+                  "two runs with the same seed ended with different parameters");
+    qkv_seq2seq_trainer_free(t[0]);
+    qkv_seq2seq_trainer_free(t[1]);
+}
+END_TEST
+
+START_TEST(test_cached_greedy_equals_uncached)
+{
+    qkv_seq2seq *m = tiny_model(3);
+    sharpen(m, 20);
+    qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 3);
+    const char *in[3] = {"abc", "queriesandke", "v"};
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, b, 3, in, NULL), 0);
+    int32_t cached[3 * 12], uncached[3 * 12];
+    ck_assert_int_eq(qkv_seq2seq_greedy(m, b->src, b->src_valid, 3, b->Ts, true, cached), 0);
+    ck_assert_int_eq(qkv_seq2seq_greedy(m, b->src, b->src_valid, 3, b->Ts, false, uncached), 0);
+    int letters = 0;
+    for (int i = 0; i < 3 * 12; i++) {
+        ck_assert_msg(cached[i] == uncached[i], "token %d: cached %d, uncached %d", i, cached[i],
+                      uncached[i]);
+        letters += cached[i] >= QKV_SEQ2SEQ_N_SPECIAL;
+    }
+    ck_assert_msg(letters > 3, "the outputs are nearly empty (%d letters): a weak test", letters);
+    qkv_seq2seq_batch_free(b);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+START_TEST(test_checkpoint_round_trip)
+{
+    qkv_seq2seq *m = tiny_model(4);
+    sharpen(m, 10);
+    char path[] = "/tmp/qkv_s2s_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(qkv_seq2seq_save(m, path, 42) == 0, "%s", qkv_last_error());
+    qkv_seq2seq *n = qkv_seq2seq_load(path);
+    ck_assert_qkv(n);
+    ck_assert(same_config(&m->cfg, &n->cfg));
+    ck_assert_int_eq(n->chars.size, 26);
+    ck_assert_int_eq(n->vocab_size, QKV_SEQ2SEQ_N_SPECIAL + 26);
+    ck_assert_uint_eq(m->params->total, n->params->total);
+    ck_assert_msg(memcmp(m->params->data, n->params->data, m->params->total * sizeof(qkv_real)) == 0,
+                  "parameters differ after loading");
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, NULL);
+    ck_assert_qkv(ck);
+    ck_assert_str_eq(ck->kind, "seq2seq");
+    ck_assert_int_eq(ck->step, 42);
+    qkv_checkpoint_close(ck);
+    qkv_tokenizer vocab;
+    ck_assert_ptr_null(qkv_gpt_load(path, &vocab)); /* the wrong kind is named */
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "seq2seq"));
+    qkv_seq2seq_free(n);
+    qkv_seq2seq_free(m);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_config_round_trip_and_errors)
+{
+    qkv_seq2seq_config c = {.max_src = 32, .max_tgt = 11, .n_layer = 2, .n_head = 4,
+                            .n_embd = 128, .dropout = 0.1}, d;
+    uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
+    qkv_seq2seq_config_pack(&c, blob);
+    ck_assert_int_eq(qkv_seq2seq_config_unpack(&d, blob, sizeof blob), 0);
+    ck_assert(same_config(&c, &d));
+    ck_assert_int_eq(qkv_seq2seq_config_unpack(&d, blob, 7), -1);
+    c.n_head = 5;
+    qkv_tokenizer chars;
+    qkv_tokenizer_build(&chars, ALPHABET, 26);
+    ck_assert_ptr_null(qkv_seq2seq_new(&c, &chars, 1));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "n_embd 128 is not a multiple of n_head 5"));
+    ck_assert_ptr_null(qkv_seq2seq_task_find("poems"));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "dates"));
+}
+END_TEST
+
+START_TEST(test_zeroed_cross_attention_ignores_the_input)
+{
+    qkv_seq2seq *m = tiny_model(5);
+    sharpen(m, 20);
+    const char *in[2] = {"abc", "zyxwvu"};
+    char a[13], b[13], *outs[2] = {a, b};
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 2, in, outs), 0);
+    ck_assert_msg(strcmp(a, b) != 0, "two inputs gave the same answer '%s' even with cross-attention", a);
+    qkv_seq2seq_zero_cross(m);
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 2, in, outs), 0);
+    ck_assert_str_eq(a, b);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+/* Occurrences of needle in the file at path. */
+static int count_in_file(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    int count = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        count++;
+    return count;
+}
+
+START_TEST(test_attention_picture_has_one_cell_per_weight)
+{
+    qkv_seq2seq *m = tiny_model(6);
+    sharpen(m, 10);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    char out[13], path[] = "/tmp/qkv_attn_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    qkv_tensor *w = qkv_seq2seq_cross_weights(m, &run, "hello", 1, out);
+    ck_assert_qkv(w);
+    int H = 2, Tt = (int)strlen(out) + 1 <= 12 ? (int)strlen(out) + 1 : 12;
+    ck_assert_int_eq(w->shape[1], H);
+    ck_assert_int_eq(w->shape[2], Tt);
+    ck_assert_int_eq(w->shape[3], 5);
+    const char *cell = "<rect class=\"cell\"";
+    qkv_attn_svg_spec spec = {.head = -1, .col_labels = "hello"};
+    ck_assert_msg(qkv_attn_svg(path, w, &spec) == 0, "%s", qkv_last_error());
+    ck_assert_int_eq(count_in_file(path, cell), H * Tt * 5);
+    spec.average = true;
+    ck_assert_int_eq(qkv_attn_svg(path, w, &spec), 0);
+    ck_assert_int_eq(count_in_file(path, cell), Tt * 5);
+
+    /* Causal: one head of a 4x4 self-attention draws the 10 cells on or below the diagonal. */
+    qkv_tensor *causal = qkv_zeros(a, QKV_SHAPE(1, 2, 4, 4));
+    spec = (qkv_attn_svg_spec){.head = 1, .causal = true, .row_labels = "abcd", .col_labels = "abcd"};
+    ck_assert_int_eq(qkv_attn_svg(path, causal, &spec), 0);
+    ck_assert_int_eq(count_in_file(path, cell), 10);
+    spec.head = 2;
+    ck_assert_int_eq(qkv_attn_svg(path, causal, &spec), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "head 2"));
+    ck_assert_ptr_null(qkv_seq2seq_cross_weights(m, &run, "hello", 2, out));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "layer 2"));
+    unlink(path);
+    qkv_arena_free(a);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+START_TEST(test_bad_inputs_are_errors)
+{
+    qkv_seq2seq *m = tiny_model(7);
+    char a[13], *outs[1] = {a};
+    const char *unknown[1] = {"abc!d"}, *empty[1] = {""}, *longer[1] = {"abcdefghijklm"};
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 1, unknown, outs), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "'!' at position 3"));
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 1, empty, outs), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "0 characters"));
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 1, longer, outs), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "13 characters"));
+    qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
+    const char *two[2] = {"ab", "cd"}, *target[1] = {"ABC"};
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, b, 2, two, NULL), -1);
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, b, 1, two, target), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "target 0"));
+    qkv_seq2seq_batch_free(b);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+static Suite *seq2seq_suite(void)
+{
+    Suite *s = suite_create("seq2seq");
+    TCase *tc = tcase_create("seq2seq");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_padding_does_not_change_encoder_output);
+    tcase_add_test(tc, test_loss_skips_padded_targets);
+    tcase_add_test(tc, test_tiny_model_learns_a_few_pairs);
+    tcase_add_test(tc, test_training_is_deterministic_for_a_seed);
+    tcase_add_test(tc, test_cached_greedy_equals_uncached);
+    tcase_add_test(tc, test_checkpoint_round_trip);
+    tcase_add_test(tc, test_config_round_trip_and_errors);
+    tcase_add_test(tc, test_zeroed_cross_attention_ignores_the_input);
+    tcase_add_test(tc, test_attention_picture_has_one_cell_per_weight);
+    tcase_add_test(tc, test_bad_inputs_are_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(seq2seq_suite)
