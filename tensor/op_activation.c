@@ -1,7 +1,6 @@
 /* relu, gelu and dropout (see qkv/ops.h). */
-#include <tgmath.h> /* tanh on qkv_real: tanhf in the float build */
-
 #include "graph.h"
+#include "kernels/vecmath.h"
 
 /* ---- relu and gelu: one value in, one value out ---- */
 
@@ -24,27 +23,46 @@ static void relu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_rea
 static const qkv_real GELU_K = (qkv_real)0.7978845608028654; /* sqrt(2/pi) */
 static const qkv_real GELU_C = (qkv_real)0.044715;
 
+/* Values per task of the GELU loops: big enough to amortise a task, small
+ * enough to share out. */
+enum { GELU_CHUNK = 4096 };
+
 /* y = 0.5·x·(1 + tanh(k·(x + c·x³))) for n values. */
-static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
+QKV__CLONES static void gelu_forward_chunk(qkv_real *y, const qkv_real *x, size_t n)
 {
-#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+#pragma omp simd
     for (size_t i = 0; i < n; i++) {
         qkv_real v = x[i];
-        y[i] = (qkv_real)0.5 * v * (1 + tanh(GELU_K * (v + GELU_C * v * v * v)));
+        y[i] = (qkv_real)0.5 * v * (1 + qkv__tanh(GELU_K * (v + GELU_C * v * v * v)));
     }
 }
 
 /* dx += dy · gelu'(x), with t = tanh(u), u = k·(x + c·x³):
  * gelu'(x) = 0.5·(1 + t) + 0.5·x·(1 - t²)·k·(1 + 3c·x²). */
-static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
+QKV__CLONES static void gelu_backward_chunk(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
+                                            size_t n)
 {
-#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+#pragma omp simd
     for (size_t i = 0; i < n; i++) {
         qkv_real v = x[i];
-        qkv_real t = tanh(GELU_K * (v + GELU_C * v * v * v));
+        qkv_real t = qkv__tanh(GELU_K * (v + GELU_C * v * v * v));
         qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
         dx[i] += dy[i] * ((qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du);
     }
+}
+
+static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t lo = 0; lo < n; lo += GELU_CHUNK)
+        gelu_forward_chunk(y + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK);
+}
+
+static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t lo = 0; lo < n; lo += GELU_CHUNK)
+        gelu_backward_chunk(dx + lo, dy + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK);
 }
 
 static void relu_backward(qkv_node *n)

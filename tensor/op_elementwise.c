@@ -16,28 +16,99 @@ static bool broadcasts(const qkv_tensor *x, const qkv_tensor *y)
     return true;
 }
 
+/* The values are walked as rows of `cols` (the last may be shorter); row r
+ * pairs with y + r·ystride: ystride 0 when y is broadcast (cols = y's size),
+ * ystride = cols when x and y have the same shape (rows are just chunks to
+ * share out among threads). */
+typedef struct rows_view {
+    size_t n, cols, ystride;
+} rows_view;
+
+static rows_view view_of(const qkv_tensor *x, const qkv_tensor *y)
+{
+    enum { CHUNK = 4096 };
+    if (x->size == y->size)
+        return (rows_view){x->size, CHUNK, CHUNK};
+    return (rows_view){x->size, y->size, 0};
+}
+
+/* out = x op y over the view. */
+static void binary_forward(qkv_real *out, const qkv_real *x, const qkv_real *y, rows_view v,
+                           binop op)
+{
+    size_t rows = (v.n + v.cols - 1) / v.cols;
+#pragma omp parallel for schedule(static) if (v.n >= QKV__PAR_MIN)
+    for (size_t r = 0; r < rows; r++) {
+        size_t lo = r * v.cols, m = v.n - lo < v.cols ? v.n - lo : v.cols;
+        const qkv_real *xr = x + lo, *yr = y + r * v.ystride;
+        qkv_real *o = out + lo;
+        /* The op is chosen outside the inner loops so each one vectorizes. */
+        if (op == OP_ADD)
+            for (size_t j = 0; j < m; j++)
+                o[j] = xr[j] + yr[j];
+        else if (op == OP_SUB)
+            for (size_t j = 0; j < m; j++)
+                o[j] = xr[j] - yr[j];
+        else
+            for (size_t j = 0; j < m; j++)
+                o[j] = xr[j] * yr[j];
+    }
+}
+
+/* dx += dout (add, sub) or dout · y (mul) over the view. */
+static void binary_backward_x(qkv_real *dx, const qkv_real *dout, const qkv_real *y, rows_view v,
+                              binop op)
+{
+    size_t rows = (v.n + v.cols - 1) / v.cols;
+#pragma omp parallel for schedule(static) if (v.n >= QKV__PAR_MIN)
+    for (size_t r = 0; r < rows; r++) {
+        size_t lo = r * v.cols, m = v.n - lo < v.cols ? v.n - lo : v.cols;
+        qkv_real *d = dx + lo;
+        const qkv_real *g = dout + lo, *yr = y + r * v.ystride;
+        if (op == OP_MUL)
+            for (size_t j = 0; j < m; j++)
+                d[j] += g[j] * yr[j];
+        else
+            for (size_t j = 0; j < m; j++)
+                d[j] += g[j];
+    }
+}
+
+/* dy += ±Σ_rows dout (add, sub) or Σ_rows dout · x (mul). Each task owns a
+ * block of columns and walks the rows in order: no races, and the same sums
+ * at any thread count. */
+static void binary_backward_y(qkv_real *dy, const qkv_real *dout, const qkv_real *x, size_t rows,
+                              size_t ny, binop op)
+{
+    enum { BLOCK = 64 };
+    qkv_real sign = op == OP_SUB ? -1 : 1;
+#pragma omp parallel for schedule(static) if (rows * ny >= QKV__PAR_MIN)
+    for (size_t j0 = 0; j0 < ny; j0 += BLOCK) {
+        size_t nj = ny - j0 < BLOCK ? ny - j0 : BLOCK;
+        qkv_real acc[BLOCK] = {0};
+        for (size_t r = 0; r < rows; r++) {
+            const qkv_real *g = dout + r * ny + j0;
+            if (op == OP_MUL) {
+                const qkv_real *xr = x + r * ny + j0;
+                for (size_t j = 0; j < nj; j++)
+                    acc[j] += g[j] * xr[j];
+            } else {
+                for (size_t j = 0; j < nj; j++)
+                    acc[j] += g[j];
+            }
+        }
+        for (size_t j = 0; j < nj; j++)
+            dy[j0 + j] += sign * acc[j];
+    }
+}
+
 static void binary_backward(qkv_node *n, binop op)
 {
-    qkv_tensor *x = n->in[0], *y = n->in[1], *out = n->out;
-    size_t ny = y->size, rows = x->size / ny;
-    const qkv_real *g = out->grad;
-    if (x->grad) {
-        qkv_real *gx = x->grad;
-#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
-        for (size_t i = 0; i < x->size; i++)
-            gx[i] += op == OP_MUL ? g[i] * y->data[i % ny] : g[i];
-    }
-    if (y->grad) {
-        /* Sum over the broadcast rows; each thread owns a run of columns. */
-        qkv_real sign = op == OP_SUB ? -1 : 1;
-#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
-        for (size_t j = 0; j < ny; j++) {
-            qkv_real s = 0;
-            for (size_t r = 0; r < rows; r++)
-                s += op == OP_MUL ? g[r * ny + j] * x->data[r * ny + j] : g[r * ny + j];
-            y->grad[j] += sign * s;
-        }
-    }
+    qkv_tensor *x = n->in[0], *y = n->in[1];
+    if (x->grad)
+        binary_backward_x(x->grad, n->out->grad, y->data, view_of(x, y), op);
+    if (y->grad) /* same shape: one row, and the column blocks are the parallel tasks */
+        binary_backward_y(y->grad, n->out->grad, x->data, x->size / y->size, y->size, op);
 }
 
 static void add_backward(qkv_node *n) { binary_backward(n, OP_ADD); }
@@ -58,14 +129,7 @@ static qkv_tensor *binary(qkv_arena *a, qkv_tensor *x, qkv_tensor *y, binop op)
     qkv_tensor *out = qkv__like(a, x);
     if (!out)
         return NULL;
-    size_t ny = y->size;
-    const qkv_real *xd = x->data, *yd = y->data;
-    qkv_real *o = out->data;
-#pragma omp parallel for schedule(static) if (x->size >= QKV__PAR_MIN)
-    for (size_t i = 0; i < x->size; i++) {
-        qkv_real b = yd[i % ny];
-        o[i] = op == OP_ADD ? xd[i] + b : op == OP_SUB ? xd[i] - b : xd[i] * b;
-    }
+    binary_forward(out->data, x->data, y->data, view_of(x, y), op);
     qkv__record(a, out, binop_name[op], backward[op], 2, in);
     return out;
 }

@@ -91,6 +91,40 @@ START_TEST(test_matmul_all_forms)
 }
 END_TEST
 
+/* Large operands are split into chunks shared among threads (with a shorter
+ * last chunk): every value and gradient must still pair up correctly. */
+START_TEST(test_large_operands_match_plain_loops)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 4);
+    qkv_arena *a = qkv_arena_new(1 << 22);
+    const int rows = 101, n = rows * 123; /* 3·4096 + 135: a short last chunk */
+    for (int op = 0; op < 3; op++)
+        for (int bcast = 0; bcast < 2; bcast++) {
+            qkv_tensor *x = param(a, &rng, 2, (const int[]){rows, 123});
+            qkv_tensor *y = bcast ? param(a, &rng, 1, (const int[]){123})
+                                  : param(a, &rng, 2, (const int[]){rows, 123});
+            qkv_tensor *out = op == 0 ? qkv_add(a, x, y) : op == 1 ? qkv_sub(a, x, y) : qkv_mul(a, x, y);
+            qkv_tensor *w = qkv_randn(a, 2, x->shape, 1, &rng);
+            ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, out, w))), 0);
+            double gy[4096 * 4] = {0};
+            for (int i = 0; i < n; i++) {
+                int j = bcast ? i % 123 : i;
+                double xv = x->data[i], yv = y->data[j], g = w->data[i];
+                double want = op == 0 ? xv + yv : op == 1 ? xv - yv : xv * yv;
+                double gx = op == 2 ? g * yv : g;
+                gy[j] += op == 0 ? g : op == 1 ? -g : g * xv;
+                ck_assert_msg(fabs(out->data[i] - want) < 1e-12, "op %d value %d", op, i);
+                ck_assert_msg(fabs(x->grad[i] - gx) < 1e-12, "op %d dx %d", op, i);
+            }
+            for (size_t j = 0; j < y->size; j++)
+                ck_assert_msg(fabs(y->grad[j] - gy[j]) < 1e-9, "op %d dy %zu", op, j);
+            qkv_arena_reset(a);
+        }
+    qkv_arena_free(a);
+}
+END_TEST
+
 static Suite *elementwise_suite(void)
 {
     Suite *s = suite_create("grad_elementwise");
@@ -98,6 +132,7 @@ static Suite *elementwise_suite(void)
     tcase_add_test(tc, test_binary_ops_broadcast);
     tcase_add_test(tc, test_unary_and_reductions);
     tcase_add_test(tc, test_matmul_all_forms);
+    tcase_add_test(tc, test_large_operands_match_plain_loops);
     suite_add_tcase(s, tc);
     return s;
 }

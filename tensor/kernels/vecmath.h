@@ -1,0 +1,65 @@
+/* Internal: math that vectorizes. libm's expf and tanhf are calls the
+ * compiler cannot vectorize (without -ffast-math, which we keep out), and
+ * GELU's tanh was the single largest cost of a training step. These are
+ * branch-free polynomial versions accurate to a few float ulps; the double
+ * build (the gradient checks) keeps libm. Not installed. */
+#ifndef QKV_VECMATH_H
+#define QKV_VECMATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "qkv/base.h"
+
+/* Kernels whose loops should use the widest vectors the CPU has: compiled
+ * three times and chosen at load time, so one binary runs on any x86-64. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)
+#define QKV__CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#else
+#define QKV__CLONES
+#endif
+
+#ifdef QKV_DOUBLE
+
+static inline qkv_real qkv__exp(qkv_real x) { return exp(x); }
+static inline qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
+
+#else
+
+/* e^x, Cephes' expf: x = k·ln2 + r with |r| <= ln2/2, e^r by a degree-6
+ * polynomial, 2^k put straight into the exponent bits. Inputs are clamped
+ * to the finite range, so it never returns inf or NaN for finite x. */
+static inline float qkv__exp(float x)
+{
+    x = x < -87.3f ? -87.3f : x > 88.3f ? 88.3f : x;
+    /* Round x·log2(e) to the nearest integer by the 1.5·2^23 trick: no call, so it vectorizes. */
+    const float shift = 12582912.0f;
+    float t = x * 1.44269504088896341f + shift;
+    float k = t - shift;
+    float r = x - k * 0.693359375f + k * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    int32_t e = (bits - 0x4B400000) + 127; /* k as an integer, biased */
+    e <<= 23;
+    float scale;
+    memcpy(&scale, &e, sizeof scale);
+    return p * scale;
+}
+
+/* tanh(x) = 1 - 2 / (e^(2x) + 1): exact limits ±1, absolute error ~1e-7. */
+static inline float qkv__tanh(float x)
+{
+    x = x < -10.0f ? -10.0f : x > 10.0f ? 10.0f : x; /* past ±10 the formula gives exactly ±1 */
+    return 1.0f - 2.0f / (qkv__exp(2.0f * x) + 1.0f);
+}
+
+#endif
+#endif
