@@ -160,7 +160,7 @@ $(BUILD)/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJ)
 # New inputs go to $(BUILD)/fuzz/corpus; tests/fuzz/corpus holds the seeds.
 fuzz: $(BUILD)/fuzz/fuzz_checkpoint
 	@mkdir -p $(BUILD)/fuzz/corpus
-	OMP_NUM_THREADS=1 $< $(FUZZ_ARGS) -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus tests/fuzz/corpus
+	OMP_NUM_THREADS=1 $< $(FUZZ_ARGS) -artifact_prefix=$(BUILD)/fuzz/ -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus tests/fuzz/corpus
 
 fuzz-smoke:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' | \
@@ -169,7 +169,7 @@ fuzz-smoke:
 	         "(install clang, libclang-rt-14-dev and libomp-14-dev)"; \
 	else \
 	    $(MAKE) --no-print-directory -s $(BUILD)/fuzz/fuzz_checkpoint BUILD=$(BUILD) && mkdir -p $(BUILD)/fuzz/corpus && \
-	    if OMP_NUM_THREADS=1 $(BUILD)/fuzz/fuzz_checkpoint $(FUZZ_ARGS) -max_total_time=20 \
+	    if OMP_NUM_THREADS=1 $(BUILD)/fuzz/fuzz_checkpoint $(FUZZ_ARGS) -artifact_prefix=$(BUILD)/fuzz/ -max_total_time=20 \
 	        $(BUILD)/fuzz/corpus tests/fuzz/corpus > $(BUILD)/fuzz/smoke.log 2>&1; then \
 	        echo "fuzz-smoke: $$(grep -o 'stat::number_of_executed_units: [0-9]*' $(BUILD)/fuzz/smoke.log | grep -o '[0-9]*$$') inputs in 20 s, no crash"; \
 	    else tail -40 $(BUILD)/fuzz/smoke.log; echo "fuzz-smoke: FAILED (log: $(BUILD)/fuzz/smoke.log)"; exit 1; fi; \

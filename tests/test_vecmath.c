@@ -11,6 +11,7 @@ START_TEST(test_exp_matches_libm)
     }
     ck_assert_msg(worst < 4e-7, "exp: worst relative error %g", worst);
     ck_assert(isfinite(qkv__exp(1000.0f)) && qkv__exp(-1000.0f) >= 0);
+    ck_assert(isnan(qkv__exp(NAN)) && isnan(qkv__tanh(NAN))); /* NaN stays NaN */
 }
 END_TEST
 

@@ -29,7 +29,8 @@ static inline qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
 
 /* e^x, Cephes' expf: x = k·ln2 + r with |r| <= ln2/2, e^r by a degree-6
  * polynomial, 2^k put straight into the exponent bits. Inputs are clamped
- * to the finite range, so it never returns inf or NaN for finite x. */
+ * to the finite range, so it never returns inf or NaN for finite x (NaN
+ * stays NaN). */
 static inline float qkv__exp(float x)
 {
     x = x < -87.3f ? -87.3f : x > 88.3f ? 88.3f : x;
@@ -45,10 +46,11 @@ static inline float qkv__exp(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits;
+    uint32_t bits;
     memcpy(&bits, &t, sizeof bits);
-    int32_t e = (bits - 0x4B400000) + 127; /* k as an integer, biased */
-    e <<= 23;
+    /* k as an integer, biased, into the exponent field (unsigned: a NaN x
+     * makes garbage bits here, and the NaN in p carries through anyway). */
+    uint32_t e = (bits - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &e, sizeof scale);
     return p * scale;
