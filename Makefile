@@ -20,7 +20,6 @@ SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 GRAD_SRC := $(wildcard tests/grad_*.c)
 DUMP_SRC := $(wildcard tests/dump_*.c)
-BENCH_SRC := $(wildcard bench/*.c)
 
 # Float objects (the library) and double objects (the gradient-check copy).
 OBJ     := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -31,12 +30,11 @@ SUP64   := $(SUP_SRC:%.c=$(BUILD)/obj64/%.o)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(GRAD_SRC:tests/%.c=$(BUILD)/tests/%)
 # Double-precision helper programs the float tests compare against.
 DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
-BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install benches test-install test-readme run
+.PHONY: all test sanitize clean install bench test-install test-readme run
 VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -71,10 +69,6 @@ $(BUILD)/tests/dump_%: tests/dump_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libqkv.a
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -Itensor -o $@ $^ $(LDLIBS)
-
 $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -85,7 +79,9 @@ test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme $(if $(SAN),,fuzz-
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
-benches: $(BENCHES)
+# Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
+bench: $(BUILD)/qkv
+	$(BUILD)/qkv bench $(ARGS)
 
 sanitize:
 	$(MAKE) test BUILD=build/san SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"

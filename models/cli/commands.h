@@ -20,4 +20,7 @@ int cmd_s2s(int argc, char **argv);
 /* qkv attn: attention weights of a checkpoint as an SVG heatmap. */
 int cmd_attn(int argc, char **argv);
 
+/* qkv bench: speed figures for this machine. */
+int cmd_bench(int argc, char **argv);
+
 #endif

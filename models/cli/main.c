@@ -16,6 +16,7 @@ static const command commands[] = {
     {"eval", cmd_eval, "train and validation loss of a checkpoint"},
     {"s2s", cmd_s2s, "the encoder-decoder: train, eval, run on dates (human-written to ISO)"},
     {"attn", cmd_attn, "attention weights of a checkpoint as an SVG heatmap"},
+    {"bench", cmd_bench, "speed on this machine: GEMM, training steps, sampling, memory"},
     {"lab", cmd_lab, "attention step by step: the worked example, the sqrt(d) scaling, the causal mask"},
 };
 

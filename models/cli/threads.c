@@ -14,9 +14,15 @@ int cli_use_threads(int n)
     omp_set_num_threads(n);
     if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY"))
         return 0;
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return 0;
+    /* The cores we may use, read once before anything is pinned: pinned
+     * threads (and threads they create) see only their own core. */
+    static cpu_set_t allowed;
+    static int have_allowed;
+    if (!have_allowed) {
+        if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+            return 0;
+        have_allowed = 1;
+    }
     int cpus[CPU_SETSIZE], n_cpus = 0;
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &allowed))

@@ -24,7 +24,7 @@
  * KC·MR·4 B = 18 KB of A rows sit in L1 beside the B panel being streamed;
  * the packed KC×NC block of B, 768 KB, stays in L2 for a whole pass over M.
  * A transposed A is packed MC rows at a time (MC a multiple of every MR). */
-enum { KC_MAX = 384, NC_MAX = 512, MC_MAX = 96 };
+enum { KC_MAX = 384, NC_MAX = 512, MC_MAX = 192 };
 
 /* Elements of the per-thread packing buffer: a B block and an A block. */
 #define BUFFER_SIZE ((size_t)KC_MAX * (NC_MAX + MC_MAX))

@@ -1,7 +1,8 @@
-/* Packing for the AVX-512 kernel, with whole-vector loads and stores: a
- * transposed B (the NT form, e.g. Q·Kᵀ) is packed through 16×16 register
- * transposes rather than element by element, which matters for the small
- * attention products where packing is a large share of the work. */
+/* Packing for the AVX-512 kernel, with whole-vector loads and stores. What
+ * must be transposed on the way (a transposed B, as in the NT form Q·Kᵀ, and
+ * the bottom-edge rows of an untransposed A) goes through 16×16 register
+ * transposes rather than element by element: for the small attention
+ * products packing is a large share of the work. */
 #include "gemm_kernel.h"
 
 #if QKV__GEMM_X86

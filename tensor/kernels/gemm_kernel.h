@@ -5,8 +5,9 @@
  *   - A's MR rows, element (i, p) at a[i·rs_a + p·cs_a]: either MR full rows
  *     of the stored A (rs_a = lda, cs_a = 1), or a packed, zero-padded
  *     panel (rs_a = 1, cs_a = MR). Kernels may rely on this.
- *   - B packed as a kc×NR panel, row p at b + p·NR, QKV_ALIGN-aligned, zero
- *     beyond column n.
+ *   - B packed as a kc×NR panel, row p at b + p·NR, zero beyond column n;
+ *     every panel starts a multiple of NR elements into a QKV_ALIGN-aligned
+ *     buffer, so each row is aligned for the kernel's vector loads.
  * and the kernel does C[i][j] = alpha·Σ_p a(i,p)·b(p,j) + beta·C[i][j] for
  * i < m ≤ MR, j < n ≤ NR (beta == 0: C's old values are not read). */
 #ifndef QKV_GEMM_KERNEL_H

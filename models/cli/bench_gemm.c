@@ -1,0 +1,179 @@
+/* qkv bench, part 1: qkv_gemm's speed on the model's shapes, as a share of
+ * the machine's measured fp32 FMA peak.
+ *
+ * The peak is the best of many short timed runs of a loop of independent
+ * AVX-512 FMAs (AVX2 when the CPU has no AVX-512): a peak, since other work
+ * on the machine only lowers it. Each GEMM figure is the median of several
+ * timed runs after two warm-up runs. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../tensor/kernels/gemm.h"
+#include "../../tensor/kernels/gemm_kernel.h"
+#include "bench.h"
+#include "qkv/qkv.h"
+#include "threads.h"
+
+static double largest(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+/* 16 independent FMA chains: more than latency × pipes, so the pipes never wait. */
+#define PEAK_LOOP(vec, set1, fmadd, lanes)                                                    \
+    vec acc[16], x = set1(0.999f), y = set1(0.001f);                                          \
+    for (int i = 0; i < 16; i++)                                                              \
+        acc[i] = set1((float)i);                                                              \
+    for (long it = 0; it < iters; it++)                                                       \
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                                 \
+            acc[i] = fmadd(acc[i], x, y);                                                     \
+    float s = 0, out[lanes];                                                                  \
+    for (int i = 0; i < 16; i++) {                                                            \
+        memcpy(out, &acc[i], sizeof out);                                                     \
+        s += out[0];                                                                          \
+    }                                                                                         \
+    return s
+
+__attribute__((target("avx512f,fma"))) static float fma_loop_avx512(long iters)
+{
+    PEAK_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, 16);
+}
+
+__attribute__((target("avx2,fma"))) static float fma_loop_avx2(long iters)
+{
+    PEAK_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, 8);
+}
+
+/* fp32 GFLOP/s of `threads` threads each running the FMA loop (total over threads). */
+static double measure_peak(int threads)
+{
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return 0; /* no FMA loop for this CPU: percentages print as 0 */
+    bool wide = __builtin_cpu_supports("avx512f");
+    /* many short runs (~3 ms): on a shared machine some run undisturbed */
+    enum { PEAK_RUNS = 41 };
+    const long iters = 1000 * 1000;
+    double flops_per_iter = 16.0 * (wide ? 16 : 8) * 2, runs[PEAK_RUNS];
+    volatile float sink = 0;
+    for (int r = 0; r < PEAK_RUNS; r++) {
+        double t0 = bench_now();
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+        sink += wide ? fma_loop_avx512(iters) : fma_loop_avx2(iters);
+        runs[r] = flops_per_iter * (double)iters * threads / (bench_now() - t0) * 1e-9;
+    }
+    return largest(runs, PEAK_RUNS); /* a peak: other work on the machine only lowers it */
+}
+#else
+static double measure_peak(int threads)
+{
+    (void)threads;
+    return 0; /* no x86 FMA loop here: percentages print as 0 */
+}
+#endif
+
+typedef struct shape {
+    const char *what;  /* M x N x K, and where the model uses it */
+    int batch, M, N, K;
+    const char *forms; /* which of NN, NT, TN to time */
+} shape;
+
+/* GFLOP/s of qkv_gemm for one shape and form on `threads` threads: the
+ * median of n_runs timed runs, and the best of them in *best. */
+static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_runs, const float *A,
+                        const float *B, float *C, double *best)
+{
+    cli_use_threads(threads);
+    int lda = ta ? s->M : s->K, ldb = tb ? s->K : s->N;
+    size_t sa = (size_t)s->M * s->K, sb = (size_t)s->K * s->N, sc = (size_t)s->M * s->N;
+    double flops = 2.0 * s->batch * s->M * s->N * s->K, runs[16];
+    int reps = (int)(2e8 / flops) + 1; /* about 1 ms of work per timed run */
+    for (int r = -2; r < n_runs; r++) { /* two warm-up runs */
+        double t0 = bench_now();
+        for (int i = 0; i < reps; i++)
+            qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N, sc);
+        if (r >= 0)
+            runs[r] = flops * reps / (bench_now() - t0) * 1e-9;
+    }
+    *best = largest(runs, n_runs);
+    return bench_median(runs, n_runs);
+}
+
+void bench_gemm(int runs, int max_threads, bool quick)
+{
+    double peak[3] = {0};
+    for (int t = 1; t <= max_threads; t++) {
+        cli_use_threads(t);
+        peak[t] = measure_peak(t);
+    }
+    printf("\nGEMM (qkv_gemm, %s kernel), fp32\n", qkv__gemm_active_path()->name);
+    printf("measured fp32 FMA peak: 1 thread %.1f GFLOP/s", peak[1]);
+    if (max_threads > 1)
+        printf(", 2 threads %.1f GFLOP/s (%.1f per core)", peak[2], peak[2] / 2);
+    printf("\n\n");
+
+    /* The issue's shapes in every form, then the weight gradients (TN, K =
+     * tokens) and the attention products as the model runs them. */
+    static const shape shapes[] = {
+        {"768x128x384", 1, 768, 128, 384, "NN NT TN"},
+        {"4096x384x1536", 1, 4096, 384, 1536, "NN NT TN"},
+        {"4096x1536x384", 1, 4096, 1536, 384, "NN NT TN"},
+        {"4096x384x384", 1, 4096, 384, 384, "NN NT TN"},
+        {"4096x1152x384", 1, 4096, 1152, 384, "NN NT TN"},
+        {"768x65x128 lm head", 1, 768, 65, 128, "NN NT TN"},
+        {"48 x 64x64x32 attn QK'", 48, 64, 64, 32, "NN NT TN"},
+        {"48 x 64x32x64 attn PV", 48, 64, 32, 64, "NN TN"},
+        {"1536x384x4096 dW", 1, 1536, 384, 4096, "TN"},
+        {"384x1536x4096 dW", 1, 384, 1536, 4096, "TN"},
+        {"1152x384x4096 dW", 1, 1152, 384, 4096, "TN"},
+        {"384x384x4096 dW", 1, 384, 384, 4096, "TN"},
+        {"384x128x768 dW", 1, 384, 128, 768, "TN"},
+        {"65x128x768 lm head dW", 1, 65, 128, 768, "TN"},
+    };
+    size_t most = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const shape *s = &shapes[i];
+        size_t m = (size_t)s->batch * ((size_t)s->M * s->K + (size_t)s->K * s->N + (size_t)s->M * s->N);
+        most = m > most ? m : most;
+    }
+    float *mem = qkv_alloc(most * sizeof *mem);
+    if (!mem) {
+        fprintf(stderr, "qkv bench: %s\n", qkv_last_error());
+        return;
+    }
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 1);
+    for (size_t i = 0; i < most; i++)
+        mem[i] = (float)qkv_rng_uniform(&rng) - 0.5f;
+
+    printf("GFLOP/s: median of %d runs (%% of peak), then the best run (%% of peak)\n", runs);
+    printf("%-24s %-4s %26s", "M x N x K", "form", "1 thread");
+    if (max_threads > 1)
+        printf(" %28s", "2 threads");
+    printf("\n");
+    /* --quick: the two shapes the targets name */
+    size_t n_shapes = quick ? 2 : sizeof shapes / sizeof *shapes;
+    for (size_t i = 0; i < n_shapes; i++) {
+        const shape *s = &shapes[i];
+        float *A = mem, *B = A + (size_t)s->batch * s->M * s->K, *C = B + (size_t)s->batch * s->K * s->N;
+        for (const char *f = s->forms; *f; f += f[2] ? 3 : 2) {
+            bool ta = f[0] == 'T', tb = f[1] == 'T';
+            printf("%-24s %c%c  ", s->what, f[0], f[1]);
+            for (int t = 1; t <= max_threads; t++) {
+                double best, g = time_gemm(s, ta, tb, t, runs, A, B, C, &best);
+                double to_pct = peak[t] > 0 ? 100 / peak[t] : 0;
+                printf("  %6.1f (%5.1f%%) %6.1f (%5.1f%%)", g, g * to_pct, best, best * to_pct);
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    qkv_free(mem);
+}

@@ -1,0 +1,247 @@
+/* qkv bench: how fast qkv is on this machine. Training steps and sampling,
+ * each measured in a child process of its own so its peak memory (RSS) is
+ * its own, at 1 and 2 threads; figures are medians of several runs after
+ * warm-up, since the machine may be shared. */
+#define _DEFAULT_SOURCE /* wait4, getloadavg */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "bench.h"
+#include "commands.h"
+#include "qkv/qkv.h"
+#include "threads.h"
+
+double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A corpus of uniformly random characters: speed does not depend on the text. */
+static qkv_corpus *random_corpus(int vocab, size_t len)
+{
+    qkv_corpus *c = qkv_calloc(sizeof *c);
+    if (!c || !(c->ids = qkv_alloc(len * sizeof *c->ids))) {
+        qkv_free(c);
+        return NULL;
+    }
+    uint8_t bytes[256];
+    for (int i = 0; i < vocab; i++)
+        bytes[i] = (uint8_t)(32 + i);
+    qkv_tokenizer_from_bytes(&c->tok, bytes, vocab);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 5);
+    for (size_t i = 0; i < len; i++)
+        c->ids[i] = (int32_t)qkv_rng_below(&rng, (uint64_t)vocab);
+    c->len = len;
+    c->n_train = len * 9 / 10;
+    return c;
+}
+
+/* What a child measured, sent back through a pipe. */
+typedef struct result {
+    double value;   /* median ms/step or tokens/s */
+    double spread;  /* (max - min) / median of the timed runs */
+    int ok;         /* 1 when the measurement ran */
+} result;
+
+/* Run fn(arg) in a child process; its result comes through a pipe and its
+ * peak RSS (MB) from wait4. */
+static result in_child(result (*fn)(const void *), const void *arg, double *rss_mb)
+{
+    result r = {0};
+    int fd[2];
+    if (pipe(fd) != 0)
+        return r;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        result mine = fn(arg);
+        ssize_t w = write(fd[1], &mine, sizeof mine);
+        _exit(w == (ssize_t)sizeof mine ? 0 : 1);
+    }
+    close(fd[1]);
+    if (pid > 0 && read(fd[0], &r, sizeof r) != (ssize_t)sizeof r)
+        r.ok = 0;
+    close(fd[0]);
+    struct rusage ru;
+    int status;
+    if (pid > 0 && wait4(pid, &status, 0, &ru) == pid)
+        *rss_mb = (double)ru.ru_maxrss / 1024.0;
+    return r;
+}
+
+typedef struct train_case {
+    const char *name;
+    qkv_gpt_config model;
+    int batch, threads, warmup, steps;
+} train_case;
+
+static result bench_train(const void *arg)
+{
+    const train_case *tc = arg;
+    result r = {0};
+    cli_use_threads(tc->threads);
+    qkv_corpus *c = random_corpus(tc->model.vocab_size, 200000);
+    qkv_train_config cfg = qkv_train_defaults();
+    cfg.batch_size = tc->batch;
+    cfg.iters = tc->warmup + tc->steps;
+    qkv_trainer *t = c ? qkv_trainer_new(&tc->model, &cfg, c) : NULL;
+    double ms[64];
+    int n = tc->steps < 64 ? tc->steps : 64;
+    for (int i = 0; t && i < tc->warmup + n; i++) {
+        double t0 = bench_now();
+        if (qkv_trainer_step(t, NULL, NULL) < 0)
+            break;
+        if (i >= tc->warmup)
+            ms[i - tc->warmup] = 1000 * (bench_now() - t0);
+        if (i == tc->warmup + n - 1) {
+            r.value = bench_median(ms, n);
+            r.spread = (ms[n - 1] - ms[0]) / r.value;
+            r.ok = 1;
+        }
+    }
+    if (!r.ok)
+        fprintf(stderr, "qkv bench: %s: %s\n", tc->name, qkv_last_error());
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    return r;
+}
+
+typedef struct sample_case {
+    qkv_gpt_config model;
+    int threads, tokens, runs;
+    bool cache;
+} sample_case;
+
+static result bench_sample(const void *arg)
+{
+    const sample_case *sc = arg;
+    result r = {0};
+    cli_use_threads(sc->threads);
+    qkv_gpt *m = qkv_gpt_new(&sc->model, 1);
+    qkv_sample_opts opts = {.temperature = 1, .top_k = 0, .top_p = 1};
+    int32_t prompt = 0;
+    double tps[16];
+    int n = sc->runs < 16 ? sc->runs : 16;
+    for (int i = 0; m && i <= n; i++) { /* run 0 warms up */
+        qkv_rng rng;
+        qkv_rng_seed(&rng, (uint64_t)i);
+        double t0 = bench_now();
+        if (qkv_gpt_generate(m, &prompt, 1, sc->tokens, &opts, &rng, sc->cache, NULL, NULL) < 0)
+            break;
+        if (i > 0)
+            tps[i - 1] = sc->tokens / (bench_now() - t0);
+        if (i == n) {
+            r.value = bench_median(tps, n);
+            r.spread = (tps[n - 1] - tps[0]) / r.value;
+            r.ok = 1;
+        }
+    }
+    qkv_gpt_free(m);
+    return r;
+}
+
+static void print_load(void)
+{
+    double load[3];
+    if (getloadavg(load, 3) == 3)
+        printf("(load average %.2f: other work on the machine slows every figure)\n", load[0]);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    int steps = 20, runs = 7, max_threads = omp_get_num_procs() >= 2 ? 2 : 1;
+    bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false;
+    const arg_spec specs[] = {
+        {"--steps", ARG_INT, &steps, 2, 64, "N", "timed training steps per configuration"},
+        {"--runs", ARG_INT, &runs, 1, 16, "N", "timed runs per sampling and GEMM figure"},
+        {"--quick", ARG_FLAG, &quick, 0, 0, NULL, "fewer steps and shapes: a fast look"},
+        {"--no-gemm", ARG_FLAG, &skip_gemm, 0, 0, NULL, "skip the GEMM figures"},
+        {"--no-train", ARG_FLAG, &skip_train, 0, 0, NULL, "skip the training figures"},
+        {"--no-sample", ARG_FLAG, &skip_sample, 0, 0, NULL, "skip the sampling figures"},
+    };
+    const arg_cmd cmd = {"bench", "Speed of qkv on this machine: GEMM GFLOP/s against the "
+                         "measured FMA peak, training ms/step, sampling tokens/s, peak memory.",
+                         "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
+    const char *pos[1];
+    int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
+    if (rc >= 0)
+        return rc;
+    if (quick) {
+        steps = 5;
+        runs = 3;
+    }
+    print_load();
+    if (!skip_gemm)
+        bench_gemm(runs, max_threads, quick);
+
+    if (!skip_train) {
+        const qkv_gpt_config baby = {65, 64, 4, 4, 128, 0.0}, mid = {65, 256, 6, 6, 384, 0.0};
+        struct { const char *name; qkv_gpt_config model; int batch, steps; } cases[] = {
+            {"baby: 4L/4H/128, B12 x T64", baby, 12, steps},
+            {"6L/6H/384, B16 x T256", mid, 16, steps / 4 > 3 ? steps / 4 : 3},
+        };
+        printf("\ntraining step (forward + backward + AdamW), median of timed steps after 3 warm-up\n");
+        printf("%-30s %8s %11s %11s %8s %10s\n", "model", "threads", "ms/step", "tokens/s",
+               "spread", "peak RSS");
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            double one = 0;
+            for (int th = 1; th <= max_threads; th++) {
+                train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3, cases[k].steps};
+                double rss = 0;
+                result r = in_child(bench_train, &tc, &rss);
+                if (!r.ok) {
+                    printf("%-30s %8d %11s\n", cases[k].name, th, "failed");
+                    continue;
+                }
+                int tokens = cases[k].batch * cases[k].model.block_size;
+                printf("%-30s %8d %11.1f %11.0f %7.0f%% %8.1f MB", cases[k].name, th, r.value,
+                       tokens / (r.value / 1000), 100 * r.spread, rss);
+                if (th == 1)
+                    one = r.value;
+                else if (one > 0)
+                    printf("   %.2fx the speed of 1 thread", one / r.value);
+                printf("\n");
+            }
+        }
+    }
+
+    if (!skip_sample) {
+        const qkv_gpt_config baby = {65, 64, 4, 4, 128, 0.0};
+        printf("\nsampling from the baby model (256 tokens after a 1-token prompt, the window sliding "
+               "past 64), median of %d runs\n", runs);
+        printf("%-30s %8s %11s %8s\n", "", "threads", "tokens/s", "spread");
+        for (int cache = 1; cache >= 0; cache--) {
+            sample_case sc = {baby, 1, 256, runs, cache};
+            double rss = 0;
+            result r = in_child(bench_sample, &sc, &rss);
+            printf("%-30s %8d %11.0f %7.0f%%\n", cache ? "with the key/value cache" :
+                   "without (recompute the window)", 1, r.ok ? r.value : NAN, 100 * r.spread);
+        }
+    }
+    print_load();
+    return 0;
+}
