@@ -130,16 +130,9 @@ int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
     int rc = loss ? qkv_backward(t->arena, loss) : -1;
     double value = loss ? loss->data[0] : NAN;
     qkv_arena_reset(t->arena);
-    if (rc < 0)
-        return -1;
-    if (!isfinite(value))
-        return qkv_set_error("step %lld: the loss is %g; stopping before it reaches the weights",
-                             (long long)t->step, value);
-    double norm = qkv_clip_grad_norm(p, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
-    if (!isfinite(norm))
-        return qkv_set_error("step %lld: the gradient norm is %g; stopping before it reaches the "
-                             "weights", (long long)t->step, norm);
-    if (qkv_optim_step(t->opt, p, qkv_lr_at(&t->sched, t->step)) < 0)
+    double norm;
+    if (rc < 0 || qkv_optim_apply(t->opt, p, value, t->cfg.grad_clip,
+                                  qkv_lr_at(&t->sched, t->step), t->step, &norm) < 0)
         return -1;
     t->step++;
     if (loss_out)
