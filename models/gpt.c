@@ -12,6 +12,7 @@ void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_B
     for (int i = 0; i < 5; i++)
         qkv__put_u32(out + 4 * i, (uint32_t)fields[i]);
     qkv__put_f64(out + 20, cfg->dropout);
+    qkv__put_u32(out + 28, cfg->no_bias); /* 0 in checkpoints from before the flag: biases */
 }
 
 int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
@@ -24,6 +25,10 @@ int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
     for (int i = 0; i < 5; i++)
         *fields[i] = qkv__get_size(p + 4 * i);
     cfg->dropout = qkv__get_f64(p + 20);
+    uint32_t no_bias = qkv__get_u32(p + 28);
+    if (no_bias > 1)
+        return qkv_set_error("gpt config: the no_bias flag is %u, not 0 or 1", no_bias);
+    cfg->no_bias = no_bias;
     return qkv_gpt_config_check(cfg);
 }
 
@@ -55,7 +60,7 @@ qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
     m->cfg = *cfg;
     m->block = (qkv_block_config){.n_embd = cfg->n_embd, .n_head = cfg->n_head,
                                   .n_layer = cfg->n_layer, .dropout = (qkv_real)cfg->dropout,
-                                  .bias = true};
+                                  .bias = !cfg->no_bias};
     m->params = qkv_params_new();
     m->h = qkv_calloc((size_t)cfg->n_layer * sizeof *m->h);
     if (!m->params || !m->h)
@@ -84,12 +89,13 @@ fail:
 
 uint64_t qkv__gpt_n_values(const qkv_gpt_config *c)
 {
-    /* wte and wpe; per block two LayerNorms (2C each), c_attn (3C·C + 3C), the
-     * attention's c_proj (C·C + C), c_fc (4C·C + 4C), the MLP's c_proj (4C·C + C);
-     * ln_f (2C). Exact in 64 bits for every config qkv_gpt_config_check accepts. */
-    uint64_t C = (uint64_t)c->n_embd;
+    /* wte and wpe; per block two LayerNorms (C each), c_attn (3C·C), the
+     * attention's c_proj (C·C), c_fc (4C·C), the MLP's c_proj (4C·C); ln_f (C);
+     * with biases, another 2C + 3C + C + 4C + C per block and C for ln_f.
+     * Exact in 64 bits for every config qkv_gpt_config_check accepts. */
+    uint64_t C = (uint64_t)c->n_embd, bias = c->no_bias ? 0 : 1;
     return ((uint64_t)c->vocab_size + (uint64_t)c->block_size) * C +
-           (uint64_t)c->n_layer * (12 * C * C + 13 * C) + 2 * C;
+           (uint64_t)c->n_layer * (12 * C * C + 2 * C + bias * 11 * C) + C + bias * C;
 }
 
 void qkv_gpt_free(qkv_gpt *m)

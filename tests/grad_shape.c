@@ -13,17 +13,6 @@ static qkv_tensor *param(qkv_arena *a, qkv_rng *rng, int ndim, const int *shape)
     return t;
 }
 
-/* A random permutation of {0..n-1} (Fisher-Yates). */
-static void random_perm(qkv_rng *rng, int n, int *perm)
-{
-    for (int i = 0; i < n; i++)
-        perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)qkv_rng_below(rng, (uint64_t)i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-}
 
 /* The flat index of multi-index idx in a contiguous tensor of the given shape. */
 static size_t flat(int ndim, const int *shape, const int *idx)
@@ -176,7 +165,7 @@ START_TEST(test_permute_values_and_grad)
         for (int trial = 0; trial < 3; trial++) {
             int shape[QKV_MAX_DIMS], perm[QKV_MAX_DIMS];
             qkv_test_random_shape(&rng, ndim, 4, shape);
-            random_perm(&rng, ndim, perm);
+            qkv_test_random_perm(&rng, ndim, perm);
             qkv_tensor *x = param(a, &rng, ndim, shape);
             qkv_tensor *y = qkv_permute(a, x, perm);
             ck_assert_qkv(y);

@@ -14,26 +14,9 @@
 
 static char tmpdir[64];
 
-static void make_tmpdir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/qkv_ckpt_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void make_tmpdir(void) { qkv_test_make_tmpdir(tmpdir, sizeof tmpdir, "qkv_ckpt"); }
 
-/* Remove tmpdir and the files and empty directories the tests put in it. */
-static void remove_tmpdir(void)
-{
-    DIR *d = opendir(tmpdir);
-    ck_assert_ptr_nonnull(d);
-    char path[512];
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-            remove(path);
-        }
-    closedir(d);
-    ck_assert_int_eq(rmdir(tmpdir), 0);
-}
+static void remove_tmpdir(void) { qkv_test_remove_tmpdir(tmpdir); }
 
 /* tmpdir/name (a static buffer per slot, so two can be held at once). */
 static const char *tmp_path(const char *name)

@@ -12,26 +12,9 @@
 
 static char tmpdir[64];
 
-static void make_tmpdir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/qkv_data_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
+static void make_tmpdir(void) { qkv_test_make_tmpdir(tmpdir, sizeof tmpdir, "qkv_data"); }
 
-/* Remove tmpdir and the files the test put in it. */
-static void remove_tmpdir(void)
-{
-    DIR *d = opendir(tmpdir);
-    ck_assert_ptr_nonnull(d);
-    char path[512];
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-            remove(path);
-        }
-    closedir(d);
-    ck_assert_int_eq(rmdir(tmpdir), 0);
-}
+static void remove_tmpdir(void) { qkv_test_remove_tmpdir(tmpdir); }
 
 /* tmpdir/name, written with len bytes of text (or not created when text is NULL). */
 static const char *tmpfile_with(const char *name, const char *text, size_t len)

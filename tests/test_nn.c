@@ -246,17 +246,6 @@ START_TEST(test_one_head_equals_single_head)
 }
 END_TEST
 
-/* A random permutation of 0..n-1. */
-static void shuffle(qkv_rng *rng, int *perm, int n)
-{
-    for (int i = 0; i < n; i++)
-        perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)qkv_rng_below(rng, (uint64_t)i + 1), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-}
 
 /* y[b, t] = x[b, perm[t]] for (B,T,C) tensors. */
 static qkv_tensor *permute_positions(fixture *f, const qkv_tensor *x, const int *perm)
@@ -279,7 +268,7 @@ START_TEST(test_self_attention_permutation_equivariant)
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, false), 0);
     fx_alloc_random(&f, 0.5);
     int perm[7];
-    shuffle(&f.rng, perm, 7);
+    qkv_test_random_perm(&f.rng, 7, perm);
     qkv_tensor *x = randn3(&f, 2, 7, 8);
     qkv_tensor *y = qkv_self_attn_forward(&attn, &f.run, x, NULL, NULL);
     qkv_tensor *xp = permute_positions(&f, x, perm);
@@ -302,7 +291,7 @@ START_TEST(test_cross_attention_memory_permutation_invariant)
     fx_alloc_random(&f, 0.5);
     const int Tk = 5;
     int perm[5];
-    shuffle(&f.rng, perm, Tk);
+    qkv_test_random_perm(&f.rng, Tk, perm);
     uint8_t valid[2][5] = {{1, 1, 1, 0, 0}, {1, 1, 1, 1, 1}}, valid_p[2][5];
     for (int b = 0; b < 2; b++)
         for (int j = 0; j < Tk; j++)

@@ -31,6 +31,8 @@ typedef struct qkv_gpt_config {
     int n_head;     /* attention heads per block; n_embd must be a multiple */
     int n_embd;     /* C: width of the residual stream */
     double dropout; /* dropout probability in training */
+    bool no_bias;   /* Linear layers and LayerNorms without biases (nanoGPT's train.py
+                       default); false, the zero value, keeps them (GPT-2's layout) */
 } qkv_gpt_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). */

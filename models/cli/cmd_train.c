@@ -109,6 +109,7 @@ int cmd_train(int argc, char **argv)
     int eval_every = 500, eval_iters = 200, seed = 1337, threads = omp_get_num_procs(),
         log_every = 100;
     double dropout = 0, lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
+    bool no_bias = false;
     const arg_spec specs[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby or small; flags below override it"},
@@ -119,6 +120,7 @@ int cmd_train(int argc, char **argv)
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
         {"--dropout", ARG_REAL, &dropout, 0, 0.95, "P", "dropout probability in training"},
+        {"--no-bias", ARG_FLAG, &no_bias, 0, 0, NULL, "Linear layers and LayerNorms without biases"},
         {"--lr", ARG_REAL, &lr, 1e-12, 10, "LR", "peak learning rate"},
         {"--min-lr", ARG_REAL, &min_lr, 0, 10, "LR", "learning rate at the end of the cosine"},
         {"--warmup", ARG_INT, &warmup, 0, 1e9, "N", "linear warmup steps"},
@@ -167,7 +169,7 @@ int cmd_train(int argc, char **argv)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
     if (resume) {
         const char *fixed[] = {"--config", "--batch", "--block", "--layers", "--heads", "--embd",
-                               "--dropout", "--lr", "--min-lr", "--warmup", "--weight-decay",
+                               "--dropout", "--no-bias", "--lr", "--min-lr", "--warmup", "--weight-decay",
                                "--grad-clip", "--eval-iters", "--seed"};
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             if (args_given(&cmd, fixed[i]))
@@ -184,7 +186,8 @@ int cmd_train(int argc, char **argv)
         t = qkv_trainer_resume(resume, data, args_given(&cmd, "--iters") ? iters : 0);
     } else if ((corpus = qkv_corpus_load(data, NULL))) {
         qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = block, .n_layer = layers,
-                             .n_head = heads, .n_embd = embd, .dropout = dropout};
+                             .n_head = heads, .n_embd = embd, .dropout = dropout,
+                             .no_bias = no_bias};
         qkv_train_config tc = {.iters = iters, .batch_size = batch, .lr = lr, .min_lr = min_lr,
                                .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
                                .eval_iters = eval_iters, .seed = (uint64_t)seed};

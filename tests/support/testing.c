@@ -1,6 +1,10 @@
 /* Small assertions shared by the test programs. */
 #include "testing.h"
 
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 void qkv_test_assert_close(const qkv_tensor *t, const qkv_real *expected, double tol)
 {
     for (size_t i = 0; i < t->size; i++)
@@ -13,4 +17,35 @@ void qkv_test_random_shape(qkv_rng *rng, int ndim, int max_extent, int *shape)
 {
     for (int i = 0; i < ndim; i++)
         shape[i] = 1 + (int)qkv_rng_below(rng, (uint64_t)max_extent);
+}
+
+void qkv_test_random_perm(qkv_rng *rng, int n, int *perm)
+{
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)qkv_rng_below(rng, (uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix)
+{
+    snprintf(dir, len, "/tmp/%s_XXXXXX", prefix);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+void qkv_test_remove_tmpdir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    char path[512];
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove(path);
+        }
+    closedir(d);
+    ck_assert_int_eq(rmdir(dir), 0);
 }

@@ -29,4 +29,13 @@ void qkv_test_assert_close(const qkv_tensor *t, const qkv_real *expected, double
 /* A random shape: ndim dims, each extent in [1, max_extent]. */
 void qkv_test_random_shape(qkv_rng *rng, int ndim, int max_extent, int *shape);
 
+/* A random permutation of {0..n-1} into perm (Fisher-Yates). */
+void qkv_test_random_perm(qkv_rng *rng, int n, int *perm);
+
+/* Make a fresh directory /tmp/PREFIX_XXXXXX, its path into dir (len bytes). */
+void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix);
+
+/* Remove dir and the files in it (not subdirectories' contents). */
+void qkv_test_remove_tmpdir(const char *dir);
+
 #endif
