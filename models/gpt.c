@@ -75,7 +75,7 @@ qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
         if (qkv_block_init(&m->h[l], m->params, name, &m->block, true) < 0)
             goto fail;
     }
-    if (qkv_ln_init(&m->ln_f, m->params, "ln_f", cfg->n_embd, true) < 0)
+    if (qkv_ln_init(&m->ln_f, m->params, "ln_f", cfg->n_embd, !cfg->no_bias) < 0)
         goto fail;
     qkv_rng rng;
     qkv_rng_seed(&rng, seed);

@@ -39,24 +39,34 @@ uint64_t qkv_alloc_count(void)
     return n;
 }
 
-/* The hook need not align, so over-allocate and keep the raw pointer just
- * below the aligned block for qkv_free. */
+/* With the default hook, C11's aligned_alloc gives the aligned block itself,
+ * so leak checkers see every live block as reachable. A custom hook need
+ * not align, so over-allocate and keep the raw pointer just below the
+ * aligned block for qkv_free. */
 void *qkv_alloc(size_t size)
 {
     if (size > SIZE_MAX - QKV_ALIGN - sizeof(void *)) {
         qkv_set_error("allocation of %zu bytes is too large", size);
         return NULL;
     }
-    unsigned char *raw = hook_alloc(size + QKV_ALIGN + sizeof(void *));
-    if (!raw) {
+    void *p;
+    if (hook_alloc == malloc) {
+        p = aligned_alloc(QKV_ALIGN, (size + QKV_ALIGN - 1) / QKV_ALIGN * QKV_ALIGN + QKV_ALIGN * !size);
+    } else {
+        unsigned char *raw = hook_alloc(size + QKV_ALIGN + sizeof(void *));
+        p = raw ? (void *)(((uintptr_t)raw + sizeof(void *) + QKV_ALIGN - 1) &
+                           ~(uintptr_t)(QKV_ALIGN - 1))
+                : NULL;
+        if (p)
+            ((void **)p)[-1] = raw;
+    }
+    if (!p) {
         qkv_set_error("out of memory allocating %zu bytes", size);
         return NULL;
     }
 #pragma omp atomic
     n_allocs++;
-    uintptr_t p = ((uintptr_t)raw + sizeof(void *) + QKV_ALIGN - 1) & ~(uintptr_t)(QKV_ALIGN - 1);
-    ((void **)p)[-1] = raw;
-    return (void *)p;
+    return p;
 }
 
 void *qkv_calloc(size_t size)
@@ -69,6 +79,10 @@ void *qkv_calloc(size_t size)
 
 void qkv_free(void *p)
 {
-    if (p)
+    if (!p)
+        return;
+    if (hook_release == free && hook_alloc == malloc)
+        free(p);
+    else
         hook_release(((void **)p)[-1]);
 }

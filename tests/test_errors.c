@@ -397,14 +397,14 @@ START_TEST(test_gpt_config_errors_name_the_field)
         qkv_gpt_config cfg;
         const char *want;
     } cases[] = {
-        {{0, 8, 1, 2, 8, 0}, "vocab_size 0"},
-        {{5, 70000, 1, 2, 8, 0}, "block_size 70000"},
-        {{5, 8, 0, 2, 8, 0}, "n_layer 0"},
-        {{5, 8, 1, 2, -8, 0}, "n_embd -8"},
-        {{5, 8, 1, 3, 8, 0}, "n_embd 8 is not a multiple of n_head 3"},
-        {{5, 8, 1, 0, 8, 0}, "n_head 0"},
-        {{5, 8, 1, 2, 8, 1.0}, "dropout 1"},
-        {{5, 8, 1, 2, 8, NAN}, "dropout nan"},
+        {{0, 8, 1, 2, 8, 0, false}, "vocab_size 0"},
+        {{5, 70000, 1, 2, 8, 0, false}, "block_size 70000"},
+        {{5, 8, 0, 2, 8, 0, false}, "n_layer 0"},
+        {{5, 8, 1, 2, -8, 0, false}, "n_embd -8"},
+        {{5, 8, 1, 3, 8, 0, false}, "n_embd 8 is not a multiple of n_head 3"},
+        {{5, 8, 1, 0, 8, 0, false}, "n_head 0"},
+        {{5, 8, 1, 2, 8, 1.0, false}, "dropout 1"},
+        {{5, 8, 1, 2, 8, NAN, false}, "dropout nan"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         FAILS_INT(qkv_gpt_config_check(&cases[i].cfg), "gpt config", cases[i].want);
@@ -421,7 +421,7 @@ END_TEST
 
 START_TEST(test_gpt_rejects_bad_ids_and_lengths)
 {
-    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0}, 1);
+    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
     ck_assert_qkv(m);
     qkv_run run = {.arena = A};
     int32_t idx[9] = {0, 1, 2, 3, 4, 0, 1, 2, 3}, bad[2] = {1, 5};
@@ -445,7 +445,7 @@ START_TEST(test_sampling_and_generation_errors)
         {{INFINITY, 0, 1}, "temperature inf"}, {{1, -2, 1}, "top_k -2"},
         {{1, 0, 0}, "top_p 0 must be in (0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
     };
-    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0}, 1);
+    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
     ck_assert_qkv(m);
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);

@@ -194,13 +194,31 @@ END_TEST
 START_TEST(test_config_round_trip_and_errors)
 {
     qkv_gpt_config c = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
-                        .n_embd = 128, .dropout = 0.2}, d;
+                        .n_embd = 128, .dropout = 0.2, .no_bias = true}, d;
     uint8_t blob[QKV_GPT_CONFIG_BYTES];
     qkv_gpt_config_pack(&c, blob);
     ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), 0);
     ck_assert(c.vocab_size == d.vocab_size && c.block_size == d.block_size &&
               c.n_layer == d.n_layer && c.n_head == d.n_head && c.n_embd == d.n_embd &&
-              c.dropout == d.dropout);
+              c.dropout == d.dropout && d.no_bias);
+    /* Without biases: nanoGPT's baby model has 804,096 parameters (809,856 with them). */
+    qkv_gpt *m = qkv_gpt_new(&c, 1);
+    ck_assert_qkv(m);
+    size_t n = 0;
+    for (int i = 0; i < m->params->count; i++) {
+        n += m->params->items[i].t->size;
+        ck_assert_msg(!strstr(m->params->items[i].name, "bias"), "%s", m->params->items[i].name);
+    }
+    ck_assert_uint_eq(n, 804096);
+    qkv_gpt_free(m);
+    c.no_bias = false;
+    m = qkv_gpt_new(&c, 1);
+    ck_assert_qkv(m);
+    n = 0;
+    for (int i = 0; i < m->params->count; i++)
+        n += m->params->items[i].t->size;
+    ck_assert_uint_eq(n, 809856);
+    qkv_gpt_free(m);
     ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, 7), -1);
     c.n_head = 5;
     ck_assert_ptr_null(qkv_gpt_new(&c, 1));
