@@ -66,6 +66,33 @@ START_TEST(test_tiny_model_overfits_short_text)
 }
 END_TEST
 
+/* After the first steps have sized the arena and the kernels' buffers, a
+ * training step allocates nothing: every tensor, node and gradient comes
+ * from the step arena. */
+START_TEST(test_steady_training_step_allocates_nothing)
+{
+    char *path = write_corpus(TEXT, 40);
+    qkv_corpus *c = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(c);
+    qkv_gpt_config mc = tiny_config(c->tok.size, 0.1);
+    qkv_train_config tc = tiny_train(20);
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(t);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
+    qkv_trainer_eval(t, QKV_SPLIT_VAL);
+    uint64_t before = qkv_alloc_count();
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
+    qkv_trainer_eval(t, QKV_SPLIT_VAL);
+    ck_assert_msg(qkv_alloc_count() == before, "%llu allocations in 5 steady steps",
+                  (unsigned long long)(qkv_alloc_count() - before));
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    unlink(path);
+}
+END_TEST
+
 /* Train n steps, recording each loss. */
 static void run_steps(qkv_trainer *t, int n, double *losses)
 {
@@ -258,6 +285,7 @@ static Suite *gpt_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_tiny_model_overfits_short_text);
     tcase_add_test(tc, test_resume_is_bit_exact);
+    tcase_add_test(tc, test_steady_training_step_allocates_nothing);
     tcase_add_test(tc, test_cached_generation_equals_uncached);
     tcase_add_test(tc, test_sampling_options);
     tcase_add_test(tc, test_config_round_trip_and_errors);
