@@ -15,7 +15,7 @@
 /* Kernels whose loops should use the widest vectors the CPU has: compiled
  * three times and chosen at load time, so one binary runs on any x86-64. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)
-#define QKV__CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#define QKV__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define QKV__CLONES
 #endif
