@@ -255,9 +255,10 @@ int cmd_lab(int argc, char **argv)
                 return labs[i].run(argc - 1, argv + 1);
     bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
     FILE *f = help ? stdout : stderr;
-    if (!help)
-        fprintf(f, argc >= 2 ? "qkv lab: unknown lab '%s'\n" : "qkv lab: which lab?\n",
-                argc >= 2 ? argv[1] : "");
+    if (!help && argc >= 2)
+        fprintf(f, "qkv lab: unknown lab '%s'\n", argv[1]);
+    else if (!help)
+        fprintf(f, "qkv lab: which lab?\n");
     fprintf(f, "usage: qkv lab LAB [options]   ('qkv lab LAB --help' for its options)\n\nlabs:\n");
     for (size_t i = 0; i < sizeof labs / sizeof labs[0]; i++)
         fprintf(f, "  %-8s %s\n", labs[i].name, labs[i].summary);
