@@ -4,9 +4,6 @@
 
 #include <stdbool.h>
 
-/* Seconds on a monotonic clock. */
-double bench_now(void);
-
 /* The median of n values (sorts them). */
 double bench_median(double *v, int n);
 

@@ -14,6 +14,7 @@
 #include "../../tensor/kernels/gemm_kernel.h"
 #include "bench.h"
 #include "qkv/qkv.h"
+#include "runtime.h"
 #include "threads.h"
 
 static double largest(const double *v, int n)
@@ -64,10 +65,10 @@ static double measure_peak(int threads)
     double flops_per_iter = 16.0 * (wide ? 16 : 8) * 2, runs[PEAK_RUNS];
     volatile float sink = 0;
     for (int r = 0; r < PEAK_RUNS; r++) {
-        double t0 = bench_now();
+        double t0 = cli_now();
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
         sink += wide ? fma_loop_avx512(iters) : fma_loop_avx2(iters);
-        runs[r] = flops_per_iter * (double)iters * threads / (bench_now() - t0) * 1e-9;
+        runs[r] = flops_per_iter * (double)iters * threads / (cli_now() - t0) * 1e-9;
     }
     return largest(runs, PEAK_RUNS); /* a peak: other work on the machine only lowers it */
 }
@@ -96,11 +97,11 @@ static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_run
     double flops = 2.0 * s->batch * s->M * s->N * s->K, runs[16];
     int reps = (int)(2e8 / flops) + 1; /* about 1 ms of work per timed run */
     for (int r = -2; r < n_runs; r++) { /* two warm-up runs */
-        double t0 = bench_now();
+        double t0 = cli_now();
         for (int i = 0; i < reps; i++)
             qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N, sc);
         if (r >= 0)
-            runs[r] = flops * reps / (bench_now() - t0) * 1e-9;
+            runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
     *best = largest(runs, n_runs);
     return bench_median(runs, n_runs);

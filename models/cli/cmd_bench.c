@@ -17,14 +17,8 @@
 #include "bench.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "runtime.h"
 #include "threads.h"
-
-double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -112,11 +106,11 @@ static result bench_train(const void *arg)
     double ms[64];
     int n = tc->steps < 64 ? tc->steps : 64;
     for (int i = 0; t && i < tc->warmup + n; i++) {
-        double t0 = bench_now();
+        double t0 = cli_now();
         if (qkv_trainer_step(t, NULL, NULL) < 0)
             break;
         if (i >= tc->warmup)
-            ms[i - tc->warmup] = 1000 * (bench_now() - t0);
+            ms[i - tc->warmup] = 1000 * (cli_now() - t0);
         if (i == tc->warmup + n - 1) {
             r.value = bench_median(ms, n);
             r.spread = (ms[n - 1] - ms[0]) / r.value;
@@ -149,11 +143,11 @@ static result bench_sample(const void *arg)
     for (int i = 0; m && i <= n; i++) { /* run 0 warms up */
         qkv_rng rng;
         qkv_rng_seed(&rng, (uint64_t)i);
-        double t0 = bench_now();
+        double t0 = cli_now();
         if (qkv_gpt_generate(m, &prompt, 1, sc->tokens, &opts, &rng, sc->cache, NULL, NULL) < 0)
             break;
         if (i > 0)
-            tps[i - 1] = sc->tokens / (bench_now() - t0);
+            tps[i - 1] = sc->tokens / (cli_now() - t0);
         if (i == n) {
             r.value = bench_median(tps, n);
             r.spread = (tps[n - 1] - tps[0]) / r.value;

@@ -2,31 +2,15 @@
  * generated task (human-written dates to ISO 8601). */
 #include <math.h>
 #include <omp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "runtime.h"
 #include "threads.h"
 
-/* Ctrl-C asks the training loop to stop after the current step and save. */
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Print "qkv s2s CMD: <last error>" and return 1. */
 static int fail(const char *cmd)
@@ -92,10 +76,10 @@ static int s2s_train(int argc, char **argv)
            lr, min_lr, warmup, threads);
     fflush(stdout);
 
-    signal(SIGINT, on_sigint);
-    double t_start = now_s(), t_last = t_start, eval_time = 0, loss_sum = 0, acc = NAN;
+    cli_catch_sigint();
+    double t_start = cli_now(), t_last = t_start, eval_time = 0, loss_sum = 0, acc = NAN;
     int loss_n = 0, status = 0;
-    while (t->step < steps && !interrupted) {
+    while (t->step < steps && !cli_interrupted) {
         double loss;
         if (qkv_seq2seq_trainer_step(t, &loss, NULL) < 0) {
             status = fail("train");
@@ -105,7 +89,7 @@ static int s2s_train(int argc, char **argv)
         loss_n++;
         int64_t s = t->step;
         if (s % log_every == 0 || s == steps) {
-            double now = now_s(), train_time = now - t_start - eval_time;
+            double now = cli_now(), train_time = now - t_start - eval_time;
             printf("step %6lld/%d  loss %.4f  lr %.2e  %6.1f ms/step  ETA %4.0fs\n", (long long)s,
                    steps, loss_sum / loss_n, qkv_lr_at(&t->sched, s - 1),
                    1000 * (now - t_last) / loss_n, train_time / (double)s * (double)(steps - s));
@@ -114,13 +98,13 @@ static int s2s_train(int argc, char **argv)
             t_last = now;
         }
         if (s % eval_every == 0 || s == steps) {
-            double te = now_s();
+            double te = cli_now();
             acc = qkv_seq2seq_trainer_eval(t);
             if (isnan(acc) || qkv_seq2seq_save(t->model, out, s) < 0) {
                 status = fail("train");
                 break;
             }
-            double dt = now_s() - te;
+            double dt = cli_now() - te;
             printf("eval at step %lld: held-out exact match %.1f%% (%d pairs, %.1fs); saved %s\n",
                    (long long)s, 100 * acc, eval_iters * batch, dt, out);
             eval_time += dt;
@@ -128,14 +112,14 @@ static int s2s_train(int argc, char **argv)
         }
         fflush(stdout);
     }
-    if (interrupted && status == 0) {
+    if (cli_interrupted && status == 0) {
         if (qkv_seq2seq_save(t->model, out, t->step) < 0)
             status = fail("train");
         else
             printf("\ninterrupted at step %lld: saved %s\n", (long long)t->step, out);
     } else if (status == 0) {
         printf("done: %d steps in %.1fs (%.1fs training); held-out exact match %.1f%%; saved %s\n",
-               steps, now_s() - t_start, now_s() - t_start - eval_time, 100 * acc, out);
+               steps, cli_now() - t_start, cli_now() - t_start - eval_time, 100 * acc, out);
     }
     qkv_seq2seq_trainer_free(t);
     return status;
@@ -188,7 +172,7 @@ static int s2s_eval(int argc, char **argv)
         qkv_seq2seq_zero_cross(m);
     printf("wrong answers (first %d):\n", show);
     misses left = {show};
-    double t0 = now_s(), acc = qkv_seq2seq_accuracy(m, task, n, (uint64_t)seed, show_miss, &left);
+    double t0 = cli_now(), acc = qkv_seq2seq_accuracy(m, task, n, (uint64_t)seed, show_miss, &left);
     if (isnan(acc)) {
         qkv_seq2seq_free(m);
         return fail("eval");
@@ -197,7 +181,7 @@ static int s2s_eval(int argc, char **argv)
         printf("  (none)\n");
     printf("%s%s: exact match %.2f%% on %d held-out %s pairs (%d wrong; %.1fs)\n", ckpt,
            no_cross ? " without cross-attention" : "", 100 * acc, n, task->name,
-           n - (int)lround(acc * n), now_s() - t0);
+           n - (int)lround(acc * n), cli_now() - t0);
     qkv_seq2seq_free(m);
     return 0;
 }

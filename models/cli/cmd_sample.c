@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "runtime.h"
 #include "threads.h"
 
 typedef struct emit_state {
@@ -74,13 +74,11 @@ int cmd_sample(int argc, char **argv)
     qkv_rng_seed(&rng, (uint64_t)seed);
     emit_state st = {&vocab, 0};
     fputs(prompt, stdout);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = cli_now();
     rc = qkv_gpt_generate(m, ids, (int)n, tokens, &opts, &rng, !no_cache, emit, &st);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = cli_now() - t0;
     putchar('\n');
     fflush(stdout);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (rc < 0)
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
     else

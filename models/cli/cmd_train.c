@@ -2,32 +2,16 @@
  * evaluation, checkpoints, a CSV log and an SVG plot of the losses. */
 #include <math.h>
 #include <omp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "runtime.h"
 #include "threads.h"
 
-/* Ctrl-C asks the loop to stop after the current step and save. */
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The losses seen so far, for the CSV log and the plot. */
 typedef struct loss_log {
@@ -213,9 +197,9 @@ int cmd_train(int argc, char **argv)
                "go further)\n", resume, (long long)t->step, total);
     fflush(stdout);
 
-    signal(SIGINT, on_sigint);
+    cli_catch_sigint();
     loss_log log = {0};
-    double t_start = now_s(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
+    double t_start = cli_now(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
     int interval_n = 0, status = 0;
     int64_t start_step = t->step;
     while (t->step < total) {
@@ -232,7 +216,7 @@ int cmd_train(int argc, char **argv)
         interval_n++;
         int64_t s = t->step;
         if (s % log_every == 0 || s == total) {
-            double now = now_s(), ms = 1000 * (now - t_last) / interval_n;
+            double now = cli_now(), ms = 1000 * (now - t_last) / interval_n;
             double eta = (now - t_start) / (double)(s - start_step) * (double)(total - s);
             printf("step %6lld/%d  loss %.4f  lr %.2e  %7.1f ms/step  %8.0f tok/s  ETA %4.0fs\n",
                    (long long)s, total, interval_sum / interval_n,
@@ -243,11 +227,11 @@ int cmd_train(int argc, char **argv)
             t_last = now;
         }
         if (s % eval_every == 0 || s == total) {
-            double te = now_s();
+            double te = cli_now();
             train_eval = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
             val = qkv_trainer_eval(t, QKV_SPLIT_VAL);
             printf("eval at step %lld: train loss %.4f, val loss %.4f (%.1fs)\n", (long long)s,
-                   train_eval, val, now_s() - te);
+                   train_eval, val, cli_now() - te);
             if (log.n && log.step[log.n - 1] == (double)s)
                 log.val[log.n - 1] = val;
             else
@@ -256,10 +240,10 @@ int cmd_train(int argc, char **argv)
                 status = 1;
                 break;
             }
-            t_last += now_s() - te; /* evaluation time is not training speed */
+            t_last += cli_now() - te; /* evaluation time is not training speed */
         }
         fflush(stdout);
-        if (interrupted) {
+        if (cli_interrupted) {
             if (save(t, out) == 0)
                 printf("\ninterrupted at step %lld: saved %s\nresume with: qkv train --resume %s "
                        "--data %s\n", (long long)t->step, out, out, data);
@@ -268,9 +252,9 @@ int cmd_train(int argc, char **argv)
             break;
         }
     }
-    if (status == 0 && !interrupted && t->step >= total && t->step > start_step)
+    if (status == 0 && !cli_interrupted && t->step >= total && t->step > start_step)
         printf("done: %lld steps in %.1fs; final train loss %.4f, val loss %.4f; saved %s\n",
-               (long long)t->step - start_step, now_s() - t_start, train_eval, val, out);
+               (long long)t->step - start_step, cli_now() - t_start, train_eval, val, out);
     if (log.n)
         write_log(&log, out);
     free(log.step);

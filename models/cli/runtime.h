@@ -1,0 +1,17 @@
+/* Process-level helpers shared by the subcommands: a clock and Ctrl-C. */
+#ifndef QKV_CLI_RUNTIME_H
+#define QKV_CLI_RUNTIME_H
+
+#include <signal.h>
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+/* Set by Ctrl-C once cli_catch_sigint has run: long loops check it after
+ * each step, save, and exit cleanly instead of dying mid-step. */
+extern volatile sig_atomic_t cli_interrupted;
+
+/* Route SIGINT to cli_interrupted. */
+void cli_catch_sigint(void);
+
+#endif
