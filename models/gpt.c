@@ -1,6 +1,7 @@
 /* The character GPT: config, parameters, forward to logits and loss (see qkv/gpt.h). */
 #include "bytes.h"
 #include "gpt_internal.h"
+#include "sizes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,16 +39,7 @@ int qkv_gpt_config_check(const qkv_gpt_config *c)
         return qkv_set_error("gpt config: vocab_size %d is not in [1, 65536]", c->vocab_size);
     if (c->block_size < 1 || c->block_size > 65536)
         return qkv_set_error("gpt config: block_size %d is not in [1, 65536]", c->block_size);
-    if (c->n_layer < 1 || c->n_layer > 256)
-        return qkv_set_error("gpt config: n_layer %d is not in [1, 256]", c->n_layer);
-    if (c->n_embd < 1 || c->n_embd > 65536)
-        return qkv_set_error("gpt config: n_embd %d is not in [1, 65536]", c->n_embd);
-    if (c->n_head < 1 || c->n_embd % c->n_head)
-        return qkv_set_error("gpt config: n_embd %d is not a multiple of n_head %d", c->n_embd,
-                             c->n_head);
-    if (!(c->dropout >= 0 && c->dropout < 1))
-        return qkv_set_error("gpt config: dropout %g is not in [0, 1)", c->dropout);
-    return 0;
+    return qkv__check_model_sizes("gpt", c->n_layer, c->n_head, c->n_embd, c->dropout);
 }
 
 qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sizes.h"
 #include "bytes.h"
 #include "seq2seq_internal.h"
 
@@ -37,16 +38,7 @@ int qkv_seq2seq_config_check(const qkv_seq2seq_config *c)
     if (c->max_tgt < 2 || c->max_tgt > 65536)
         return qkv_set_error("seq2seq config: max_tgt %d is not in [2, 65536] (an output and EOS)",
                              c->max_tgt);
-    if (c->n_layer < 1 || c->n_layer > 256)
-        return qkv_set_error("seq2seq config: n_layer %d is not in [1, 256]", c->n_layer);
-    if (c->n_embd < 1 || c->n_embd > 65536)
-        return qkv_set_error("seq2seq config: n_embd %d is not in [1, 65536]", c->n_embd);
-    if (c->n_head < 1 || c->n_embd % c->n_head)
-        return qkv_set_error("seq2seq config: n_embd %d is not a multiple of n_head %d", c->n_embd,
-                             c->n_head);
-    if (!(c->dropout >= 0 && c->dropout < 1))
-        return qkv_set_error("seq2seq config: dropout %g is not in [0, 1)", c->dropout);
-    return 0;
+    return qkv__check_model_sizes("seq2seq", c->n_layer, c->n_head, c->n_embd, c->dropout);
 }
 
 /* Declare one side's token and position embeddings, "<side>.wte" and "<side>.wpe". */
