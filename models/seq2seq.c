@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sizes.h"
 #include "bytes.h"
 #include "seq2seq_internal.h"
+#include "sizes.h"
 
 enum { N_SIZES = 5 };
 
