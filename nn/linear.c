@@ -34,7 +34,6 @@ qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor
                       m->in);
         return NULL;
     }
-    /* W is stored (out, in), so the product uses it transposed: (..., in)·(in, out). */
-    qkv_tensor *y = qkv_matmul(r->arena, x, m->weight, false, true);
-    return m->bias ? qkv_add(r->arena, y, m->bias) : y;
+    /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
+    return qkv_affine(r->arena, x, m->weight, m->bias);
 }

@@ -39,6 +39,12 @@ qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backwar
 qkv_tensor *qkv__shape_error(const char *op, const char *what, const qkv_tensor *a,
                              const qkv_tensor *b);
 
+/* y (rows, cols) += b (cols) on every row, in place (a bias). */
+void qkv__add_rows(qkv_real *y, const qkv_real *b, size_t rows, size_t cols);
+
+/* dst (cols) += the column sums of src (rows, cols), the same at any thread count. */
+void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_t cols);
+
 /* Number of rows when t is viewed as (rows, last dim). */
 static inline size_t qkv__rows(const qkv_tensor *t) { return t->size / (size_t)t->shape[t->ndim - 1]; }
 

@@ -24,6 +24,11 @@ static qkv_tensor *f_matmul(qkv_arena *a, qkv_tensor **in, void *ud)
     return qkv_matmul(a, in[0], in[1], f->tx, f->tw);
 }
 
+static qkv_tensor *f_affine(qkv_arena *a, qkv_tensor **in, void *ud)
+{
+    return qkv_affine(a, in[0], in[1], ud ? in[2] : NULL);
+}
+
 static qkv_tensor *param(qkv_arena *a, qkv_rng *rng, int ndim, const int *shape)
 {
     qkv_tensor *t = qkv_randn(a, ndim, shape, 1, rng);
@@ -125,6 +130,29 @@ START_TEST(test_large_operands_match_plain_loops)
 }
 END_TEST
 
+/* affine = matmul with a transposed weight, plus a bias: one node. */
+START_TEST(test_affine)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 5);
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    for (int trial = 0; trial < 6; trial++) {
+        int B = 1 + (int)qkv_rng_below(&rng, 3), T = 1 + (int)qkv_rng_below(&rng, 4);
+        int in = 1 + (int)qkv_rng_below(&rng, 5), out = 1 + (int)qkv_rng_below(&rng, 5);
+        qkv_tensor *ins[3] = {trial % 2 ? param(a, &rng, 3, (const int[]){B, T, in})
+                                        : param(a, &rng, 2, (const int[]){T, in}),
+                              param(a, &rng, 2, (const int[]){out, in}),
+                              param(a, &rng, 1, (const int[]){out})};
+        double err = gradcheck(f_affine, 3, ins, trial < 3 ? ins : NULL);
+        ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
+    }
+    qkv_tensor *x = param(a, &rng, 2, (const int[]){2, 3}), *w = param(a, &rng, 2, (const int[]){4, 5});
+    ck_assert_ptr_null(qkv_affine(a, x, w, NULL));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "(2,3) and (4,5)"));
+    qkv_arena_free(a);
+}
+END_TEST
+
 static Suite *elementwise_suite(void)
 {
     Suite *s = suite_create("grad_elementwise");
@@ -133,6 +161,7 @@ static Suite *elementwise_suite(void)
     tcase_add_test(tc, test_unary_and_reductions);
     tcase_add_test(tc, test_matmul_all_forms);
     tcase_add_test(tc, test_large_operands_match_plain_loops);
+    tcase_add_test(tc, test_affine);
     suite_add_tcase(s, tc);
     return s;
 }

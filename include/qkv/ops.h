@@ -80,6 +80,10 @@ qkv_tensor *qkv_slice(qkv_arena *a, qkv_tensor *x, int start, int len);
  * (a weight): then x's leading dims are folded into M. */
 qkv_tensor *qkv_matmul(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, bool trans_x, bool trans_w);
 
+/* x·Wᵀ + b for x (..., in), a weight W (out, in) and a bias b (out) or NULL:
+ * the Linear layer as one node (one output tensor, bias added in place). */
+qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
+
 /* Gather rows of table (V, C) for each id: ids has shape (ndim, shape) and the
  * result (shape..., C). Backward scatter-adds, so repeated ids accumulate.
  * An id outside [0, V) is an error naming the id and V. */
