@@ -94,21 +94,57 @@ static qkv_node **topo_sort(qkv_arena *a, qkv_node *root, size_t *count)
     return order;
 }
 
-/* Give t a zeroed gradient (from a when it has none). Clearing the
- * gradients of a step is a tenth of its time on one thread, so large ones
- * are cleared by every thread. */
-static int zeroed_grad(qkv_arena *a, qkv_tensor *t)
+/* Clear n gradient values. Clearing is a tenth of a step's time on one
+ * thread, so large gradients are cleared by every thread. */
+static void clear(qkv_real *g, size_t n)
 {
     enum { CHUNK = 16384 };
-    if (!t->grad && !(t->grad = qkv_arena_alloc(a, t->size * sizeof(qkv_real))))
-        return -1;
-    qkv_real *g = t->grad;
-    size_t size = t->size;
-#pragma omp parallel for schedule(static) if (size >= QKV__PAR_MIN)
-    for (size_t lo = 0; lo < size; lo += CHUNK)
-        memset(g + lo, 0, (size - lo < CHUNK ? size - lo : CHUNK) * sizeof *g);
-    return 0;
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t lo = 0; lo < n; lo += CHUNK)
+        memset(g + lo, 0, (n - lo < CHUNK ? n - lo : CHUNK) * sizeof *g);
 }
+
+/* Gradient buffers of intermediate tensors, reused within one backward pass.
+ * The gradient of a tensor an op computed is complete once every consumer's
+ * backward has run, and used up once its own op's backward has run; from then
+ * on its memory can hold another tensor's gradient. Reusing it keeps the
+ * backward pass's memory to the gradients alive at once (a layer's worth, not
+ * the whole graph's), and those buffers stay warm in the cache. */
+typedef struct grad_pool {
+    qkv_real **buf; /* free buffers */
+    size_t *cap;    /* their sizes, in values */
+    size_t n;       /* how many are free */
+} grad_pool;
+
+/* A zeroed buffer of size values: the smallest free one that fits, else new from a. */
+static qkv_real *pool_take(grad_pool *p, qkv_arena *a, size_t size)
+{
+    size_t best = p->n;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->cap[i] >= size && (best == p->n || p->cap[i] < p->cap[best]))
+            best = i;
+    qkv_real *g;
+    if (best < p->n) {
+        g = p->buf[best];
+        p->n--;
+        p->buf[best] = p->buf[p->n];
+        p->cap[best] = p->cap[p->n];
+    } else if (!(g = qkv_arena_alloc(a, size * sizeof *g))) {
+        return NULL;
+    }
+    clear(g, size);
+    return g;
+}
+
+/* Hand t's gradient back to the pool (the pool has room for every node's output). */
+static void pool_give(grad_pool *p, qkv_tensor *t)
+{
+    p->buf[p->n] = t->grad;
+    p->cap[p->n++] = t->size;
+    t->grad = NULL;
+}
+
+void qkv_retain_grad(qkv_tensor *t) { t->retain_grad = true; }
 
 int qkv_backward(qkv_arena *a, qkv_tensor *loss)
 {
@@ -126,23 +162,35 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
     qkv_node **order = NULL;
     if (loss->node && !(order = topo_sort(a, loss->node, &n)))
         return -1;
+    grad_pool pool = {qkv_arena_alloc(a, (n + 1) * sizeof *pool.buf),
+                      qkv_arena_alloc(a, (n + 1) * sizeof *pool.cap), 0};
+    if (!pool.buf || !pool.cap)
+        return -1;
     /* Leaves accumulate over backward calls, but the gradient of a tensor an
-     * op computed is scratch for this call: starting it at 0 keeps a second
+     * op computed is scratch for this call: starting it afresh keeps a second
      * backward through the same graph from counting the first one twice. */
     for (size_t k = 0; k < n; k++)
-        if (zeroed_grad(a, order[k]->out) < 0)
-            return -1;
-    if (!loss->grad && !(loss->grad = qkv_arena_calloc(a, sizeof(qkv_real))))
-        return -1; /* a leaf loss (a graph node's grad exists by now) */
+        order[k]->out->grad = NULL;
+    if (!loss->grad && !(loss->grad = pool_take(&pool, a, 1)))
+        return -1;
     loss->grad[0] += 1;
     for (size_t k = n; k-- > 0;) {
         qkv_node *nd = order[k];
         for (int i = 0; i < nd->n_in; i++) {
             qkv_tensor *in = nd->in[i];
-            if (in->requires_grad && !in->grad && zeroed_grad(a, in) < 0)
+            if (!in->requires_grad || in->grad)
+                continue;
+            /* A leaf's gradient outlives the pass (it accumulates over calls). */
+            in->grad = in->node ? pool_take(&pool, a, in->size)
+                                : qkv_arena_alloc(a, in->size * sizeof *in->grad);
+            if (!in->grad)
                 return -1;
+            if (!in->node)
+                clear(in->grad, in->size);
         }
         nd->backward(nd);
+        if (nd->out != loss && !nd->out->retain_grad)
+            pool_give(&pool, nd->out);
     }
     return 0;
 }

@@ -388,6 +388,33 @@ START_TEST(test_tensor_used_twice_gets_both_contributions)
 }
 END_TEST
 
+START_TEST(test_intermediate_grads_are_recycled)
+{
+    /* A chain of 40 doublings: backward holds the gradients of a link or two
+     * at a time, not of all forty, and keeps only those asked for. */
+    enum { N = 1000, LINKS = 40 };
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_tensor *x = qkv_ones(a, QKV_SHAPE(N)), *chain[LINKS];
+    qkv_set_requires_grad(x, true);
+    qkv_tensor *y = x;
+    for (int k = 0; k < LINKS; k++)
+        y = chain[k] = qkv_scale(a, y, 2);
+    qkv_retain_grad(chain[19]);
+    qkv_tensor *loss = qkv_sum(a, y);
+    size_t before = qkv_arena_used(a);
+    ck_assert_int_eq(qkv_backward(a, loss), 0);
+    size_t grad_bytes = qkv_arena_used(a) - before;
+    ck_assert_msg(grad_bytes < 6 * N * sizeof(qkv_real), "backward took %zu bytes", grad_bytes);
+    for (int k = 0; k < LINKS; k++)
+        if (k != 19)
+            ck_assert_ptr_null(chain[k]->grad);
+    ck_assert(loss->grad[0] == 1);
+    for (int i = 0; i < N; i++) /* d loss/d chain[19] = 2^20 (twenty doublings follow it) */
+        ck_assert(chain[19]->grad[i] == 1 << 20 && x->grad[i] == (qkv_real)(1LL << 40));
+    qkv_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_inputs_without_requires_grad_get_no_grad)
 {
     qkv_arena *a = qkv_arena_new(1 << 16);
@@ -609,6 +636,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_grads_accumulate_over_two_backwards);
     tcase_add_test(tc, test_every_backward_accumulates);
     tcase_add_test(tc, test_tensor_used_twice_gets_both_contributions);
+    tcase_add_test(tc, test_intermediate_grads_are_recycled);
     tcase_add_test(tc, test_inputs_without_requires_grad_get_no_grad);
     tcase_add_test(tc, test_backward_errors);
     tcase_add_test(tc, test_shape_errors_name_both_shapes);

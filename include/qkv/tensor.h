@@ -39,6 +39,7 @@ typedef struct qkv_tensor {
     int shape[QKV_MAX_DIMS];    /* extent of each dimension, outermost first */
     size_t size;                /* number of values: the product of the shape */
     bool requires_grad;         /* backward computes a gradient for this tensor */
+    bool retain_grad;           /* an op's result that keeps its grad after backward */
     qkv_node *node;             /* the op that produced it; NULL for leaves */
     const char *name;           /* parameter name, or NULL */
 } qkv_tensor;
@@ -86,8 +87,14 @@ bool qkv_set_grad_enabled(bool on);
 
 /* Backpropagate from a one-value tensor: seed d(loss)/d(loss) = 1, visit the
  * nodes in reverse topological order and add each input's gradient into its
- * grad (allocated zeroed from a when missing). 0 on success, -1 on error. */
+ * grad (allocated zeroed from a when missing). Leaves (parameters, inputs)
+ * keep their gradients and accumulate over calls; the gradients of tensors an
+ * op computed are scratch, reused during the pass and NULL afterwards, except
+ * for the loss and tensors marked with qkv_retain_grad. 0 on success, -1 on error. */
 int qkv_backward(qkv_arena *a, qkv_tensor *loss);
+
+/* Keep the gradient of t, the result of an op, after the next backward (to look at it). */
+void qkv_retain_grad(qkv_tensor *t);
 
 #ifdef __cplusplus
 }
