@@ -21,12 +21,10 @@ int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor 
 {
     if (qkv__check_btc("cross_attn memory", memory, m->n_mem) < 0)
         return -1;
-    qkv_arena *a = r->arena;
     int C = m->n_embd;
-    /* One product gives keys (columns [0,C)) and values ([C,2C)) of every head. */
-    qkv_tensor *kv = qkv_linear_forward(&m->c_kv, r, memory); /* (B,Tk,2C) */
-    *k = qkv__split_heads(a, qkv_slice(a, kv, 0, C), m->n_head);
-    *v = qkv__split_heads(a, qkv_slice(a, kv, C, C), m->n_head);
+    /* W_kv stacks W_K (rows [0,C)) and W_V ([C,2C)). */
+    *k = qkv__linear_part(&m->c_kv, r, memory, 0, C);
+    *v = qkv__linear_part(&m->c_kv, r, memory, C, C);
     return *k && *v ? 0 : -1;
 }
 
@@ -36,21 +34,20 @@ qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r,
 {
     if (!k || !v || qkv__check_btc("cross_attn", x, m->n_embd) < 0)
         return NULL;
-    int D = m->n_embd / m->n_head;
-    if (k->ndim != 4 || k->shape[0] != x->shape[0] || k->shape[1] != m->n_head ||
-        k->shape[3] != D || !qkv_same_shape(k, v)) {
+    if (k->ndim != 3 || k->shape[0] != x->shape[0] || k->shape[2] != m->n_embd ||
+        !qkv_same_shape(k, v)) {
         char sx[64], sk[64], sv[64];
         qkv_set_error("cross_attn: memory keys %s and values %s do not match queries from x %s: "
-                      "both must be (%d,%d,Tk,%d)",
+                      "both must be (%d,Tk,%d)",
                       qkv_shape_str(k, sk, sizeof sk), qkv_shape_str(v, sv, sizeof sv),
-                      qkv_shape_str(x, sx, sizeof sx), x->shape[0], m->n_head, D);
+                      qkv_shape_str(x, sx, sizeof sx), x->shape[0], m->n_embd);
         return NULL;
     }
-    qkv_tensor *q = qkv__split_heads(r->arena, qkv_linear_forward(&m->c_q, r, x), m->n_head);
+    qkv_tensor *q = qkv_linear_forward(&m->c_q, r, x);
     /* No causal mask: every query may look at the whole memory, but never at
      * its padding. */
     qkv_mask mask = {.key_valid = mem_valid};
-    return qkv__attend(r, &m->c_proj, m->dropout, q, k, v, &mask, weights);
+    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights);
 }
 
 qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,

@@ -18,6 +18,11 @@ qkv_tensor *qkv__nn_param(qkv_params *p, const char *prefix, const char *suffix,
 int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char *suffix, int in,
                     int out, bool bias, qkv_real std);
 
+/* Outputs [first, first + count) of the Linear m: x·W[first:first+count]ᵀ +
+ * b[first:first+count], the weight rows used in place (linear.c). */
+qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
+                             int count);
+
 /* 0 when cfg describes a usable module; otherwise -1 with a message naming the
  * module kind (who), its name and the numbers at fault. */
 int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg);
@@ -34,22 +39,19 @@ int qkv__check_btc(const char *who, const qkv_tensor *x, int C);
  * naming who and both shapes. NULL inputs return -1 and keep their message. */
 int qkv__check_same_batch(const char *who, const qkv_tensor *x, const qkv_tensor *memory);
 
-/* ---- heads (heads.c) ---- */
+/* ---- the end of multi-head attention (attend.c) ---- */
 
-/* (B,T,H·D) -> (B,H,T,D): each head's positions made contiguous for the attention core. */
-qkv_tensor *qkv__split_heads(qkv_arena *a, qkv_tensor *x, int n_head);
-
-/* The common end of multi-head attention: the attention core over q
- * (B,H,Tq,D) and k, v (B,H,Tk,D) with mask, the heads merged back to
- * (B,Tq,C), the output projection c_proj, then dropout. */
-qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, qkv_real dropout,
+/* The common end of multi-head attention: the attention of every head over
+ * q (B,Tq,C) and k, v (B,Tk,C), heads side by side (head h owns columns
+ * [h·D, (h+1)·D)), with mask; then the output projection c_proj, then dropout. */
+qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, qkv_real dropout,
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
 /* ---- key/value cache (kv_cache.c) ---- */
 
-/* Append the new keys and values k, v (B,H,Tnew,D) to layer's cache and give
- * back all its positions so far as arena tensors *k_all, *v_all (B,H,len,D).
+/* Append the new keys and values k, v (B,Tnew,C) to layer's cache and give
+ * back all its positions so far as arena tensors *k_all, *v_all (B,len,C).
  * Checks every size first: on error the cache is untouched. 0 or -1. */
 int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
                          qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all);

@@ -39,7 +39,7 @@ void qkv_kv_cache_free(qkv_kv_cache *c)
 
 void qkv_kv_cache_reset(qkv_kv_cache *c) { memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len); }
 
-/* 0 when k (B,H,Tnew,D) fits layer's cache; otherwise -1 with a message. */
+/* 0 when k (B,Tnew,C) fits layer's cache; otherwise -1 with a message. */
 static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
 {
     char s[64];
@@ -51,29 +51,29 @@ static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
     if (k->shape[0] != c->batch)
         return qkv_set_error("kv_cache: input has batch %d but the cache was made for batch %d",
                              k->shape[0], c->batch);
-    if (k->shape[1] != c->n_head || k->shape[3] != c->head_size)
+    if (k->ndim != 3 || k->shape[2] != c->n_head * c->head_size)
         return qkv_set_error("kv_cache: keys %s do not fit a cache of %d heads of size %d",
                              qkv_shape_str(k, s, sizeof s), c->n_head, c->head_size);
-    if (c->len[layer] + k->shape[2] > c->max_len)
+    if (c->len[layer] + k->shape[1] > c->max_len)
         return qkv_set_error("kv_cache: layer %d holds %d of %d positions; %d new ones do not fit",
-                             layer, c->len[layer], c->max_len, k->shape[2]);
+                             layer, c->len[layer], c->max_len, k->shape[1]);
     return 0;
 }
 
-/* Copy t (B,H,Tnew,D) into buf (B,H,Tmax,D) at positions [at, at+Tnew), then
- * gather positions [0, at+Tnew) of buf into a new arena tensor (B,H,len,D):
- * per (batch, head) both are one contiguous block, so two memcpy each. */
+/* Copy t (B,Tnew,C) into buf (B,Tmax,C) at positions [at, at+Tnew), then
+ * gather positions [0, at+Tnew) of buf into a new arena tensor (B,len,C):
+ * per batch entry both are one contiguous block, so two memcpy each. */
 static qkv_tensor *append_gather(qkv_real *buf, const qkv_tensor *t, int at, int max_len,
                                  qkv_arena *a)
 {
-    int B = t->shape[0], H = t->shape[1], Tn = t->shape[2], D = t->shape[3], len = at + Tn;
-    qkv_tensor *all = qkv_tensor_new(a, QKV_SHAPE(B, H, len, D));
+    int B = t->shape[0], Tn = t->shape[1], C = t->shape[2], len = at + Tn;
+    qkv_tensor *all = qkv_tensor_new(a, QKV_SHAPE(B, len, C));
     if (!all)
         return NULL;
-    for (int bh = 0; bh < B * H; bh++) {
-        qkv_real *row = buf + (size_t)bh * max_len * D;
-        memcpy(row + (size_t)at * D, t->data + (size_t)bh * Tn * D, (size_t)Tn * D * sizeof *row);
-        memcpy(all->data + (size_t)bh * len * D, row, (size_t)len * D * sizeof *row);
+    for (int b = 0; b < B; b++) {
+        qkv_real *rows = buf + (size_t)b * max_len * C;
+        memcpy(rows + (size_t)at * C, t->data + (size_t)b * Tn * C, (size_t)Tn * C * sizeof *rows);
+        memcpy(all->data + (size_t)b * len * C, rows, (size_t)len * C * sizeof *rows);
     }
     return all;
 }
@@ -83,12 +83,12 @@ int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const 
 {
     if (check_fits(c, layer, k) < 0)
         return -1;
-    size_t per_layer = (size_t)c->batch * c->n_head * c->max_len * c->head_size;
+    size_t per_layer = (size_t)c->batch * c->max_len * c->n_head * c->head_size;
     int at = c->len[layer];
     *k_all = append_gather(c->k + layer * per_layer, k, at, c->max_len, a);
     *v_all = append_gather(c->v + layer * per_layer, v, at, c->max_len, a);
     if (!*k_all || !*v_all)
         return -1;
-    c->len[layer] = at + k->shape[2];
+    c->len[layer] = at + k->shape[1];
     return 0;
 }

@@ -22,18 +22,58 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
     return qkv_linear_init(m, p, name, in, out, bias, std);
 }
 
-qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor *x)
+/* 0 when x's last dim is the layer's input width, else -1 with a message. */
+static int check_input(const qkv_linear *m, const qkv_tensor *x)
 {
     if (!x)
+        return -1;
+    if (x->shape[x->ndim - 1] == m->in)
+        return 0;
+    char sx[64], sw[64];
+    return qkv_set_error("linear %s %s: input has shape %s; its last dim must be %d",
+                         m->weight->name ? m->weight->name : "weight",
+                         qkv_shape_str(m->weight, sw, sizeof sw), qkv_shape_str(x, sx, sizeof sx),
+                         m->in);
+}
+
+qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor *x)
+{
+    if (check_input(m, x) < 0)
         return NULL;
-    if (x->shape[x->ndim - 1] != m->in) {
-        char sx[64], sw[64];
-        qkv_set_error("linear %s %s: input has shape %s; its last dim must be %d",
-                      m->weight->name ? m->weight->name : "weight",
-                      qkv_shape_str(m->weight, sw, sizeof sw), qkv_shape_str(x, sx, sizeof sx),
-                      m->in);
-        return NULL;
-    }
     /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
     return qkv_affine(r->arena, x, m->weight, m->bias);
+}
+
+/* Rows [first, first + count) of the parameter t, sharing its values and its
+ * gradient, so what backward adds into the view lands in t's gradient. */
+static qkv_tensor *rows_of(qkv_arena *a, const qkv_tensor *t, int first, int count)
+{
+    if (t->requires_grad && !t->grad) {
+        qkv_set_error("linear: %s needs its gradient buffer (qkv_params_alloc) to be split",
+                      t->name ? t->name : "the weight");
+        return NULL;
+    }
+    qkv_tensor *v = qkv_arena_alloc(a, sizeof *v);
+    if (!v)
+        return NULL;
+    size_t row = t->size / (size_t)t->shape[0];
+    *v = *t;
+    v->shape[0] = count;
+    v->size = row * (size_t)count;
+    v->data = t->data + (size_t)first * row;
+    v->grad = t->grad ? t->grad + (size_t)first * row : NULL;
+    return v;
+}
+
+qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
+                             int count)
+{
+    if (check_input(m, x) < 0)
+        return NULL;
+    qkv_arena *a = r->arena;
+    qkv_tensor *w = rows_of(a, m->weight, first, count);
+    qkv_tensor *b = m->bias ? rows_of(a, m->bias, first, count) : NULL;
+    if (!w || (m->bias && !b))
+        return NULL;
+    return qkv_affine(a, x, w, b);
 }

@@ -14,19 +14,16 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
     return 0;
 }
 
-/* The queries, keys and values of every head, (B,H,T,D) each. One product
- * x·W_attnᵀ (B,T,3C) computes them all: columns [0,C) are the queries,
- * [C,2C) the keys, [2C,3C) the values, and within each, head h owns the
- * columns [h·D, (h+1)·D). 0 or -1. */
+/* The queries, keys and values of every head, (B,T,C) each. W_attn stacks
+ * W_Q (rows [0,C)), W_K ([C,2C)) and W_V ([2C,3C)); within each product,
+ * head h owns the columns [h·D, (h+1)·D). 0 or -1. */
 static int project_qkv(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x, qkv_tensor **q,
                        qkv_tensor **k, qkv_tensor **v)
 {
-    qkv_arena *a = r->arena;
     int C = m->n_embd;
-    qkv_tensor *qkv = qkv_linear_forward(&m->c_attn, r, x);
-    *q = qkv__split_heads(a, qkv_slice(a, qkv, 0, C), m->n_head);
-    *k = qkv__split_heads(a, qkv_slice(a, qkv, C, C), m->n_head);
-    *v = qkv__split_heads(a, qkv_slice(a, qkv, 2 * C, C), m->n_head);
+    *q = qkv__linear_part(&m->c_attn, r, x, 0, C);
+    *k = qkv__linear_part(&m->c_attn, r, x, C, C);
+    *v = qkv__linear_part(&m->c_attn, r, x, 2 * C, C);
     return *q && *k && *v ? 0 : -1;
 }
 
@@ -37,7 +34,7 @@ qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_
     if (qkv__check_btc("self_attn", x, m->n_embd) < 0 || project_qkv(m, r, x, &q, &k, &v) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
-    return qkv__attend(r, &m->c_proj, m->dropout, q, k, v, &mask, weights);
+    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights);
 }
 
 qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
@@ -61,5 +58,5 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
      * rule j <= i + (len - Tnew) lets query i see every cached position and
      * the new ones up to itself. */
     qkv_mask mask = {.causal = true};
-    return qkv__attend(r, &m->c_proj, m->dropout, q, k_all, v_all, &mask, NULL);
+    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k_all, v_all, &mask, NULL);
 }

@@ -7,21 +7,37 @@
  * value (a row of V) the query's output takes. The leading dims of q, k, v
  * (batch, and heads when there are several) index independent attention
  * problems, "heads" below: every step is one batched gemm or one parallel
- * loop over all of them. */
+ * loop over all of them. qkv_attention_heads runs the same steps on heads
+ * that sit side by side in the columns of (B, T, H·d) tensors: only where
+ * each head's matrix starts differs (struct layout). */
 #include <string.h>
 #include <tgmath.h>
 
 #include "kernels/gemm.h"
 #include "softmax_kernel.h"
 
-/* What backward needs. The matrices hold bh heads one after another. */
+/* Where the matrices of the attention problems sit: problem (b, h), batch
+ * entry b and head h, has its first row at b·batch + h·head, rows ld apart. */
+typedef struct layout {
+    size_t batch, head; /* strides between batch entries and between heads */
+    int ld;             /* row pitch */
+} layout;
+
+/* The sizes of one attention call and the layouts of its operands. */
+typedef struct problem {
+    int nb, nh;        /* batch entries and heads: nb·nh independent attentions */
+    int tq, tk, d;     /* queries, keys, size of a query/key/value vector */
+    layout lq, lkv, lp; /* of q and the output; of k and v; of the weights p */
+} problem;
+
+/* What backward needs. */
 typedef struct attn_ctx {
-    const qkv_real *p;      /* (bh, tq, tk) attention weights, the softmax output */
+    problem pr;
+    const qkv_real *p;      /* (nb, nh, tq, tk) attention weights, the softmax output */
     const qkv_real *p_used; /* the weights that multiplied V: p after dropout, or p itself */
-    const uint8_t *keep;    /* (bh, tq, tk) 1 where dropout kept a weight; NULL without dropout */
+    const uint8_t *keep;    /* (nb, nh, tq, tk) 1 where dropout kept a weight; NULL without dropout */
     qkv_real keep_scale;    /* 1/(1 - dropout): the factor on kept weights */
-    qkv_real *scratch;      /* (bh, tq, tk) room for dP, then dS; NULL when q, k need no grad */
-    int bh, tq, tk, d;      /* heads, queries, keys, size of a query/key/value vector */
+    qkv_real *scratch;      /* (nb, nh, tq, tk) room for dP, then dS; NULL when q, k need no grad */
 } attn_ctx;
 
 /* Scores are divided by √d: a dot product of d unit-variance terms has
@@ -29,13 +45,14 @@ typedef struct attn_ctx {
  * weights whose gradients vanish. */
 static qkv_real score_scale(int d) { return 1 / sqrt((qkv_real)d); }
 
-/* For each head h: C_h = alpha · op(A_h) · op(B_h) + beta · C_h, where A, B, C
- * hold bh contiguous row-major matrices, op(A_h) is m×k and op(B_h) is k×n. */
-static void per_head_gemm(int bh, bool ta, bool tb, int m, int n, int k, qkv_real alpha,
-                          const qkv_real *A, const qkv_real *B, qkv_real beta, qkv_real *C)
+/* For each problem: C = alpha · op(A) · op(B) + beta · C, where op(A) is m×k
+ * and op(B) is k×n, each operand where its layout puts it. */
+static void per_head_gemm(const problem *pr, bool ta, bool tb, int m, int n, int k, qkv_real alpha,
+                          const qkv_real *A, layout la, const qkv_real *B, layout lb,
+                          qkv_real beta, qkv_real *C, layout lc)
 {
-    qkv_gemm(bh, ta, tb, m, n, k, alpha, A, ta ? m : k, (size_t)m * k, B, tb ? k : n,
-             (size_t)k * n, beta, C, n, (size_t)m * n);
+    qkv_gemm_heads(pr->nb, pr->nh, ta, tb, m, n, k, alpha, A, la.ld, la.batch, la.head, B, lb.ld,
+                   lb.batch, lb.head, beta, C, lc.ld, lc.batch, lc.head);
 }
 
 /* out = in ⊙ keep · scale (out may be in): the dropout forward, and also its
@@ -51,33 +68,112 @@ static void apply_keep_mask(qkv_real *out, const qkv_real *in, const uint8_t *ke
 static void attention_backward(qkv_node *n)
 {
     attn_ctx *c = n->ctx;
+    const problem *pr = &c->pr;
     qkv_tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
-    const qkv_real *dout = n->out->grad; /* dO (bh, tq, d) */
-    int bh = c->bh, tq = c->tq, tk = c->tk, d = c->d;
+    const qkv_real *dout = n->out->grad; /* dO, laid out like q */
+    int tq = pr->tq, tk = pr->tk, d = pr->d;
+    size_t n_weights = (size_t)pr->nb * pr->nh * tq * tk;
 
     /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
      * gradients of the queries that used it). */
     if (v->grad)
-        per_head_gemm(bh, true, false, tk, d, tq, 1, c->p_used, dout, 1, v->grad);
+        per_head_gemm(pr, true, false, tk, d, tq, 1, c->p_used, pr->lp, dout, pr->lq, 1, v->grad,
+                      pr->lkv);
     if (!q->grad && !k->grad)
         return;
 
     /* dP' = dO·Vᵀ, then back through dropout to dP. */
     qkv_real *ds = c->scratch;
-    per_head_gemm(bh, false, true, tq, tk, d, 1, dout, v->data, 0, ds);
+    per_head_gemm(pr, false, true, tq, tk, d, 1, dout, pr->lq, v->data, pr->lkv, 0, ds, pr->lp);
     if (c->keep)
-        apply_keep_mask(ds, ds, c->keep, c->keep_scale, (size_t)bh * tq * tk);
+        apply_keep_mask(ds, ds, c->keep, c->keep_scale, n_weights);
 
     /* Back through the softmax of each query's row: dS = P ⊙ (dP − Σ P·dP).
      * Masked weights are 0, so masked scores get no gradient. */
-    qkv__softmax_backward(ds, ds, c->p, 1, false, (size_t)bh * tq, tk);
+    qkv__softmax_backward(ds, ds, c->p, 1, false, (size_t)pr->nb * pr->nh * tq, tk);
 
     /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
     qkv_real s = score_scale(d);
     if (q->grad)
-        per_head_gemm(bh, false, false, tq, d, tk, s, ds, k->data, 1, q->grad);
+        per_head_gemm(pr, false, false, tq, d, tk, s, ds, pr->lp, k->data, pr->lkv, 1, q->grad,
+                      pr->lq);
     if (k->grad)
-        per_head_gemm(bh, true, false, tk, d, tq, s, ds, q->data, 1, k->grad);
+        per_head_gemm(pr, true, false, tk, d, tq, s, ds, pr->lp, q->data, pr->lq, 1, k->grad,
+                      pr->lkv);
+}
+
+/* The attention of every problem of pr into out (laid out like q); the
+ * weights p (shaped pshape) go to *weights when asked for. */
+static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_tensor *k,
+                          qkv_tensor *v, qkv_tensor *out, int ndim, const int *pshape,
+                          const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
+                          qkv_tensor **weights)
+{
+    qkv_tensor *in[3] = {q, k, v};
+    int tq = pr->tq, tk = pr->tk, d = pr->d;
+    size_t n_weights = (size_t)pr->nb * pr->nh * tq * tk;
+    qkv_tensor *p = qkv_tensor_new(a, ndim, pshape);
+    if (!p || !out)
+        return NULL;
+
+    /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled by
+     *    1/√d, for every head in one batched gemm. S goes straight into p. */
+    per_head_gemm(pr, false, true, tq, tk, d, score_scale(d), q->data, pr->lq, k->data, pr->lkv, 0,
+                  p->data, pr->lp);
+
+    /* 2. Mask before the softmax: a masked score counts as -inf, so its
+     *    weight is exactly 0 and the visible weights of the row sum to 1.
+     * 3. Softmax over each query's row, i.e. over the keys (the last axis). */
+    qkv__softmax_forward(p->data, p->data, mask, 1, (size_t)pr->nb * pr->nh * tq, q->shape[0], tq,
+                         tk);
+
+    /* 4. Dropout of the weights (training): the mask is drawn in order from
+     *    rng before any parallel loop, so every thread count gives one result. */
+    const qkv_real *p_used = p->data;
+    uint8_t *keep = NULL;
+    qkv_real keep_scale = 1 / (1 - dropout);
+    if (dropout > 0) {
+        keep = qkv_arena_alloc(a, n_weights);
+        qkv_real *dropped = qkv_arena_alloc(a, n_weights * sizeof *dropped);
+        if (!keep || !dropped)
+            return NULL;
+        for (size_t i = 0; i < n_weights; i++)
+            keep[i] = qkv_rng_uniform(rng) >= dropout;
+        apply_keep_mask(dropped, p->data, keep, keep_scale, n_weights);
+        p_used = dropped;
+    }
+
+    /* 5. Weighted sum of the values: output row i = Σ_j P[i,j] · V[j]. */
+    per_head_gemm(pr, false, false, tq, d, tk, 1, p_used, pr->lp, v->data, pr->lkv, 0, out->data,
+                  pr->lq);
+
+    qkv_node *n = qkv__record(a, out, "attention", attention_backward, 3, in);
+    if (n) {
+        bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
+        attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
+        qkv_real *scratch = need_ds ? qkv_arena_alloc(a, n_weights * sizeof *scratch) : NULL;
+        if (!c || (need_ds && !scratch))
+            return NULL;
+        *c = (attn_ctx){*pr, p->data, p_used, keep, keep_scale, scratch};
+        n->ctx = c;
+    }
+    /* The caller reads the same memory backward uses: no copy, and no grad. */
+    if (weights)
+        *weights = p;
+    return out;
+}
+
+/* 0 when the mask and dropout suit scores for q, else -1 with a message. */
+static int check_options(const qkv_tensor *q, const qkv_mask *mask, qkv_real dropout,
+                         const qkv_rng *rng)
+{
+    if (qkv__check_mask("attention", mask, q) < 0)
+        return -1;
+    if (!(dropout >= 0 && dropout < 1) || (dropout > 0 && !rng))
+        return qkv_set_error("attention: dropout must be in [0, 1) and needs an rng when > 0; "
+                             "got %g%s",
+                             (double)dropout, rng ? "" : " and no rng");
+    return 0;
 }
 
 /* NULL when q (B, ..., Tq, d) and k (B, ..., Tk, d) fit together, else what is wrong. */
@@ -110,64 +206,46 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     const char *why = shape_problem(q, k);
     if (why)
         return qkv__shape_error("attention", why, q, k);
-    if (qkv__check_mask("attention", mask, q) < 0)
+    if (check_options(q, mask, dropout, rng) < 0)
         return NULL;
-    if (!(dropout >= 0 && dropout < 1) || (dropout > 0 && !rng)) {
-        qkv_set_error("attention: dropout must be in [0, 1) and needs an rng when > 0; got %g%s",
-                      (double)dropout, rng ? "" : " and no rng");
-        return NULL;
-    }
 
+    /* Every leading index is one problem, its matrices contiguous. */
     int nd = q->ndim, tq = q->shape[nd - 2], tk = k->shape[nd - 2], d = q->shape[nd - 1];
-    int bh = (int)(q->size / ((size_t)tq * d));
-    size_t n_weights = (size_t)bh * tq * tk;
+    problem pr = {.nb = (int)(q->size / ((size_t)tq * d)), .nh = 1, .tq = tq, .tk = tk, .d = d,
+                  .lq = {(size_t)tq * d, 0, d}, .lkv = {(size_t)tk * d, 0, d},
+                  .lp = {(size_t)tq * tk, 0, tk}};
     int pshape[QKV_MAX_DIMS]; /* (B, ..., Tq, Tk) */
     memcpy(pshape, q->shape, sizeof pshape);
     pshape[nd - 1] = tk;
-    qkv_tensor *p = qkv_tensor_new(a, nd, pshape), *out = qkv__like(a, q);
-    if (!p || !out)
+    return attend(a, &pr, q, k, v, qkv__like(a, q), nd, pshape, mask, dropout, rng, weights);
+}
+
+qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
+                                qkv_tensor **weights)
+{
+    qkv_tensor *in[3] = {q, k, v};
+    if (weights)
+        *weights = NULL;
+    if (qkv__any_null(3, in))
+        return NULL;
+    if (!qkv_same_shape(k, v))
+        return qkv__shape_error("attention_heads", "k and v must have the same shape", k, v);
+    if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2])
+        return qkv__shape_error("attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
+    int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
+    if (n_head < 1 || C % n_head != 0) {
+        qkv_set_error("attention_heads: width %d is not a multiple of n_head %d", C, n_head);
+        return NULL;
+    }
+    if (check_options(q, mask, dropout, rng) < 0)
         return NULL;
 
-    /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled by
-     *    1/√d, for every head in one batched gemm. S goes straight into p. */
-    per_head_gemm(bh, false, true, tq, tk, d, score_scale(d), q->data, k->data, 0, p->data);
-
-    /* 2. Mask before the softmax: a masked score counts as -inf, so its
-     *    weight is exactly 0 and the visible weights of the row sum to 1.
-     * 3. Softmax over each query's row, i.e. over the keys (the last axis). */
-    qkv__softmax_forward(p->data, p->data, mask, 1, (size_t)bh * tq, q->shape[0], tq, tk);
-
-    /* 4. Dropout of the weights (training): the mask is drawn in order from
-     *    rng before any parallel loop, so every thread count gives one result. */
-    const qkv_real *p_used = p->data;
-    uint8_t *keep = NULL;
-    qkv_real keep_scale = 1 / (1 - dropout);
-    if (dropout > 0) {
-        keep = qkv_arena_alloc(a, n_weights);
-        qkv_real *dropped = qkv_arena_alloc(a, n_weights * sizeof *dropped);
-        if (!keep || !dropped)
-            return NULL;
-        for (size_t i = 0; i < n_weights; i++)
-            keep[i] = qkv_rng_uniform(rng) >= dropout;
-        apply_keep_mask(dropped, p->data, keep, keep_scale, n_weights);
-        p_used = dropped;
-    }
-
-    /* 5. Weighted sum of the values: output row i = Σ_j P[i,j] · V[j]. */
-    per_head_gemm(bh, false, false, tq, d, tk, 1, p_used, v->data, 0, out->data);
-
-    qkv_node *n = qkv__record(a, out, "attention", attention_backward, 3, in);
-    if (n) {
-        bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
-        attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
-        qkv_real *scratch = need_ds ? qkv_arena_alloc(a, n_weights * sizeof *scratch) : NULL;
-        if (!c || (need_ds && !scratch))
-            return NULL;
-        *c = (attn_ctx){p->data, p_used, keep, keep_scale, scratch, bh, tq, tk, d};
-        n->ctx = c;
-    }
-    /* The caller reads the same memory backward uses: no copy, and no grad. */
-    if (weights)
-        *weights = p;
-    return out;
+    /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
+    int d = C / n_head;
+    problem pr = {.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
+                  .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {(size_t)tk * C, (size_t)d, C},
+                  .lp = {(size_t)n_head * tq * tk, (size_t)tq * tk, tk}};
+    return attend(a, &pr, q, k, v, qkv__like(a, q), 4, (const int[]){B, n_head, tq, tk}, mask,
+                  dropout, rng, weights);
 }

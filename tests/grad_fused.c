@@ -341,6 +341,34 @@ START_TEST(test_attention_grad_accumulates)
 }
 END_TEST
 
+/* Heads side by side: q (B,Tq,H·d), k and v (B,Tk,H·d); the case's mask and dropout. */
+static qkv_tensor *f_attention_heads(qkv_arena *a, qkv_tensor **in, void *ud)
+{
+    attn_case *c = ud;
+    qkv_mask mask = {c->causal, c->key_valid};
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 99);
+    return qkv_attention_heads(a, in[0], in[1], in[2], 3, &mask, c->dropout, &rng, NULL);
+}
+
+START_TEST(test_attention_heads_grad)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 47);
+    static const uint8_t valid[2 * 5] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+    attn_case cases[] = {{.causal = true}, {.causal = true, .key_valid = valid, .dropout = 0.3}};
+    for (int i = 0; i < 2; i++) {
+        qkv_arena *a = qkv_arena_new(1 << 16);
+        /* 3 heads of size 2; Tq 4 < Tk 5 (a causal query sees an earlier context). */
+        qkv_tensor *in[3] = {param(a, &rng, QKV_SHAPE(2, 4, 6)), param(a, &rng, QKV_SHAPE(2, 5, 6)),
+                             param(a, &rng, QKV_SHAPE(2, 5, 6))};
+        double err = gradcheck(f_attention_heads, 3, in, &cases[i]);
+        ck_assert_msg(err <= GRADCHECK_TOL, "case %d: error %g", i, err);
+        qkv_arena_free(a);
+    }
+}
+END_TEST
+
 static Suite *fused_suite(void)
 {
     Suite *s = suite_create("grad_fused");
@@ -361,6 +389,7 @@ static Suite *fused_suite(void)
     tcase_add_test(tc, test_attention_grad_heads);
     tcase_add_test(tc, test_attention_grad_dropout);
     tcase_add_test(tc, test_attention_grad_accumulates);
+    tcase_add_test(tc, test_attention_heads_grad);
     suite_add_tcase(s, tc);
     return s;
 }

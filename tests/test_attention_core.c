@@ -306,6 +306,63 @@ START_TEST(test_dropout_is_seeded_and_inverted)
 }
 END_TEST
 
+/* (B,T,H·D) -> (B,H,T,D), the heads split out the textbook way. */
+static qkv_tensor *split(qkv_arena *a, qkv_tensor *x, int H)
+{
+    int B = x->shape[0], T = x->shape[1], D = x->shape[2] / H;
+    return qkv_permute(a, qkv_reshape(a, x, QKV_SHAPE(B, T, H, D)), (const int[]){0, 2, 1, 3});
+}
+
+START_TEST(test_heads_side_by_side_match_split_heads)
+{
+    /* qkv_attention_heads on (B,T,H·D) must give what splitting the heads,
+     * qkv_attention and merging them back give: outputs, weights, and the
+     * gradients of q, k and v, with a causal and a padding mask and dropout. */
+    enum { B = 2, TQ = 5, TK = 7, H = 3, D = 4, C = H * D };
+    static const uint8_t valid[B * TK] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+    qkv_mask m = {.causal = true, .key_valid = valid};
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 31);
+    qkv_tensor *x[3] = {qkv_randn(a, QKV_SHAPE(B, TQ, C), 1.5, &rng),
+                        qkv_randn(a, QKV_SHAPE(B, TK, C), 1.5, &rng),
+                        qkv_randn(a, QKV_SHAPE(B, TK, C), 1.5, &rng)};
+    qkv_tensor *r = qkv_randn(a, QKV_SHAPE(B, TQ, C), 1, &rng);
+    qkv_real *grads[2][3];
+    qkv_tensor *out[2], *w[2];
+    for (int way = 0; way < 2; way++) {
+        for (int i = 0; i < 3; i++) {
+            x[i]->grad = NULL;
+            qkv_set_requires_grad(x[i], true);
+        }
+        qkv_rng drop;
+        qkv_rng_seed(&drop, 5);
+        if (way == 0) {
+            out[0] = qkv_attention_heads(a, x[0], x[1], x[2], H, &m, 0.2f, &drop, &w[0]);
+        } else {
+            qkv_tensor *o = qkv_attention(a, split(a, x[0], H), split(a, x[1], H),
+                                          split(a, x[2], H), &m, 0.2f, &drop, &w[1]);
+            out[1] = qkv_reshape(a, qkv_permute(a, o, (const int[]){0, 2, 1, 3}),
+                                 QKV_SHAPE(B, TQ, C));
+        }
+        ck_assert_qkv(out[way]);
+        ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, out[way], r))), 0);
+        for (int i = 0; i < 3; i++)
+            grads[way][i] = x[i]->grad;
+    }
+    ck_assert_int_eq(w[0]->ndim, 4);
+    ck_assert(qkv_same_shape(w[0], w[1]) && qkv_same_shape(out[0], out[1]));
+    for (size_t i = 0; i < w[0]->size; i++)
+        ck_assert_float_eq_tol(w[0]->data[i], w[1]->data[i], 1e-6);
+    for (size_t i = 0; i < out[0]->size; i++)
+        ck_assert_float_eq_tol(out[0]->data[i], out[1]->data[i], 1e-5);
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < x[k]->size; i++)
+            ck_assert_float_eq_tol(grads[0][k][i], grads[1][k][i], 1e-5);
+    qkv_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_bad_shapes_are_named)
 {
     qkv_arena *a = qkv_arena_new(1 << 16);
@@ -320,6 +377,13 @@ START_TEST(test_bad_shapes_are_named)
     ck_assert_ptr_null(qkv_attention(a, q, k, k, NULL, 0.5f, NULL, NULL));
     ck_assert_msg(strstr(qkv_last_error(), "rng"), "message: %s", qkv_last_error());
     ck_assert_ptr_nonnull(qkv_attention(a, q, k, k, NULL, 0, NULL, NULL)); /* Tq != Tk is fine */
+    ck_assert_ptr_null(qkv_attention_heads(a, q, k, k, 3, NULL, 0, NULL, NULL));
+    ck_assert_msg(strstr(qkv_last_error(), "width 4 is not a multiple of n_head 3"), "message: %s",
+                  qkv_last_error());
+    ck_assert_ptr_null(qkv_attention_heads(a, q, k_bad, k_bad, 2, NULL, 0, NULL, NULL));
+    ck_assert_msg(strstr(qkv_last_error(), "(2,3,4)") && strstr(qkv_last_error(), "(2,5,3)"),
+                  "message: %s", qkv_last_error());
+    ck_assert_ptr_nonnull(qkv_attention_heads(a, q, k, k, 2, NULL, 0, NULL, NULL));
     qkv_arena_free(a);
 }
 END_TEST
@@ -337,6 +401,7 @@ static Suite *attention_suite(void)
     tcase_add_test(tc, test_mask_before_softmax);
     tcase_add_test(tc, test_heads_share_their_batch_mask);
     tcase_add_test(tc, test_dropout_is_seeded_and_inverted);
+    tcase_add_test(tc, test_heads_side_by_side_match_split_heads);
     tcase_add_test(tc, test_bad_shapes_are_named);
     suite_add_tcase(s, tc);
     return s;

@@ -130,7 +130,7 @@ qkv_tensor *qkv_head_forward(const qkv_head *m, const qkv_run *r, qkv_tensor *x,
 
 /* Multi-head self-attention (GPT's CausalSelfAttention; unmasked in an encoder). */
 typedef struct qkv_self_attn {
-    qkv_linear c_attn; /* C -> 3C: queries, keys and values of every head in one product */
+    qkv_linear c_attn; /* C -> 3C: W_Q, W_K, W_V stacked (rows [0,C), [C,2C), [2C,3C)) */
     qkv_linear c_proj; /* C -> C: mixes the heads; a residual projection */
     int n_embd, n_head;
     bool causal;       /* position t sees only positions <= t */
@@ -167,7 +167,8 @@ qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qk
                                    qkv_tensor *memory, const uint8_t *mem_valid,
                                    qkv_tensor **weights);
 
-/* The memory's keys and values, (B,H,Tk,D) each, into *k and *v: computed
+/* The memory's keys and values, (B,Tk,C) each (head h in columns
+ * [h·D, (h+1)·D)), into *k and *v: computed
  * once per memory and reused by qkv_cross_attn_forward_kv for every decoding
  * step (make them from an arena that outlives those steps). 0 or -1. */
 int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *memory,
@@ -230,8 +231,8 @@ typedef struct qkv_kv_cache {
     int max_len;   /* Tmax: positions each buffer holds */
     int head_size; /* D */
     int *len;      /* per layer: positions filled so far */
-    qkv_real *k;   /* (n_layer, B, H, Tmax, D) */
-    qkv_real *v;   /* (n_layer, B, H, Tmax, D) */
+    qkv_real *k;   /* (n_layer, B, Tmax, H·D): each position's keys, heads side by side */
+    qkv_real *v;   /* (n_layer, B, Tmax, H·D): each position's values */
 } qkv_kv_cache;
 
 /* An empty cache for cfg's layers and heads, batch sequences of up to max_len

@@ -130,6 +130,15 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
                           const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                           qkv_tensor **weights);
 
+/* Multi-head attention with the heads side by side: q (B, Tq, H·d) and k, v
+ * (B, Tk, H·d), head h owning columns [h·d, (h+1)·d) of each; the result
+ * (B, Tq, H·d) holds each head's output in its columns. The same numbers as
+ * splitting the heads out to (B, H, T, d), qkv_attention and merging them
+ * back, without the copies. weights, if not NULL, receives (B, H, Tq, Tk). */
+qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
+                                qkv_tensor **weights);
+
 #ifdef __cplusplus
 }
 #endif

@@ -227,29 +227,39 @@ static void part_range(int r, int parts, int n, int tile, int *lo, int *hi)
     *hi = min_int((r + 1) * tiles / parts * tile, n);
 }
 
+void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
+                    qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
+                    const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
+                    qkv_real *C, int ldc, size_t c_batch, size_t c_head)
+{
+    if (batch <= 0 || heads <= 0 || M <= 0 || N <= 0)
+        return;
+    const qkv__gemm_path *path = qkv__gemm_active_path();
+    int products = batch * heads;
+    double flops = 2.0 * products * M * N * K;
+    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : omp_get_max_threads();
+    /* Whole products per thread when they share out evenly; otherwise each
+     * product is also cut into `parts` rectangles so they do. */
+    int parts = threads / gcd(products, threads), pm = 1, pn = 1;
+    choose_grid(parts, M, N, path->mr, path->nr, &pm, &pn);
+    int items = products * parts;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (int item = 0; item < items; item++) {
+        int e = item / parts, b = e / heads, h = e % heads, r = item % parts, i0, i1, j0, j1;
+        part_range(r / pn, pm, M, path->mr, &i0, &i1);
+        part_range(r % pn, pn, N, path->nr, &j0, &j1);
+        const qkv_real *a = A + b * a_batch + h * a_head + (trans_a ? (size_t)i0 : (size_t)i0 * lda);
+        const qkv_real *bb = B + b * b_batch + h * b_head + (trans_b ? (size_t)j0 * ldb : (size_t)j0);
+        product g = {trans_a, trans_b, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
+                     C + b * c_batch + h * c_head + (size_t)i0 * ldc + j0, lda, ldb, ldc};
+        run_product(path, &g);
+    }
+}
+
 void qkv_gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
               const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
               size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c)
 {
-    if (batch <= 0 || M <= 0 || N <= 0)
-        return;
-    const qkv__gemm_path *path = qkv__gemm_active_path();
-    double flops = 2.0 * batch * M * N * K;
-    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : omp_get_max_threads();
-    /* Whole batch entries per thread when they share out evenly; otherwise
-     * each entry is also cut into `parts` rectangles so they do. */
-    int parts = threads / gcd(batch, threads), pm = 1, pn = 1;
-    choose_grid(parts, M, N, path->mr, path->nr, &pm, &pn);
-    int items = batch * parts;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int item = 0; item < items; item++) {
-        int b = item / parts, r = item % parts, i0, i1, j0, j1;
-        part_range(r / pn, pm, M, path->mr, &i0, &i1);
-        part_range(r % pn, pn, N, path->nr, &j0, &j1);
-        const qkv_real *a = A + b * stride_a + (trans_a ? (size_t)i0 : (size_t)i0 * lda);
-        const qkv_real *bb = B + b * stride_b + (trans_b ? (size_t)j0 * ldb : (size_t)j0);
-        product g = {trans_a, trans_b, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
-                     C + b * stride_c + (size_t)i0 * ldc + j0, lda, ldb, ldc};
-        run_product(path, &g);
-    }
+    qkv_gemm_heads(batch, 1, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, 0, B, ldb,
+                   stride_b, 0, beta, C, ldc, stride_c, 0);
 }

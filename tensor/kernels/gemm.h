@@ -13,4 +13,13 @@ void qkv_gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_re
               const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
               size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c);
 
+/* qkv_gemm over batch × heads products, where product (b, h) of each operand
+ * starts at b·X_batch + h·X_head (X = a, b, c): the heads of multi-head
+ * attention, which sit side by side in the columns of a (B, T, H·D) tensor
+ * (head stride D, row pitch H·D), multiply in place without being copied out. */
+void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
+                    qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
+                    const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
+                    qkv_real *C, int ldc, size_t c_batch, size_t c_head);
+
 #endif
