@@ -1,5 +1,6 @@
 /* add, sub, mul (with a broadcast trailing operand) and scale (see qkv/ops.h). */
 #include "graph.h"
+#include "kernels/vecmath.h" /* QKV__CLONES */
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL } binop;
 
@@ -32,6 +33,26 @@ static rows_view view_of(const qkv_tensor *x, const qkv_tensor *y)
     return (rows_view){x->size, y->size, 0};
 }
 
+/* o = x op y over m values: one row of the view, at the CPU's vector width.
+ * The op is chosen outside the loops so each one vectorizes. */
+QKV__CLONES static void binary_row(qkv_real *o, const qkv_real *x, const qkv_real *y, size_t m,
+                                   binop op)
+{
+    if (op == OP_ADD) {
+#pragma omp simd
+        for (size_t j = 0; j < m; j++)
+            o[j] = x[j] + y[j];
+    } else if (op == OP_SUB) {
+#pragma omp simd
+        for (size_t j = 0; j < m; j++)
+            o[j] = x[j] - y[j];
+    } else {
+#pragma omp simd
+        for (size_t j = 0; j < m; j++)
+            o[j] = x[j] * y[j];
+    }
+}
+
 /* out = x op y over the view. */
 static void binary_forward(qkv_real *out, const qkv_real *x, const qkv_real *y, rows_view v,
                            binop op)
@@ -40,18 +61,22 @@ static void binary_forward(qkv_real *out, const qkv_real *x, const qkv_real *y, 
 #pragma omp parallel for schedule(static) if (v.n >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         size_t lo = r * v.cols, m = v.n - lo < v.cols ? v.n - lo : v.cols;
-        const qkv_real *xr = x + lo, *yr = y + r * v.ystride;
-        qkv_real *o = out + lo;
-        /* The op is chosen outside the inner loops so each one vectorizes. */
-        if (op == OP_ADD)
-            for (size_t j = 0; j < m; j++)
-                o[j] = xr[j] + yr[j];
-        else if (op == OP_SUB)
-            for (size_t j = 0; j < m; j++)
-                o[j] = xr[j] - yr[j];
-        else
-            for (size_t j = 0; j < m; j++)
-                o[j] = xr[j] * yr[j];
+        binary_row(out + lo, x + lo, y + r * v.ystride, m, op);
+    }
+}
+
+/* d += g (add, sub) or g · y (mul) over m values. */
+QKV__CLONES static void backward_x_row(qkv_real *d, const qkv_real *g, const qkv_real *y, size_t m,
+                                       binop op)
+{
+    if (op == OP_MUL) {
+#pragma omp simd
+        for (size_t j = 0; j < m; j++)
+            d[j] += g[j] * y[j];
+    } else {
+#pragma omp simd
+        for (size_t j = 0; j < m; j++)
+            d[j] += g[j];
     }
 }
 
@@ -63,14 +88,31 @@ static void binary_backward_x(qkv_real *dx, const qkv_real *dout, const qkv_real
 #pragma omp parallel for schedule(static) if (v.n >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         size_t lo = r * v.cols, m = v.n - lo < v.cols ? v.n - lo : v.cols;
-        qkv_real *d = dx + lo;
-        const qkv_real *g = dout + lo, *yr = y + r * v.ystride;
-        if (op == OP_MUL)
-            for (size_t j = 0; j < m; j++)
-                d[j] += g[j] * yr[j];
-        else
-            for (size_t j = 0; j < m; j++)
-                d[j] += g[j];
+        backward_x_row(dx + lo, dout + lo, y + r * v.ystride, m, op);
+    }
+}
+
+enum { COLUMN_BLOCK = 64 }; /* columns one task of binary_backward_y sums */
+
+/* acc[0..nj) = Σ_r g[r·ny + j] (x NULL) or Σ_r g[r·ny + j] · x[r·ny + j],
+ * the rows in order 0..rows-1. */
+QKV__CLONES static void column_block_sums(qkv_real *acc, const qkv_real *g, const qkv_real *x,
+                                          size_t rows, size_t ny, size_t nj)
+{
+    for (size_t j = 0; j < nj; j++)
+        acc[j] = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const qkv_real *gr = g + r * ny;
+        if (x) {
+            const qkv_real *xr = x + r * ny;
+#pragma omp simd
+            for (size_t j = 0; j < nj; j++)
+                acc[j] += gr[j] * xr[j];
+        } else {
+#pragma omp simd
+            for (size_t j = 0; j < nj; j++)
+                acc[j] += gr[j];
+        }
     }
 }
 
@@ -80,23 +122,12 @@ static void binary_backward_x(qkv_real *dx, const qkv_real *dout, const qkv_real
 static void binary_backward_y(qkv_real *dy, const qkv_real *dout, const qkv_real *x, size_t rows,
                               size_t ny, binop op)
 {
-    enum { BLOCK = 64 };
     qkv_real sign = op == OP_SUB ? -1 : 1;
 #pragma omp parallel for schedule(static) if (rows * ny >= QKV__PAR_MIN)
-    for (size_t j0 = 0; j0 < ny; j0 += BLOCK) {
-        size_t nj = ny - j0 < BLOCK ? ny - j0 : BLOCK;
-        qkv_real acc[BLOCK] = {0};
-        for (size_t r = 0; r < rows; r++) {
-            const qkv_real *g = dout + r * ny + j0;
-            if (op == OP_MUL) {
-                const qkv_real *xr = x + r * ny + j0;
-                for (size_t j = 0; j < nj; j++)
-                    acc[j] += g[j] * xr[j];
-            } else {
-                for (size_t j = 0; j < nj; j++)
-                    acc[j] += g[j];
-            }
-        }
+    for (size_t j0 = 0; j0 < ny; j0 += COLUMN_BLOCK) {
+        size_t nj = ny - j0 < COLUMN_BLOCK ? ny - j0 : COLUMN_BLOCK;
+        qkv_real acc[COLUMN_BLOCK];
+        column_block_sums(acc, dout + j0, op == OP_MUL ? x + j0 : NULL, rows, ny, nj);
         for (size_t j = 0; j < nj; j++)
             dy[j0 + j] += sign * acc[j];
     }

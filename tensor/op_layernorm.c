@@ -3,6 +3,7 @@
 #include <tgmath.h>
 
 #include "graph.h"
+#include "kernels/vecmath.h"
 
 /* What backward needs: per-row statistics from the forward. */
 typedef struct ln_ctx {
@@ -12,61 +13,101 @@ typedef struct ln_ctx {
     bool has_b;
 } ln_ctx;
 
-/* out = (inp - mean) · rstd · weight + bias for each row, saving mean and rstd.
- * weight and bias may be NULL (scale 1, shift 0). */
+/* One row: y = (x - mean)·rstd·w + b, where the row's mean and rstd
+ * (1/sqrt(variance + eps)) are computed and stored. w, b may be NULL. The
+ * sums are `omp simd` reductions: they may add in vector lanes, in an order
+ * fixed at compile time, so they vectorize and stay deterministic. */
+QKV__CLONES static void layernorm_row(qkv_real *y, qkv_real *mean, qkv_real *rstd,
+                                      const qkv_real *x, const qkv_real *w, const qkv_real *b,
+                                      qkv_real eps, int C)
+{
+    qkv_real m = 0, v = 0;
+#pragma omp simd reduction(+ : m)
+    for (int j = 0; j < C; j++)
+        m += x[j];
+    m /= C;
+    /* Variance in a second pass around the mean: E[x²] − E[x]² would
+     * cancel catastrophically when the mean is large. */
+#pragma omp simd reduction(+ : v)
+    for (int j = 0; j < C; j++)
+        v += (x[j] - m) * (x[j] - m);
+    v /= C;
+    qkv_real s = 1 / sqrt(v + eps);
+    if (w && b) {
+#pragma omp simd
+        for (int j = 0; j < C; j++)
+            y[j] = (x[j] - m) * s * w[j] + b[j];
+    } else {
+        for (int j = 0; j < C; j++)
+            y[j] = (x[j] - m) * s * (w ? w[j] : 1) + (b ? b[j] : 0);
+    }
+    *mean = m;
+    *rstd = s;
+}
+
+/* out = (inp - mean) · rstd · weight + bias for each row, saving mean and rstd. */
 static void layernorm_forward(qkv_real *out, qkv_real *mean, qkv_real *rstd, const qkv_real *inp,
                               const qkv_real *weight, const qkv_real *bias, qkv_real eps, size_t N,
                               int C)
 {
     // inp and out are (N,C); weight and bias (C); mean and rstd (N)
 #pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
-    for (size_t i = 0; i < N; i++) {
-        const qkv_real *x = inp + i * C;
-        qkv_real *y = out + i * C;
-        qkv_real m = 0, v = 0;
-        for (int j = 0; j < C; j++)
-            m += x[j];
-        m /= C;
-        /* Variance in a second pass around the mean: E[x²] − E[x]² would
-         * cancel catastrophically when the mean is large. */
-        for (int j = 0; j < C; j++)
-            v += (x[j] - m) * (x[j] - m);
-        v /= C;
-        qkv_real s = 1 / sqrt(v + eps);
-        for (int j = 0; j < C; j++) {
-            qkv_real n = (x[j] - m) * s;
-            y[j] = (weight ? n * weight[j] : n) + (bias ? bias[j] : 0);
-        }
-        mean[i] = m;
-        rstd[i] = s;
+    for (size_t i = 0; i < N; i++)
+        layernorm_row(out + i * C, mean + i, rstd + i, inp + i * C, weight, bias, eps, C);
+}
+
+/* dx += the gradient through one row's normalisation. With n = (x - mean)·rstd
+ * and g = w ⊙ dy (the gradient reaching n):
+ * dx = rstd · (g − mean(g) − n · mean(g ⊙ n)), the two means coming from the
+ * dependence of the row's mean and variance on every x_j. w may be NULL. */
+QKV__CLONES static void layernorm_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
+                                               const qkv_real *w, qkv_real mean, qkv_real rstd,
+                                               int C)
+{
+    qkv_real g_mean = 0, gn_mean = 0;
+#pragma omp simd reduction(+ : g_mean, gn_mean)
+    for (int j = 0; j < C; j++) {
+        qkv_real g = w ? w[j] * dy[j] : dy[j];
+        g_mean += g;
+        gn_mean += g * (x[j] - mean) * rstd;
+    }
+    g_mean /= C;
+    gn_mean /= C;
+#pragma omp simd
+    for (int j = 0; j < C; j++) {
+        qkv_real g = w ? w[j] * dy[j] : dy[j];
+        dx[j] += (g - g_mean - (x[j] - mean) * rstd * gn_mean) * rstd;
     }
 }
 
-/* dinp += the gradient through the normalisation, for each row. With
- * n = (x - mean)·rstd and g = weight ⊙ dout (the gradient reaching n):
- * dx = rstd · (g − mean(g) − n · mean(g ⊙ n)), the two means coming from the
- * dependence of the row's mean and variance on every x_j. */
 static void layernorm_backward_input(qkv_real *dinp, const qkv_real *dout, const qkv_real *inp,
                                      const qkv_real *weight, const qkv_real *mean,
                                      const qkv_real *rstd, size_t N, int C)
 {
     // dinp, dout and inp are (N,C); weight (C) or NULL; mean and rstd (N)
 #pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
+    for (size_t i = 0; i < N; i++)
+        layernorm_backward_row(dinp + i * C, dout + i * C, inp + i * C, weight, mean[i], rstd[i],
+                               C);
+}
+
+enum { PARAM_BLOCK = 32 }; /* columns of dw, db one task sums */
+
+/* dw[0..nj) and db[0..nj) = the sums over rows of n ⊙ dout and of dout for
+ * the columns [j0, j0 + nj), rows in order 0..N-1. */
+QKV__CLONES static void layernorm_param_block(qkv_real *dw, qkv_real *db, const qkv_real *dout,
+                                              const qkv_real *inp, const qkv_real *mean,
+                                              const qkv_real *rstd, size_t N, int C, int j0, int nj)
+{
+    for (int j = 0; j < nj; j++)
+        dw[j] = db[j] = 0;
     for (size_t i = 0; i < N; i++) {
-        const qkv_real *x = inp + i * C, *dy = dout + i * C;
-        qkv_real *dx = dinp + i * C;
-        qkv_real g_mean = 0, gn_mean = 0;
-        for (int j = 0; j < C; j++) {
-            qkv_real g = weight ? weight[j] * dy[j] : dy[j];
-            g_mean += g;
-            gn_mean += g * (x[j] - mean[i]) * rstd[i];
-        }
-        g_mean /= C;
-        gn_mean /= C;
-        for (int j = 0; j < C; j++) {
-            qkv_real g = weight ? weight[j] * dy[j] : dy[j];
-            qkv_real n = (x[j] - mean[i]) * rstd[i];
-            dx[j] += (g - g_mean - n * gn_mean) * rstd[i];
+        const qkv_real *x = inp + i * C + j0, *dy = dout + i * C + j0;
+        const qkv_real m = mean[i], s = rstd[i];
+#pragma omp simd
+        for (int j = 0; j < nj; j++) {
+            dw[j] += (x[j] - m) * s * dy[j];
+            db[j] += dy[j];
         }
     }
 }
@@ -79,18 +120,11 @@ static void layernorm_backward_params(qkv_real *dweight, qkv_real *dbias, const 
                                       const qkv_real *rstd, size_t N, int C)
 {
     // dout and inp are (N,C); dweight and dbias (C); mean and rstd (N)
-    enum { BLOCK = 32 };
 #pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
-    for (int j0 = 0; j0 < C; j0 += BLOCK) {
-        int nj = C - j0 < BLOCK ? C - j0 : BLOCK;
-        qkv_real dw[BLOCK] = {0}, db[BLOCK] = {0};
-        for (size_t i = 0; i < N; i++) {
-            const qkv_real *x = inp + i * C + j0, *dy = dout + i * C + j0;
-            for (int j = 0; j < nj; j++) {
-                dw[j] += (x[j] - mean[i]) * rstd[i] * dy[j];
-                db[j] += dy[j];
-            }
-        }
+    for (int j0 = 0; j0 < C; j0 += PARAM_BLOCK) {
+        int nj = C - j0 < PARAM_BLOCK ? C - j0 : PARAM_BLOCK;
+        qkv_real dw[PARAM_BLOCK], db[PARAM_BLOCK];
+        layernorm_param_block(dw, db, dout, inp, mean, rstd, N, C, j0, nj);
         for (int j = 0; j < nj; j++) {
             if (dweight)
                 dweight[j0 + j] += dw[j];

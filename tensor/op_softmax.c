@@ -3,6 +3,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "kernels/vecmath.h"
 #include "softmax_kernel.h"
 
 int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t)
@@ -31,31 +32,39 @@ static int visible_keys(const qkv_mask *mask, int i, int tq, int tk)
 
 /* One row of scores x (tk): y = softmax(scale·x) over the keys j < n_seen
  * with valid[j] != 0 (valid NULL: all), and exactly 0 for every other key.
- * That is softmax(scale·x + mask) with the masked scores set to -inf first. */
-static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_t *valid, int n_seen, int tk,
-                        qkv_real scale)
+ * That is softmax(scale·x + mask) with the masked scores set to -inf first.
+ * The loops are written branch-free (a select, not an if) so they vectorize. */
+QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_t *valid,
+                                    int n_seen, int tk, qkv_real scale)
 {
     /* The largest visible score: subtracting it keeps every exp() <= 1, so
      * huge scores cannot overflow, and the result is unchanged because
      * softmax(s) = softmax(s - c) for any constant c. */
     qkv_real max = -INFINITY;
-    for (int j = 0; j < n_seen; j++)
-        if ((!valid || valid[j]) && scale * x[j] > max)
-            max = scale * x[j];
+#pragma omp simd reduction(max : max)
+    for (int j = 0; j < n_seen; j++) {
+        qkv_real s = !valid || valid[j] ? scale * x[j] : -INFINITY;
+        max = s > max ? s : max;
+    }
     if (max == -INFINITY) { /* every key masked (or every score -inf): no weight anywhere */
         memset(y, 0, (size_t)tk * sizeof *y);
         return;
     }
     /* exp of each visible score; a masked score counts as -inf, whose exp is 0. */
     qkv_real sum = 0;
-    for (int j = 0; j < tk; j++) {
-        qkv_real e = j < n_seen && (!valid || valid[j]) ? exp(scale * x[j] - max) : 0;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < n_seen; j++) {
+        qkv_real e = qkv__exp(scale * x[j] - max);
+        e = !valid || valid[j] ? e : 0;
         y[j] = e;
         sum += e;
     }
+    for (int j = n_seen; j < tk; j++)
+        y[j] = 0;
     /* Normalise: sum >= 1, since the maximum contributes exp(0). */
     qkv_real inv = 1 / sum;
-    for (int j = 0; j < tk; j++)
+#pragma omp simd
+    for (int j = 0; j < n_seen; j++)
         y[j] *= inv;
 }
 
@@ -73,24 +82,34 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
     }
 }
 
+/* One row of the backward: dx = scale · y ⊙ (dy − Σ y·dy), added when accumulate. */
+QKV__CLONES static void softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
+                                             qkv_real scale, bool accumulate, int tk)
+{
+    /* dL/dx_j = scale · y_j (dy_j − Σ_k y_k dy_k): the Jacobian of softmax
+     * is diag(y) − y yᵀ. A masked key has y_j = 0, so its term is 0. */
+    qkv_real dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int j = 0; j < tk; j++)
+        dot += y[j] * dy[j];
+    if (accumulate) {
+#pragma omp simd
+        for (int j = 0; j < tk; j++)
+            dx[j] += scale * y[j] * (dy[j] - dot);
+    } else {
+#pragma omp simd
+        for (int j = 0; j < tk; j++)
+            dx[j] = scale * y[j] * (dy[j] - dot);
+    }
+}
+
 void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
                            bool accumulate, size_t rows, int tk)
 {
     // dx, dy and y are (rows, tk)
 #pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
-    for (size_t r = 0; r < rows; r++) {
-        const qkv_real *yr = y + r * tk, *gr = dy + r * tk;
-        qkv_real *dr = dx + r * tk;
-        /* dL/dx_j = scale · y_j (dy_j − Σ_k y_k dy_k): the Jacobian of softmax
-         * is diag(y) − y yᵀ. A masked key has y_j = 0, so its term is 0. */
-        qkv_real dot = 0;
-        for (int j = 0; j < tk; j++)
-            dot += yr[j] * gr[j];
-        for (int j = 0; j < tk; j++) {
-            qkv_real d = scale * yr[j] * (gr[j] - dot);
-            dr[j] = accumulate ? dr[j] + d : d;
-        }
-    }
+    for (size_t r = 0; r < rows; r++)
+        softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, accumulate, tk);
 }
 
 static void softmax_backward(qkv_node *n)

@@ -30,9 +30,11 @@ static inline qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
 /* e^x, Cephes' expf: x = k·ln2 + r with |r| <= ln2/2, e^r by a degree-6
  * polynomial, 2^k put straight into the exponent bits. Inputs are clamped
  * to the finite range, so it never returns inf or NaN for finite x (NaN
- * stays NaN). */
+ * stays NaN); below -87.3 (and at -inf) it returns exactly 0, as a softmax
+ * wants for a score far below the row's largest. */
 static inline float qkv__exp(float x)
 {
+    const float underflow = x < -87.3f ? 0.0f : 1.0f;
     x = x < -87.3f ? -87.3f : x > 88.3f ? 88.3f : x;
     /* Round x·log2(e) to the nearest integer by the 1.5·2^23 trick: no call, so it vectorizes. */
     const float shift = 12582912.0f;
@@ -53,7 +55,7 @@ static inline float qkv__exp(float x)
     uint32_t e = (bits - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &e, sizeof scale);
-    return p * scale;
+    return p * scale * underflow;
 }
 
 /* tanh(x) = 1 - 2 / (e^(2x) + 1): exact limits ±1, absolute error ~1e-7. */
