@@ -27,6 +27,7 @@ typedef struct layout {
 typedef struct problem {
     int nb, nh;        /* batch entries and heads: nb·nh independent attentions */
     int tq, tk, d;     /* queries, keys, size of a query/key/value vector */
+    bool causal;       /* query i sees only keys j <= i + (tk - tq) */
     layout lq, lkv, lp; /* of q and the output; of k and v; of the weights p */
 } problem;
 
@@ -55,6 +56,62 @@ static void per_head_gemm(const problem *pr, bool ta, bool tb, int m, int n, int
                    lb.batch, lb.head, beta, C, lc.ld, lc.batch, lc.head);
 }
 
+/* Under a causal mask the queries are taken QUERY_BLOCK rows at a time, and
+ * each block's products stop at the last key its last query may see: the
+ * masked upper triangle of the scores is never computed (about half of it
+ * for long sequences), and its weights are exactly 0 all the same. */
+enum { QUERY_BLOCK = 32 };
+
+static int block_rows(const problem *pr) { return pr->causal ? QUERY_BLOCK : pr->tq; }
+
+/* How many leading keys the queries before row i1 may see. */
+static int keys_seen(const problem *pr, int i1)
+{
+    if (!pr->causal)
+        return pr->tk;
+    int n = i1 + pr->tk - pr->tq;
+    return n < 0 ? 0 : n > pr->tk ? pr->tk : n;
+}
+
+/* S = alpha · X·Yᵀ, (queries × keys) like the weights: the scores Q·Kᵀ/√d,
+ * or dP = dO·Vᵀ. X is laid out like q, Y like k. */
+static void queries_by_keys(const problem *pr, qkv_real alpha, const qkv_real *X, const qkv_real *Y,
+                            qkv_real *S)
+{
+    for (int i0 = 0; i0 < pr->tq; i0 += block_rows(pr)) {
+        int m = pr->tq - i0 < block_rows(pr) ? pr->tq - i0 : block_rows(pr);
+        per_head_gemm(pr, false, true, m, keys_seen(pr, i0 + m), pr->d, alpha,
+                      X + (size_t)i0 * pr->lq.ld, pr->lq, Y, pr->lkv, 0, S + (size_t)i0 * pr->tk,
+                      pr->lp);
+    }
+}
+
+/* Z = alpha · W·Y + beta · Z, (queries × d) laid out like q, from W like the
+ * weights and Y like v: the output P·V, or dQ += dS·K/√d. */
+static void queries_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, const qkv_real *Y,
+                         qkv_real beta, qkv_real *Z)
+{
+    for (int i0 = 0; i0 < pr->tq; i0 += block_rows(pr)) {
+        int m = pr->tq - i0 < block_rows(pr) ? pr->tq - i0 : block_rows(pr);
+        per_head_gemm(pr, false, false, m, pr->d, keys_seen(pr, i0 + m), alpha,
+                      W + (size_t)i0 * pr->tk, pr->lp, Y, pr->lkv, beta,
+                      Z + (size_t)i0 * pr->lq.ld, pr->lq);
+    }
+}
+
+/* Z += alpha · Wᵀ·X, (keys × d) laid out like k, from W like the weights
+ * and X like q: dV += Pᵀ·dO, or dK += dSᵀ·Q/√d. */
+static void keys_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, const qkv_real *X,
+                      qkv_real *Z)
+{
+    for (int i0 = 0; i0 < pr->tq; i0 += block_rows(pr)) {
+        int m = pr->tq - i0 < block_rows(pr) ? pr->tq - i0 : block_rows(pr);
+        per_head_gemm(pr, true, false, keys_seen(pr, i0 + m), pr->d, m, alpha,
+                      W + (size_t)i0 * pr->tk, pr->lp, X + (size_t)i0 * pr->lq.ld, pr->lq, 1, Z,
+                      pr->lkv);
+    }
+}
+
 /* out = in ⊙ keep · scale (out may be in): the dropout forward, and also its
  * backward, since dropout is linear with the same mask. */
 static void apply_keep_mask(qkv_real *out, const qkv_real *in, const uint8_t *keep, qkv_real scale,
@@ -77,14 +134,14 @@ static void attention_backward(qkv_node *n)
     /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
      * gradients of the queries that used it). */
     if (v->grad)
-        per_head_gemm(pr, true, false, tk, d, tq, 1, c->p_used, pr->lp, dout, pr->lq, 1, v->grad,
-                      pr->lkv);
+        keys_by_d(pr, 1, c->p_used, dout, v->grad);
     if (!q->grad && !k->grad)
         return;
 
-    /* dP' = dO·Vᵀ, then back through dropout to dP. */
+    /* dP' = dO·Vᵀ, then back through dropout to dP. (Under a causal mask
+     * the skipped triangle of ds stays 0 from its allocation.) */
     qkv_real *ds = c->scratch;
-    per_head_gemm(pr, false, true, tq, tk, d, 1, dout, pr->lq, v->data, pr->lkv, 0, ds, pr->lp);
+    queries_by_keys(pr, 1, dout, v->data, ds);
     if (c->keep)
         apply_keep_mask(ds, ds, c->keep, c->keep_scale, n_weights);
 
@@ -95,11 +152,9 @@ static void attention_backward(qkv_node *n)
     /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
     qkv_real s = score_scale(d);
     if (q->grad)
-        per_head_gemm(pr, false, false, tq, d, tk, s, ds, pr->lp, k->data, pr->lkv, 1, q->grad,
-                      pr->lq);
+        queries_by_d(pr, s, ds, k->data, 1, q->grad);
     if (k->grad)
-        per_head_gemm(pr, true, false, tk, d, tq, s, ds, pr->lp, q->data, pr->lq, 1, k->grad,
-                      pr->lkv);
+        keys_by_d(pr, s, ds, q->data, k->grad);
 }
 
 /* The attention of every problem of pr into out (laid out like q); the
@@ -118,8 +173,7 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
 
     /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled by
      *    1/√d, for every head in one batched gemm. S goes straight into p. */
-    per_head_gemm(pr, false, true, tq, tk, d, score_scale(d), q->data, pr->lq, k->data, pr->lkv, 0,
-                  p->data, pr->lp);
+    queries_by_keys(pr, score_scale(d), q->data, k->data, p->data);
 
     /* 2. Mask before the softmax: a masked score counts as -inf, so its
      *    weight is exactly 0 and the visible weights of the row sum to 1.
@@ -144,14 +198,16 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     }
 
     /* 5. Weighted sum of the values: output row i = Σ_j P[i,j] · V[j]. */
-    per_head_gemm(pr, false, false, tq, d, tk, 1, p_used, pr->lp, v->data, pr->lkv, 0, out->data,
-                  pr->lq);
+    queries_by_d(pr, 1, p_used, v->data, 0, out->data);
 
     qkv_node *n = qkv__record(a, out, "attention", attention_backward, 3, in);
     if (n) {
         bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
         attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
-        qkv_real *scratch = need_ds ? qkv_arena_alloc(a, n_weights * sizeof *scratch) : NULL;
+        size_t bytes = n_weights * sizeof(qkv_real);
+        qkv_real *scratch = !need_ds    ? NULL
+                            : pr->causal ? qkv_arena_calloc(a, bytes)
+                                         : qkv_arena_alloc(a, bytes);
         if (!c || (need_ds && !scratch))
             return NULL;
         *c = (attn_ctx){*pr, p->data, p_used, keep, keep_scale, scratch};
@@ -212,6 +268,7 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     /* Every leading index is one problem, its matrices contiguous. */
     int nd = q->ndim, tq = q->shape[nd - 2], tk = k->shape[nd - 2], d = q->shape[nd - 1];
     problem pr = {.nb = (int)(q->size / ((size_t)tq * d)), .nh = 1, .tq = tq, .tk = tk, .d = d,
+                  .causal = mask && mask->causal,
                   .lq = {(size_t)tq * d, 0, d}, .lkv = {(size_t)tk * d, 0, d},
                   .lp = {(size_t)tq * tk, 0, tk}};
     int pshape[QKV_MAX_DIMS]; /* (B, ..., Tq, Tk) */
@@ -244,6 +301,7 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
     /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
     int d = C / n_head;
     problem pr = {.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
+                  .causal = mask && mask->causal,
                   .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {(size_t)tk * C, (size_t)d, C},
                   .lp = {(size_t)n_head * tq * tk, (size_t)tq * tk, tk}};
     return attend(a, &pr, q, k, v, qkv__like(a, q), 4, (const int[]){B, n_head, tq, tk}, mask,

@@ -285,6 +285,9 @@ START_TEST(test_attention_grad_causal)
     attn_case c = {.causal = true};
     check_attention(&rng, 3, (int[]){2}, 4, 4, 3, &c, "causal Tq == Tk");
     check_attention(&rng, 3, (int[]){2}, 2, 5, 3, &c, "causal Tq < Tk (earlier context)");
+    /* More queries than one block of the causal core. */
+    check_attention(&rng, 3, (int[]){1}, 37, 37, 2, &c, "causal, two query blocks");
+    check_attention(&rng, 3, (int[]){1}, 35, 40, 2, &c, "causal, two blocks, Tq < Tk");
 }
 END_TEST
 

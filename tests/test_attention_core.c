@@ -153,6 +153,27 @@ START_TEST(test_causal_weights_lower_triangular)
 }
 END_TEST
 
+START_TEST(test_causal_long_sequences_in_blocks)
+{
+    /* Longer than one block of queries (the core skips the masked triangle
+     * block by block): Tq == Tk, and Tq < Tk (an earlier context), against
+     * the reference. */
+    static const int sizes[][2] = {{70, 70}, {40, 75}, {33, 33}, {32, 32}, {1, 33}};
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 9);
+    qkv_mask causal = {.causal = true};
+    for (int i = 0; i < 5; i++) {
+        qkv_arena *a = qkv_arena_new(1 << 20);
+        int tq = sizes[i][0], tk = sizes[i][1];
+        qkv3 x = random_qkv(a, &rng, 3, (int[]){2}, tq, tk, 4);
+        qkv_tensor *w;
+        check_against_reference(a, x, &causal, 1, "causal, long", &w);
+        assert_weights_valid(w, &causal, tq, tk);
+        qkv_arena_free(a);
+    }
+}
+END_TEST
+
 /* Changing any key or value after position t leaves outputs 0..t bit-identical. */
 START_TEST(test_causal_no_information_from_the_future)
 {
@@ -394,6 +415,7 @@ static Suite *attention_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_worked_example);
     tcase_add_test(tc, test_causal_weights_lower_triangular);
+    tcase_add_test(tc, test_causal_long_sequences_in_blocks);
     tcase_add_test(tc, test_causal_no_information_from_the_future);
     tcase_add_test(tc, test_scores_scaled_by_sqrt_d);
     tcase_add_test(tc, test_keys_and_values_not_swapped);
