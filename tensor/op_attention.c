@@ -219,16 +219,22 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     return out;
 }
 
-/* 0 when the mask and dropout suit scores for q, else -1 with a message. */
-static int check_options(const qkv_tensor *q, const qkv_mask *mask, qkv_real dropout,
-                         const qkv_rng *rng)
+/* 0 when q, k, v are all there, k and v have one shape, and the mask and
+ * dropout suit scores for q; else -1 with a message naming op. */
+static int check_inputs(const char *op, qkv_tensor *const in[3], const qkv_mask *mask,
+                        qkv_real dropout, const qkv_rng *rng)
 {
-    if (qkv__check_mask("attention", mask, q) < 0)
+    if (qkv__any_null(3, in))
+        return -1;
+    if (!qkv_same_shape(in[1], in[2])) {
+        qkv__shape_error(op, "k and v must have the same shape", in[1], in[2]);
+        return -1;
+    }
+    if (qkv__check_mask(op, mask, in[0]) < 0)
         return -1;
     if (!(dropout >= 0 && dropout < 1) || (dropout > 0 && !rng))
-        return qkv_set_error("attention: dropout must be in [0, 1) and needs an rng when > 0; "
-                             "got %g%s",
-                             (double)dropout, rng ? "" : " and no rng");
+        return qkv_set_error("%s: dropout must be in [0, 1) and needs an rng when > 0; got %g%s",
+                             op, (double)dropout, rng ? "" : " and no rng");
     return 0;
 }
 
@@ -252,18 +258,13 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
                           const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                           qkv_tensor **weights)
 {
-    qkv_tensor *in[3] = {q, k, v};
     if (weights)
         *weights = NULL;
-    if (qkv__any_null(3, in))
+    if (check_inputs("attention", (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
         return NULL;
-    if (!qkv_same_shape(k, v))
-        return qkv__shape_error("attention", "k and v must have the same shape", k, v);
     const char *why = shape_problem(q, k);
     if (why)
         return qkv__shape_error("attention", why, q, k);
-    if (check_options(q, mask, dropout, rng) < 0)
-        return NULL;
 
     /* Every leading index is one problem, its matrices contiguous. */
     int nd = q->ndim, tq = q->shape[nd - 2], tk = k->shape[nd - 2], d = q->shape[nd - 1];
@@ -281,13 +282,10 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
                                 int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                                 qkv_tensor **weights)
 {
-    qkv_tensor *in[3] = {q, k, v};
     if (weights)
         *weights = NULL;
-    if (qkv__any_null(3, in))
+    if (check_inputs("attention_heads", (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
         return NULL;
-    if (!qkv_same_shape(k, v))
-        return qkv__shape_error("attention_heads", "k and v must have the same shape", k, v);
     if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2])
         return qkv__shape_error("attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
     int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
@@ -295,8 +293,6 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
         qkv_set_error("attention_heads: width %d is not a multiple of n_head %d", C, n_head);
         return NULL;
     }
-    if (check_options(q, mask, dropout, rng) < 0)
-        return NULL;
 
     /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
     int d = C / n_head;

@@ -96,24 +96,13 @@ enum { COLUMN_BLOCK = 64 }; /* columns one task of binary_backward_y sums */
 
 /* acc[0..nj) = Σ_r g[r·ny + j] (x NULL) or Σ_r g[r·ny + j] · x[r·ny + j],
  * the rows in order 0..rows-1. */
-QKV__CLONES static void column_block_sums(qkv_real *acc, const qkv_real *g, const qkv_real *x,
-                                          size_t rows, size_t ny, size_t nj)
+static void column_block_sums(qkv_real *acc, const qkv_real *g, const qkv_real *x, size_t rows,
+                              size_t ny, size_t nj)
 {
     for (size_t j = 0; j < nj; j++)
         acc[j] = 0;
-    for (size_t r = 0; r < rows; r++) {
-        const qkv_real *gr = g + r * ny;
-        if (x) {
-            const qkv_real *xr = x + r * ny;
-#pragma omp simd
-            for (size_t j = 0; j < nj; j++)
-                acc[j] += gr[j] * xr[j];
-        } else {
-#pragma omp simd
-            for (size_t j = 0; j < nj; j++)
-                acc[j] += gr[j];
-        }
-    }
+    for (size_t r = 0; r < rows; r++)
+        backward_x_row(acc, g + r * ny, x ? x + r * ny : NULL, nj, x ? OP_MUL : OP_ADD);
 }
 
 /* dy += ±Σ_rows dout (add, sub) or Σ_rows dout · x (mul). Each task owns a

@@ -165,6 +165,22 @@ static void print_load(void)
         printf("(load average %.2f: other work on the machine slows every figure)\n", load[0]);
 }
 
+typedef struct gemm_case {
+    int runs, max_threads;
+    bool quick;
+} gemm_case;
+
+/* The GEMM table, printed by a child: the parent must never start an OpenMP
+ * thread team, since a child forked after that inherits a team whose threads
+ * did not survive the fork, and its first parallel region waits for them forever. */
+static result bench_gemm_table(const void *arg)
+{
+    const gemm_case *gc = arg;
+    bench_gemm(gc->runs, gc->max_threads, gc->quick);
+    fflush(stdout); /* the child leaves by _exit, which flushes nothing */
+    return (result){.ok = 1};
+}
+
 int cmd_bench(int argc, char **argv)
 {
     int steps = 20, runs = 7, max_threads = omp_get_num_procs() >= 2 ? 2 : 1;
@@ -189,8 +205,11 @@ int cmd_bench(int argc, char **argv)
         runs = 3;
     }
     print_load();
-    if (!skip_gemm)
-        bench_gemm(runs, max_threads, quick);
+    if (!skip_gemm) {
+        double rss = 0;
+        if (!in_child(bench_gemm_table, &(gemm_case){runs, max_threads, quick}, &rss).ok)
+            printf("GEMM figures: failed\n");
+    }
 
     if (!skip_train) {
         const qkv_gpt_config baby = {65, 64, 4, 4, 128, 0.0, false}, mid = {65, 256, 6, 6, 384, 0.0, false};
