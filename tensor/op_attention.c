@@ -112,6 +112,21 @@ static void keys_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, cons
     }
 }
 
+/* dS = P ⊙ (dP − Σ P·dP) over each query's row (ds holds dP and receives
+ * dS), as far as the row's block of queries computed: the products read no
+ * further, so the skipped triangle of ds is never touched. */
+static void softmax_backward_rows(const problem *pr, qkv_real *ds, const qkv_real *p)
+{
+    int tq = pr->tq, tk = pr->tk, block = block_rows(pr);
+    size_t rows = (size_t)pr->nb * pr->nh * tq;
+#pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
+    for (size_t r = 0; r < rows; r++) {
+        int i = (int)(r % (size_t)tq), i1 = (i / block + 1) * block;
+        qkv__softmax_backward_row(ds + r * tk, ds + r * tk, p + r * tk, 1, false,
+                                  keys_seen(pr, i1 < tq ? i1 : tq));
+    }
+}
+
 /* out = in ⊙ keep · scale (out may be in): the dropout forward, and also its
  * backward, since dropout is linear with the same mask. */
 static void apply_keep_mask(qkv_real *out, const qkv_real *in, const uint8_t *keep, qkv_real scale,
@@ -138,8 +153,7 @@ static void attention_backward(qkv_node *n)
     if (!q->grad && !k->grad)
         return;
 
-    /* dP' = dO·Vᵀ, then back through dropout to dP. (Under a causal mask
-     * the skipped triangle of ds stays 0 from its allocation.) */
+    /* dP' = dO·Vᵀ, then back through dropout to dP. */
     qkv_real *ds = c->scratch;
     queries_by_keys(pr, 1, dout, v->data, ds);
     if (c->keep)
@@ -147,7 +161,7 @@ static void attention_backward(qkv_node *n)
 
     /* Back through the softmax of each query's row: dS = P ⊙ (dP − Σ P·dP).
      * Masked weights are 0, so masked scores get no gradient. */
-    qkv__softmax_backward(ds, ds, c->p, 1, false, (size_t)pr->nb * pr->nh * tq, tk);
+    softmax_backward_rows(pr, ds, c->p);
 
     /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
     qkv_real s = score_scale(d);
@@ -204,10 +218,7 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     if (n) {
         bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
         attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
-        size_t bytes = n_weights * sizeof(qkv_real);
-        qkv_real *scratch = !need_ds    ? NULL
-                            : pr->causal ? qkv_arena_calloc(a, bytes)
-                                         : qkv_arena_alloc(a, bytes);
+        qkv_real *scratch = need_ds ? qkv_arena_alloc(a, n_weights * sizeof *scratch) : NULL;
         if (!c || (need_ds && !scratch))
             return NULL;
         *c = (attn_ctx){*pr, p->data, p_used, keep, keep_scale, scratch};

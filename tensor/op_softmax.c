@@ -33,7 +33,7 @@ static int visible_keys(const qkv_mask *mask, int i, int tq, int tk)
 /* One row of scores x (tk): y = softmax(scale·x) over the keys j < n_seen
  * with valid[j] != 0 (valid NULL: all), and exactly 0 for every other key.
  * That is softmax(scale·x + mask) with the masked scores set to -inf first.
- * The loops are written branch-free (a select, not an if) so they vectorize. */
+ * Each loop is branch-free with one form for each case of valid, so it vectorizes. */
 QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_t *valid,
                                     int n_seen, int tk, qkv_real scale)
 {
@@ -41,10 +41,14 @@ QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_
      * huge scores cannot overflow, and the result is unchanged because
      * softmax(s) = softmax(s - c) for any constant c. */
     qkv_real max = -INFINITY;
+    if (valid) {
 #pragma omp simd reduction(max : max)
-    for (int j = 0; j < n_seen; j++) {
-        qkv_real s = !valid || valid[j] ? scale * x[j] : -INFINITY;
-        max = s > max ? s : max;
+        for (int j = 0; j < n_seen; j++)
+            max = valid[j] && scale * x[j] > max ? scale * x[j] : max;
+    } else {
+#pragma omp simd reduction(max : max)
+        for (int j = 0; j < n_seen; j++)
+            max = scale * x[j] > max ? scale * x[j] : max;
     }
     if (max == -INFINITY) { /* every key masked (or every score -inf): no weight anywhere */
         memset(y, 0, (size_t)tk * sizeof *y);
@@ -52,12 +56,20 @@ QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_
     }
     /* exp of each visible score; a masked score counts as -inf, whose exp is 0. */
     qkv_real sum = 0;
+    if (valid) {
 #pragma omp simd reduction(+ : sum)
-    for (int j = 0; j < n_seen; j++) {
-        qkv_real e = qkv__exp(scale * x[j] - max);
-        e = !valid || valid[j] ? e : 0;
-        y[j] = e;
-        sum += e;
+        for (int j = 0; j < n_seen; j++) {
+            qkv_real e = valid[j] ? qkv__exp(scale * x[j] - max) : 0;
+            y[j] = e;
+            sum += e;
+        }
+    } else {
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < n_seen; j++) {
+            qkv_real e = qkv__exp(scale * x[j] - max);
+            y[j] = e;
+            sum += e;
+        }
     }
     for (int j = n_seen; j < tk; j++)
         y[j] = 0;
@@ -101,6 +113,14 @@ QKV__CLONES static void softmax_backward_row(qkv_real *dx, const qkv_real *dy, c
         for (int j = 0; j < tk; j++)
             dx[j] = scale * y[j] * (dy[j] - dot);
     }
+}
+
+/* Exported apart from the cloned kernel: clang makes no dispatcher for a
+ * cloned function that other files call. */
+void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
+                               bool accumulate, int n)
+{
+    softmax_backward_row(dx, dy, y, scale, accumulate, n);
 }
 
 void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,

@@ -25,4 +25,8 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
 void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
                            bool accumulate, size_t rows, int tk);
 
+/* One row of qkv__softmax_backward: the first n values of dx, dy and y. */
+void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
+                               bool accumulate, int n);
+
 #endif
