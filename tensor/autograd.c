@@ -116,8 +116,9 @@ typedef struct grad_pool {
     size_t n;       /* how many are free */
 } grad_pool;
 
-/* A zeroed buffer of size values: the smallest free one that fits, else new from a. */
-static qkv_real *pool_take(grad_pool *p, qkv_arena *a, size_t size)
+/* A buffer of size values, zeroed when asked: the smallest free one that
+ * fits, else new from a. */
+static qkv_real *pool_take(grad_pool *p, qkv_arena *a, size_t size, bool zeroed)
 {
     size_t best = p->n;
     for (size_t i = 0; i < p->n; i++)
@@ -132,16 +133,17 @@ static qkv_real *pool_take(grad_pool *p, qkv_arena *a, size_t size)
     } else if (!(g = qkv_arena_alloc(a, size * sizeof *g))) {
         return NULL;
     }
-    clear(g, size);
+    if (zeroed)
+        clear(g, size);
     return g;
 }
 
-/* Hand t's gradient back to the pool (the pool has room for every node's output). */
-static void pool_give(grad_pool *p, qkv_tensor *t)
+/* Hand a buffer of size values back (the pool has room for every node's
+ * output gradient and scratch). */
+static void pool_give(grad_pool *p, qkv_real *buf, size_t size)
 {
-    p->buf[p->n] = t->grad;
-    p->cap[p->n++] = t->size;
-    t->grad = NULL;
+    p->buf[p->n] = buf;
+    p->cap[p->n++] = size;
 }
 
 void qkv_retain_grad(qkv_tensor *t) { t->retain_grad = true; }
@@ -162,8 +164,8 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
     qkv_node **order = NULL;
     if (loss->node && !(order = topo_sort(a, loss->node, &n)))
         return -1;
-    grad_pool pool = {qkv_arena_alloc(a, (n + 1) * sizeof *pool.buf),
-                      qkv_arena_alloc(a, (n + 1) * sizeof *pool.cap), 0};
+    grad_pool pool = {qkv_arena_alloc(a, (2 * n + 1) * sizeof *pool.buf),
+                      qkv_arena_alloc(a, (2 * n + 1) * sizeof *pool.cap), 0};
     if (!pool.buf || !pool.cap)
         return -1;
     /* Leaves accumulate over backward calls, but the gradient of a tensor an
@@ -171,7 +173,7 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
      * backward through the same graph from counting the first one twice. */
     for (size_t k = 0; k < n; k++)
         order[k]->out->grad = NULL;
-    if (!loss->grad && !(loss->grad = pool_take(&pool, a, 1)))
+    if (!loss->grad && !(loss->grad = pool_take(&pool, a, 1, true)))
         return -1;
     loss->grad[0] += 1;
     for (size_t k = n; k-- > 0;) {
@@ -181,16 +183,24 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
             if (!in->requires_grad || in->grad)
                 continue;
             /* A leaf's gradient outlives the pass (it accumulates over calls). */
-            in->grad = in->node ? pool_take(&pool, a, in->size)
+            in->grad = in->node ? pool_take(&pool, a, in->size, true)
                                 : qkv_arena_alloc(a, in->size * sizeof *in->grad);
             if (!in->grad)
                 return -1;
             if (!in->node)
                 clear(in->grad, in->size);
         }
+        if (nd->scratch_size &&
+            !(nd->scratch = pool_take(&pool, a, nd->scratch_size, false)))
+            return -1;
         nd->backward(nd);
-        if (nd->out != loss && !nd->out->retain_grad)
-            pool_give(&pool, nd->out);
+        if (nd->scratch_size)
+            pool_give(&pool, nd->scratch, nd->scratch_size);
+        nd->scratch = NULL;
+        if (nd->out != loss && !nd->out->retain_grad) {
+            pool_give(&pool, nd->out->grad, nd->out->size);
+            nd->out->grad = NULL;
+        }
     }
     return 0;
 }

@@ -20,6 +20,8 @@ struct qkv_node {
     int n_in;                 /* number of inputs */
     qkv_tensor **in;          /* the inputs, in op order */
     void *ctx;                /* what backward needs beyond in/out (arena memory) */
+    size_t scratch_size;      /* values of scratch memory backward needs, or 0 */
+    qkv_real *scratch;        /* that memory (uninitialised), lent only while backward runs */
     uint32_t mark;            /* visit stamp of the last topological sort */
 };
 

@@ -38,7 +38,6 @@ typedef struct attn_ctx {
     const qkv_real *p_used; /* the weights that multiplied V: p after dropout, or p itself */
     const uint8_t *keep;    /* (nb, nh, tq, tk) 1 where dropout kept a weight; NULL without dropout */
     qkv_real keep_scale;    /* 1/(1 - dropout): the factor on kept weights */
-    qkv_real *scratch;      /* (nb, nh, tq, tk) room for dP, then dS; NULL when q, k need no grad */
 } attn_ctx;
 
 /* Scores are divided by √d: a dot product of d unit-variance terms has
@@ -154,7 +153,7 @@ static void attention_backward(qkv_node *n)
         return;
 
     /* dP' = dO·Vᵀ, then back through dropout to dP. */
-    qkv_real *ds = c->scratch;
+    qkv_real *ds = n->scratch; /* (nb, nh, tq, tk): dP, then dS */
     queries_by_keys(pr, 1, dout, v->data, ds);
     if (c->keep)
         apply_keep_mask(ds, ds, c->keep, c->keep_scale, n_weights);
@@ -218,11 +217,11 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     if (n) {
         bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
         attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
-        qkv_real *scratch = need_ds ? qkv_arena_alloc(a, n_weights * sizeof *scratch) : NULL;
-        if (!c || (need_ds && !scratch))
+        if (!c)
             return NULL;
-        *c = (attn_ctx){*pr, p->data, p_used, keep, keep_scale, scratch};
+        *c = (attn_ctx){*pr, p->data, p_used, keep, keep_scale};
         n->ctx = c;
+        n->scratch_size = need_ds ? n_weights : 0; /* room for dP and dS, lent by backward */
     }
     /* The caller reads the same memory backward uses: no copy, and no grad. */
     if (weights)
