@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "qkv/seq2seq.h"
+#include "train_step.h"
 
 /* Bytes of one string buffer in t->text: enough for any task's input or output. */
 enum { TEXT_MAX = 256 };
@@ -96,18 +97,10 @@ int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss_out, double *n
     qkv_params_zero_grad(p);
     qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
     qkv_tensor *loss = qkv_seq2seq_loss(t->model, &run, t->batch);
-    int rc = loss ? qkv_backward(t->arena, loss) : -1;
-    double value = loss ? loss->data[0] : NAN;
-    qkv_arena_reset(t->arena);
-    double norm;
-    if (rc < 0 || qkv_optim_apply(t->opt, p, value, t->cfg.grad_clip,
-                                  qkv_lr_at(&t->sched, t->step), t->step, &norm) < 0)
+    if (qkv__finish_step(t->opt, p, t->arena, loss, t->cfg.grad_clip,
+                         qkv_lr_at(&t->sched, t->step), t->step, loss_out, norm_out) < 0)
         return -1;
     t->step++;
-    if (loss_out)
-        *loss_out = value;
-    if (norm_out)
-        *norm_out = norm;
     return 0;
 }
 

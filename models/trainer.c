@@ -6,6 +6,7 @@
 
 #include "bytes.h"
 #include "gpt_internal.h"
+#include "train_step.h"
 
 /* The config blob of a "gpt" checkpoint: the model's config, then the run's. */
 enum { TRAIN_BYTES = 56, BLOB_BYTES = QKV_GPT_CONFIG_BYTES + TRAIN_BYTES };
@@ -127,18 +128,10 @@ int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
     qkv_params_zero_grad(p);
     qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
     qkv_tensor *loss = qkv_gpt_loss(t->model, &run, t->x, t->y, B, T);
-    int rc = loss ? qkv_backward(t->arena, loss) : -1;
-    double value = loss ? loss->data[0] : NAN;
-    qkv_arena_reset(t->arena);
-    double norm;
-    if (rc < 0 || qkv_optim_apply(t->opt, p, value, t->cfg.grad_clip,
-                                  qkv_lr_at(&t->sched, t->step), t->step, &norm) < 0)
+    if (qkv__finish_step(t->opt, p, t->arena, loss, t->cfg.grad_clip,
+                         qkv_lr_at(&t->sched, t->step), t->step, loss_out, norm_out) < 0)
         return -1;
     t->step++;
-    if (loss_out)
-        *loss_out = value;
-    if (norm_out)
-        *norm_out = norm;
     return 0;
 }
 
