@@ -53,15 +53,18 @@ QKV__CLONES static void binary_row(qkv_real *o, const qkv_real *x, const qkv_rea
     }
 }
 
-/* out = x op y over the view. */
-static void binary_forward(qkv_real *out, const qkv_real *x, const qkv_real *y, rows_view v,
-                           binop op)
+/* The signature of a row kernel: o = x op y, or o += x (op) y. */
+typedef void row_kernel(qkv_real *o, const qkv_real *x, const qkv_real *y, size_t m, binop op);
+
+/* Run kernel over every row of the view, the rows shared among the threads. */
+static void over_rows(row_kernel *kernel, qkv_real *o, const qkv_real *x, const qkv_real *y,
+                      rows_view v, binop op)
 {
     size_t rows = (v.n + v.cols - 1) / v.cols;
 #pragma omp parallel for schedule(static) if (v.n >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         size_t lo = r * v.cols, m = v.n - lo < v.cols ? v.n - lo : v.cols;
-        binary_row(out + lo, x + lo, y + r * v.ystride, m, op);
+        kernel(o + lo, x + lo, y + r * v.ystride, m, op);
     }
 }
 
@@ -77,18 +80,6 @@ QKV__CLONES static void backward_x_row(qkv_real *d, const qkv_real *g, const qkv
 #pragma omp simd
         for (size_t j = 0; j < m; j++)
             d[j] += g[j];
-    }
-}
-
-/* dx += dout (add, sub) or dout · y (mul) over the view. */
-static void binary_backward_x(qkv_real *dx, const qkv_real *dout, const qkv_real *y, rows_view v,
-                              binop op)
-{
-    size_t rows = (v.n + v.cols - 1) / v.cols;
-#pragma omp parallel for schedule(static) if (v.n >= QKV__PAR_MIN)
-    for (size_t r = 0; r < rows; r++) {
-        size_t lo = r * v.cols, m = v.n - lo < v.cols ? v.n - lo : v.cols;
-        backward_x_row(dx + lo, dout + lo, y + r * v.ystride, m, op);
     }
 }
 
@@ -124,7 +115,7 @@ static void binary_backward_y(qkv_real *dy, const qkv_real *dout, const qkv_real
 
 void qkv__add_rows(qkv_real *y, const qkv_real *b, size_t rows, size_t cols)
 {
-    binary_forward(y, y, b, (rows_view){rows * cols, cols, 0}, OP_ADD);
+    over_rows(binary_row, y, y, b, (rows_view){rows * cols, cols, 0}, OP_ADD);
 }
 
 void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_t cols)
@@ -136,7 +127,7 @@ static void binary_backward(qkv_node *n, binop op)
 {
     qkv_tensor *x = n->in[0], *y = n->in[1];
     if (x->grad)
-        binary_backward_x(x->grad, n->out->grad, y->data, view_of(x, y), op);
+        over_rows(backward_x_row, x->grad, n->out->grad, y->data, view_of(x, y), op);
     if (y->grad) /* same shape: one row, and the column blocks are the parallel tasks */
         binary_backward_y(y->grad, n->out->grad, x->data, x->size / y->size, y->size, op);
 }
@@ -159,7 +150,7 @@ static qkv_tensor *binary(qkv_arena *a, qkv_tensor *x, qkv_tensor *y, binop op)
     qkv_tensor *out = qkv__like(a, x);
     if (!out)
         return NULL;
-    binary_forward(out->data, x->data, y->data, view_of(x, y), op);
+    over_rows(binary_row, out->data, x->data, y->data, view_of(x, y), op);
     qkv__record(a, out, binop_name[op], backward[op], 2, in);
     return out;
 }
