@@ -63,6 +63,13 @@ enum { QUERY_BLOCK = 32 };
 
 static int block_rows(const problem *pr) { return pr->causal ? QUERY_BLOCK : pr->tq; }
 
+/* The end of the block of queries that starts at (or holds) row i. */
+static int block_end(const problem *pr, int i)
+{
+    int end = (i / block_rows(pr) + 1) * block_rows(pr);
+    return end < pr->tq ? end : pr->tq;
+}
+
 /* How many leading keys the queries before row i1 may see. */
 static int keys_seen(const problem *pr, int i1)
 {
@@ -78,7 +85,7 @@ static void queries_by_keys(const problem *pr, qkv_real alpha, const qkv_real *X
                             qkv_real *S)
 {
     for (int i0 = 0; i0 < pr->tq; i0 += block_rows(pr)) {
-        int m = pr->tq - i0 < block_rows(pr) ? pr->tq - i0 : block_rows(pr);
+        int m = block_end(pr, i0) - i0;
         per_head_gemm(pr, false, true, m, keys_seen(pr, i0 + m), pr->d, alpha,
                       X + (size_t)i0 * pr->lq.ld, pr->lq, Y, pr->lkv, 0, S + (size_t)i0 * pr->tk,
                       pr->lp);
@@ -91,7 +98,7 @@ static void queries_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, c
                          qkv_real beta, qkv_real *Z)
 {
     for (int i0 = 0; i0 < pr->tq; i0 += block_rows(pr)) {
-        int m = pr->tq - i0 < block_rows(pr) ? pr->tq - i0 : block_rows(pr);
+        int m = block_end(pr, i0) - i0;
         per_head_gemm(pr, false, false, m, pr->d, keys_seen(pr, i0 + m), alpha,
                       W + (size_t)i0 * pr->tk, pr->lp, Y, pr->lkv, beta,
                       Z + (size_t)i0 * pr->lq.ld, pr->lq);
@@ -104,7 +111,7 @@ static void keys_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, cons
                       qkv_real *Z)
 {
     for (int i0 = 0; i0 < pr->tq; i0 += block_rows(pr)) {
-        int m = pr->tq - i0 < block_rows(pr) ? pr->tq - i0 : block_rows(pr);
+        int m = block_end(pr, i0) - i0;
         per_head_gemm(pr, true, false, keys_seen(pr, i0 + m), pr->d, m, alpha,
                       W + (size_t)i0 * pr->tk, pr->lp, X + (size_t)i0 * pr->lq.ld, pr->lq, 1, Z,
                       pr->lkv);
@@ -116,13 +123,13 @@ static void keys_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, cons
  * further, so the skipped triangle of ds is never touched. */
 static void softmax_backward_rows(const problem *pr, qkv_real *ds, const qkv_real *p)
 {
-    int tq = pr->tq, tk = pr->tk, block = block_rows(pr);
+    int tq = pr->tq, tk = pr->tk;
     size_t rows = (size_t)pr->nb * pr->nh * tq;
 #pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
-        int i = (int)(r % (size_t)tq), i1 = (i / block + 1) * block;
+        int i = (int)(r % (size_t)tq);
         qkv__softmax_backward_row(ds + r * tk, ds + r * tk, p + r * tk, 1, false,
-                                  keys_seen(pr, i1 < tq ? i1 : tq));
+                                  keys_seen(pr, block_end(pr, i)));
     }
 }
 
