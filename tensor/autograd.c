@@ -183,12 +183,12 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
             if (!in->requires_grad || in->grad)
                 continue;
             /* A leaf's gradient outlives the pass (it accumulates over calls). */
-            in->grad = in->node ? pool_take(&pool, a, in->size, true)
-                                : qkv_arena_alloc(a, in->size * sizeof *in->grad);
+            if (in->node)
+                in->grad = pool_take(&pool, a, in->size, true);
+            else if ((in->grad = qkv_arena_alloc(a, in->size * sizeof *in->grad)))
+                clear(in->grad, in->size);
             if (!in->grad)
                 return -1;
-            if (!in->node)
-                clear(in->grad, in->size);
         }
         if (nd->scratch_size &&
             !(nd->scratch = pool_take(&pool, a, nd->scratch_size, false)))
