@@ -177,22 +177,22 @@ static void attention_backward(qkv_node *n)
         keys_by_d(pr, s, ds, q->data, k->grad);
 }
 
-/* The attention of every problem of pr into out (laid out like q); the
- * weights p (shaped pshape) go to *weights when asked for. */
+/* The attention of every problem of pr, laid out like q; the weights p
+ * (shaped pshape) go to *weights when asked for. */
 static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_tensor *k,
-                          qkv_tensor *v, qkv_tensor *out, int ndim, const int *pshape,
-                          const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
-                          qkv_tensor **weights)
+                          qkv_tensor *v, int ndim, const int *pshape, const qkv_mask *mask,
+                          qkv_real dropout, qkv_rng *rng, qkv_tensor **weights)
 {
     qkv_tensor *in[3] = {q, k, v};
     int tq = pr->tq, tk = pr->tk, d = pr->d;
     size_t n_weights = (size_t)pr->nb * pr->nh * tq * tk;
-    qkv_tensor *p = qkv_tensor_new(a, ndim, pshape);
+    qkv_tensor *p = qkv_tensor_new(a, ndim, pshape), *out = qkv__like(a, q);
     if (!p || !out)
         return NULL;
 
     /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled by
-     *    1/√d, for every head in one batched gemm. S goes straight into p. */
+     *    1/√d, for every head in one batched gemm per block of queries.
+     *    S goes straight into p. */
     queries_by_keys(pr, score_scale(d), q->data, k->data, p->data);
 
     /* 2. Mask before the softmax: a masked score counts as -inf, so its
@@ -292,7 +292,7 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     int pshape[QKV_MAX_DIMS]; /* (B, ..., Tq, Tk) */
     memcpy(pshape, q->shape, sizeof pshape);
     pshape[nd - 1] = tk;
-    return attend(a, &pr, q, k, v, qkv__like(a, q), nd, pshape, mask, dropout, rng, weights);
+    return attend(a, &pr, q, k, v, nd, pshape, mask, dropout, rng, weights);
 }
 
 qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
@@ -317,6 +317,6 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
                   .causal = mask && mask->causal,
                   .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {(size_t)tk * C, (size_t)d, C},
                   .lp = {(size_t)n_head * tq * tk, (size_t)tq * tk, tk}};
-    return attend(a, &pr, q, k, v, qkv__like(a, q), 4, (const int[]){B, n_head, tq, tk}, mask,
-                  dropout, rng, weights);
+    return attend(a, &pr, q, k, v, 4, (const int[]){B, n_head, tq, tk}, mask, dropout, rng,
+                  weights);
 }
