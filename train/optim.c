@@ -74,7 +74,7 @@ typedef struct adamw_coef {
     qkv_real beta1, beta2;             /* moment decays */
     qkv_real one_m_beta1, one_m_beta2; /* 1 - beta */
     qkv_real step_size;                /* lr / (1 - beta1^t) */
-    qkv_real bc2_sqrt;                 /* sqrt(1 - beta2^t) */
+    qkv_real inv_bc2;                  /* 1 / sqrt(1 - beta2^t) */
     qkv_real eps;
 } adamw_coef;
 
@@ -86,7 +86,7 @@ QKV__CLONES static void adamw_chunk(qkv_real *restrict w, qkv_real *restrict m,
 {
     const qkv_real beta1 = c->beta1, beta2 = c->beta2, one_m_beta1 = c->one_m_beta1;
     const qkv_real one_m_beta2 = c->one_m_beta2, step = c->step_size, eps = c->eps;
-    const qkv_real inv_bc2 = 1 / c->bc2_sqrt;
+    const qkv_real inv_bc2 = c->inv_bc2;
 #pragma omp simd
     for (size_t i = 0; i < n; i++) {
         m[i] = beta1 * m[i] + one_m_beta1 * g[i];
@@ -135,7 +135,7 @@ int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr)
         .one_m_beta1 = (qkv_real)(1 - cfg->beta1),
         .one_m_beta2 = (qkv_real)(1 - cfg->beta2),
         .step_size = (qkv_real)(lr / (1 - pow(cfg->beta1, (double)o->step))),
-        .bc2_sqrt = (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step)),
+        .inv_bc2 = 1 / (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step)),
         .eps = (qkv_real)cfg->eps,
     };
     /* One parallel region; each tensor's loop is shared out without a barrier
