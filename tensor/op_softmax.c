@@ -94,9 +94,8 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
     }
 }
 
-/* One row of the backward: dx = scale · y ⊙ (dy − Σ y·dy), added when accumulate. */
-QKV__CLONES static void softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
-                                             qkv_real scale, bool accumulate, int tk)
+QKV__CLONES void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
+                                           qkv_real scale, bool accumulate, int tk)
 {
     /* dL/dx_j = scale · y_j (dy_j − Σ_k y_k dy_k): the Jacobian of softmax
      * is diag(y) − y yᵀ. A masked key has y_j = 0, so its term is 0. */
@@ -115,21 +114,13 @@ QKV__CLONES static void softmax_backward_row(qkv_real *dx, const qkv_real *dy, c
     }
 }
 
-/* Exported apart from the cloned kernel: clang makes no dispatcher for a
- * cloned function that other files call. */
-void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
-                               bool accumulate, int n)
-{
-    softmax_backward_row(dx, dy, y, scale, accumulate, n);
-}
-
 void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
                            bool accumulate, size_t rows, int tk)
 {
     // dx, dy and y are (rows, tk)
 #pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++)
-        softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, accumulate, tk);
+        qkv__softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, accumulate, tk);
 }
 
 static void softmax_backward(qkv_node *n)
