@@ -81,8 +81,6 @@ void qkv_free(void *p)
 {
     if (!p)
         return;
-    if (hook_release == free && hook_alloc == malloc)
-        free(p);
-    else
-        hook_release(((void **)p)[-1]);
+    /* The same test qkv_alloc made: only a custom alloc hook stored a raw pointer. */
+    hook_release(hook_alloc == malloc ? p : ((void **)p)[-1]);
 }

@@ -120,6 +120,11 @@ START_TEST(test_alloc_aligned_counted_and_hooked)
     qkv_set_allocator(NULL, NULL);
     ck_assert_int_eq(hook_allocs, 2); /* the arena and its first block */
     ck_assert_int_eq(hook_frees, 2);
+    /* Only a release hook: the default allocation is handed to it as it is. */
+    qkv_set_allocator(NULL, counting_free);
+    qkv_free(qkv_alloc(10));
+    qkv_set_allocator(NULL, NULL);
+    ck_assert_int_eq(hook_frees, 3);
 }
 END_TEST
 
