@@ -110,40 +110,48 @@ static void clear(qkv_real *g, size_t n)
  * on its memory can hold another tensor's gradient. Reusing it keeps the
  * backward pass's memory to the gradients alive at once (a layer's worth, not
  * the whole graph's), and those buffers stay warm in the cache. */
+typedef struct pool_buffer {
+    qkv_real *data;
+    size_t cap;  /* its size, in values */
+    bool in_use; /* lent out now */
+} pool_buffer;
+
 typedef struct grad_pool {
-    qkv_real **buf; /* free buffers */
-    size_t *cap;    /* their sizes, in values */
-    size_t n;       /* how many are free */
+    pool_buffer *all; /* every buffer made so far in this pass */
+    size_t n;         /* how many */
 } grad_pool;
 
 /* A buffer of size values, zeroed when asked: the smallest free one that
- * fits, else new from a. */
+ * fits, else a new one from a. */
 static qkv_real *pool_take(grad_pool *p, qkv_arena *a, size_t size, bool zeroed)
 {
-    size_t best = p->n;
-    for (size_t i = 0; i < p->n; i++)
-        if (p->cap[i] >= size && (best == p->n || p->cap[i] < p->cap[best]))
-            best = i;
-    qkv_real *g;
-    if (best < p->n) {
-        g = p->buf[best];
-        p->n--;
-        p->buf[best] = p->buf[p->n];
-        p->cap[best] = p->cap[p->n];
-    } else if (!(g = qkv_arena_alloc(a, size * sizeof *g))) {
-        return NULL;
+    pool_buffer *best = NULL;
+    for (size_t i = 0; i < p->n; i++) {
+        pool_buffer *b = &p->all[i];
+        if (!b->in_use && b->cap >= size && (!best || b->cap < best->cap))
+            best = b;
     }
+    if (!best) {
+        qkv_real *data = qkv_arena_alloc(a, size * sizeof *data);
+        if (!data)
+            return NULL;
+        best = &p->all[p->n++];
+        *best = (pool_buffer){data, size, false};
+    }
+    best->in_use = true;
     if (zeroed)
-        clear(g, size);
-    return g;
+        clear(best->data, size);
+    return best->data;
 }
 
-/* Hand a buffer of size values back (the pool has room for every node's
- * output gradient and scratch). */
-static void pool_give(grad_pool *p, qkv_real *buf, size_t size)
+/* Hand back a buffer pool_take lent; it keeps its whole size for the next taker. */
+static void pool_give(grad_pool *p, const qkv_real *data)
 {
-    p->buf[p->n] = buf;
-    p->cap[p->n++] = size;
+    for (size_t i = p->n; i-- > 0;)
+        if (p->all[i].data == data) {
+            p->all[i].in_use = false;
+            return;
+        }
 }
 
 void qkv_retain_grad(qkv_tensor *t) { t->retain_grad = true; }
@@ -164,9 +172,9 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
     qkv_node **order = NULL;
     if (loss->node && !(order = topo_sort(a, loss->node, &n)))
         return -1;
-    grad_pool pool = {qkv_arena_alloc(a, (2 * n + 1) * sizeof *pool.buf),
-                      qkv_arena_alloc(a, (2 * n + 1) * sizeof *pool.cap), 0};
-    if (!pool.buf || !pool.cap)
+    /* At most one buffer per node output and per node scratch, and the loss's. */
+    grad_pool pool = {qkv_arena_alloc(a, (2 * n + 1) * sizeof *pool.all), 0};
+    if (!pool.all)
         return -1;
     /* Leaves accumulate over backward calls, but the gradient of a tensor an
      * op computed is scratch for this call: starting it afresh keeps a second
@@ -195,10 +203,10 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
             return -1;
         nd->backward(nd);
         if (nd->scratch_size)
-            pool_give(&pool, nd->scratch, nd->scratch_size);
+            pool_give(&pool, nd->scratch);
         nd->scratch = NULL;
         if (nd->out != loss && !nd->out->retain_grad) {
-            pool_give(&pool, nd->out->grad, nd->out->size);
+            pool_give(&pool, nd->out->grad);
             nd->out->grad = NULL;
         }
     }
