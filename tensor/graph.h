@@ -47,6 +47,15 @@ void qkv__add_rows(qkv_real *y, const qkv_real *b, size_t rows, size_t cols);
 /* dst (cols) += the column sums of src (rows, cols), the same at any thread count. */
 void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_t cols);
 
+/* y (+)= x · scale where keep, 0 elsewhere, for n values: dropout's forward,
+ * and (accumulating) its backward, the same masked scaling. y may be x when
+ * not accumulating (op_activation.c). */
+void qkv__dropout_apply(qkv_real *y, const qkv_real *x, const uint8_t *keep, qkv_real scale,
+                        size_t n, bool accumulate);
+
+/* keep[i] = 1 with probability 1 - p, drawn in order from rng (op_activation.c). */
+void qkv__dropout_mask(uint8_t *keep, size_t n, qkv_real p, qkv_rng *rng);
+
 /* Number of rows when t is viewed as (rows, last dim). */
 static inline size_t qkv__rows(const qkv_tensor *t) { return t->size / (size_t)t->shape[t->ndim - 1]; }
 

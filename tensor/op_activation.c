@@ -110,10 +110,8 @@ typedef struct drop_ctx {
     qkv_real scale;      /* 1 / (1 - p) */
 } drop_ctx;
 
-/* y (+)= x · scale where keep, 0 elsewhere, for n values: the forward pass,
- * and (accumulating) the backward pass, which is the same masked scaling. */
-static void dropout_kernel(qkv_real *y, const qkv_real *x, const uint8_t *keep, qkv_real scale,
-                           size_t n, bool accumulate)
+void qkv__dropout_apply(qkv_real *y, const qkv_real *x, const uint8_t *keep, qkv_real scale,
+                        size_t n, bool accumulate)
 {
 #pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++) {
@@ -122,11 +120,18 @@ static void dropout_kernel(qkv_real *y, const qkv_real *x, const uint8_t *keep, 
     }
 }
 
+void qkv__dropout_mask(uint8_t *keep, size_t n, qkv_real p, qkv_rng *rng)
+{
+    /* Drawn in order on one thread: the same mask at every thread count. */
+    for (size_t i = 0; i < n; i++)
+        keep[i] = qkv_rng_uniform(rng) >= p;
+}
+
 static void dropout_backward(qkv_node *n)
 {
     const drop_ctx *c = n->ctx;
     qkv_tensor *x = n->in[0];
-    dropout_kernel(x->grad, n->out->grad, c->keep, c->scale, x->size, true);
+    qkv__dropout_apply(x->grad, n->out->grad, c->keep, c->scale, x->size, true);
 }
 
 qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, bool train)
@@ -148,11 +153,9 @@ qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, b
     uint8_t *keep = qkv_arena_alloc(a, x->size);
     if (!y || !c || !keep)
         return NULL;
-    /* Drawn in order on one thread: the same mask at every thread count. */
-    for (size_t i = 0; i < x->size; i++)
-        keep[i] = qkv_rng_uniform(rng) >= p;
+    qkv__dropout_mask(keep, x->size, p, rng);
     *c = (drop_ctx){keep, 1 / (1 - p)};
-    dropout_kernel(y->data, x->data, keep, c->scale, x->size, false);
+    qkv__dropout_apply(y->data, x->data, keep, c->scale, x->size, false);
     qkv_node *n = qkv__record(a, y, "dropout", dropout_backward, 1, &x);
     if (n)
         n->ctx = c;

@@ -4,14 +4,11 @@
 #include "graph.h"
 #include "kernels/gemm.h"
 
-/* Rows of x (all leading dims folded) and its features. */
-static size_t rows_of(const qkv_tensor *x) { return x->size / (size_t)x->shape[x->ndim - 1]; }
-
 static void affine_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
     const qkv_real *dy = n->out->grad;
-    int M = (int)rows_of(x), in = w->shape[1], out = w->shape[0];
+    int M = (int)qkv__rows(x), in = w->shape[1], out = w->shape[0];
     if (x->grad) /* dx (M×in) += dy (M×out) · W (out×in) */
         qkv_gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0, 1, x->grad, in, 0);
     if (w->grad) /* dW (out×in) += dyᵀ (out×M) · x (M×in) */
@@ -25,14 +22,14 @@ qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     qkv_tensor *in[3] = {x, w, b};
     if (qkv__any_null(2, in))
         return NULL;
-    if (w->ndim != 2 || x->shape[x->ndim - 1] != w->shape[1])
+    if (w->ndim != 2 || qkv__cols(x) != w->shape[1])
         return qkv__shape_error("affine", "x (..., in) needs a weight (out, in)", x, w);
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
         return qkv__shape_error("affine", "the bias must be (out) for a weight (out, in)", b, w);
     int shape[QKV_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++)
         shape[i] = x->shape[i];
-    int M = (int)rows_of(x), K = w->shape[1], N = w->shape[0];
+    int M = (int)qkv__rows(x), K = w->shape[1], N = w->shape[0];
     shape[x->ndim - 1] = N;
     qkv_tensor *y = qkv_tensor_new(a, x->ndim, shape);
     if (!y)

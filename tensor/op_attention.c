@@ -70,13 +70,10 @@ static int block_end(const problem *pr, int i)
     return end < pr->tq ? end : pr->tq;
 }
 
-/* How many leading keys the queries before row i1 may see. */
+/* How many leading keys the queries before row i1 (>= 1) may see: as many as the last one. */
 static int keys_seen(const problem *pr, int i1)
 {
-    if (!pr->causal)
-        return pr->tk;
-    int n = i1 + pr->tk - pr->tq;
-    return n < 0 ? 0 : n > pr->tk ? pr->tk : n;
+    return qkv__visible_keys(pr->causal, i1 - 1, pr->tq, pr->tk);
 }
 
 /* S = alpha · X·Yᵀ, (queries × keys) like the weights: the scores Q·Kᵀ/√d,
@@ -133,16 +130,6 @@ static void softmax_backward_rows(const problem *pr, qkv_real *ds, const qkv_rea
     }
 }
 
-/* out = in ⊙ keep · scale (out may be in): the dropout forward, and also its
- * backward, since dropout is linear with the same mask. */
-static void apply_keep_mask(qkv_real *out, const qkv_real *in, const uint8_t *keep, qkv_real scale,
-                            size_t n)
-{
-#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
-    for (size_t i = 0; i < n; i++)
-        out[i] = keep[i] ? in[i] * scale : 0;
-}
-
 static void attention_backward(qkv_node *n)
 {
     attn_ctx *c = n->ctx;
@@ -163,7 +150,7 @@ static void attention_backward(qkv_node *n)
     qkv_real *ds = n->scratch; /* (nb, nh, tq, tk): dP, then dS */
     queries_by_keys(pr, 1, dout, v->data, ds);
     if (c->keep)
-        apply_keep_mask(ds, ds, c->keep, c->keep_scale, n_weights);
+        qkv__dropout_apply(ds, ds, c->keep, c->keep_scale, n_weights, false); /* dropout is linear */
 
     /* Back through the softmax of each query's row: dS = P ⊙ (dP − Σ P·dP).
      * Masked weights are 0, so masked scores get no gradient. */
@@ -211,9 +198,8 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
         qkv_real *dropped = qkv_arena_alloc(a, n_weights * sizeof *dropped);
         if (!keep || !dropped)
             return NULL;
-        for (size_t i = 0; i < n_weights; i++)
-            keep[i] = qkv_rng_uniform(rng) >= dropout;
-        apply_keep_mask(dropped, p->data, keep, keep_scale, n_weights);
+        qkv__dropout_mask(keep, n_weights, dropout, rng);
+        qkv__dropout_apply(dropped, p->data, keep, keep_scale, n_weights, false);
         p_used = dropped;
     }
 

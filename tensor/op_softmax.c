@@ -19,12 +19,9 @@ int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t)
     return 0;
 }
 
-/* How many leading keys query i of tq may see: under a causal mask the keys
- * j <= i + (tk - tq), so the last query sees every key (with tk > tq the
- * extra keys are an earlier context); none when tk < tq and i is early. */
-static int visible_keys(const qkv_mask *mask, int i, int tq, int tk)
+int qkv__visible_keys(bool causal, int i, int tq, int tk)
 {
-    if (!mask || !mask->causal)
+    if (!causal)
         return tk;
     int n = i + (tk - tq) + 1;
     return n < 0 ? 0 : n;
@@ -89,7 +86,7 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
 #pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++) {
         const uint8_t *valid = key_valid ? key_valid + r / per_batch * (size_t)tk : NULL;
-        int n_seen = visible_keys(mask, (int)(r % (size_t)tq), tq, tk);
+        int n_seen = qkv__visible_keys(mask && mask->causal, (int)(r % (size_t)tq), tq, tk);
         softmax_row(y + r * tk, x + r * tk, valid, n_seen, tk, scale);
     }
 }
@@ -114,20 +111,20 @@ QKV__CLONES void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, con
     }
 }
 
-void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
-                           bool accumulate, size_t rows, int tk)
+/* dx += the softmax backward of every row of y, dy (rows, tk). */
+static void softmax_backward_rows(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
+                                  qkv_real scale, size_t rows, int tk)
 {
-    // dx, dy and y are (rows, tk)
 #pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++)
-        qkv__softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, accumulate, tk);
+        qkv__softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, true, tk);
 }
 
 static void softmax_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0], *y = n->out;
     if (x->grad)
-        qkv__softmax_backward(x->grad, y->grad, y->data, *(qkv_real *)n->ctx, true, qkv__rows(x),
+        softmax_backward_rows(x->grad, y->grad, y->data, *(qkv_real *)n->ctx, qkv__rows(x),
                               qkv__cols(x));
 }
 

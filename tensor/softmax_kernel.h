@@ -11,6 +11,12 @@
  * dim first, (B, ..., Tq, Tk). mask may be NULL. */
 int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t);
 
+/* How many leading keys query i of tq may see: all tk without a causal mask;
+ * under one the keys j <= i + (tk - tq), so the last query sees every key
+ * (with tk > tq the extra keys are an earlier context); none when tk < tq and
+ * i is early. */
+int qkv__visible_keys(bool causal, int i, int tq, int tk);
+
 /* y = softmax(scale·x + mask) over each row of x, viewed as (rows, tk).
  * The rows are the queries of (batch, ..., tq) scores: row r is query r % tq
  * of batch entry r / (rows / batch), which picks key_valid's row. Masked keys
@@ -19,13 +25,10 @@ int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t);
 void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, qkv_real scale,
                           size_t rows, int batch, int tq, int tk);
 
-/* The backward of the forward above, from its output y and dy = dL/dy:
- * dx = scale · y ⊙ (dy − Σ y·dy) per row, added into dx when accumulate, else
- * written (then dx may be dy). Where y is 0 (masked) the term is exactly 0. */
-void qkv__softmax_backward(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
-                           bool accumulate, size_t rows, int tk);
-
-/* One row of qkv__softmax_backward: the first n values of dx, dy and y. */
+/* The backward of the forward above for one row, from its output y and
+ * dy = dL/dy over the first n keys: dx = scale · y ⊙ (dy − Σ y·dy), added
+ * into dx when accumulate, else written (then dx may be dy). Where y is 0
+ * (masked) the term is exactly 0. */
 void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
                                bool accumulate, int n);
 
