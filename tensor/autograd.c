@@ -39,6 +39,16 @@ qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backwar
     return n;
 }
 
+void *qkv__set_ctx(qkv_arena *a, qkv_node *n, const void *ctx, size_t size)
+{
+    void *copy = qkv_arena_alloc(a, size);
+    if (copy) {
+        memcpy(copy, ctx, size);
+        n->ctx = copy;
+    }
+    return copy;
+}
+
 /* Each sort stamps the nodes it visits with a fresh number, so no flag needs clearing. */
 static _Thread_local uint32_t sort_stamp;
 

@@ -37,6 +37,10 @@ qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);
 qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backward_fn backward,
                       int n_in, qkv_tensor *const *in);
 
+/* Copy size bytes of what n's backward needs (ctx) into a and hang the copy
+ * on n; returns the copy, or NULL when out of memory. */
+void *qkv__set_ctx(qkv_arena *a, qkv_node *n, const void *ctx, size_t size);
+
 /* Set a shape error naming the op and both shapes; returns NULL for the caller to pass on. */
 qkv_tensor *qkv__shape_error(const char *op, const char *what, const qkv_tensor *a,
                              const qkv_tensor *b);

@@ -149,15 +149,14 @@ qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, b
         return NULL;
     }
     qkv_tensor *y = qkv__like(a, x);
-    drop_ctx *c = qkv_arena_alloc(a, sizeof *c);
     uint8_t *keep = qkv_arena_alloc(a, x->size);
-    if (!y || !c || !keep)
+    if (!y || !keep)
         return NULL;
     qkv__dropout_mask(keep, x->size, p, rng);
-    *c = (drop_ctx){keep, 1 / (1 - p)};
-    qkv__dropout_apply(y->data, x->data, keep, c->scale, x->size, false);
+    drop_ctx c = {keep, 1 / (1 - p)};
+    qkv__dropout_apply(y->data, x->data, keep, c.scale, x->size, false);
     qkv_node *n = qkv__record(a, y, "dropout", dropout_backward, 1, &x);
-    if (n)
-        n->ctx = c;
+    if (n && !qkv__set_ctx(a, n, &c, sizeof c))
+        return NULL;
     return y;
 }

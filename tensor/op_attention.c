@@ -209,11 +209,9 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     qkv_node *n = qkv__record(a, out, "attention", attention_backward, 3, in);
     if (n) {
         bool need_ds = q->requires_grad || k->requires_grad; /* dS only feeds dQ and dK */
-        attn_ctx *c = qkv_arena_alloc(a, sizeof *c);
-        if (!c)
+        attn_ctx c = {*pr, p->data, p_used, keep, keep_scale};
+        if (!qkv__set_ctx(a, n, &c, sizeof c))
             return NULL;
-        *c = (attn_ctx){*pr, p->data, p_used, keep, keep_scale};
-        n->ctx = c;
         n->scratch_size = need_ds ? n_weights : 0; /* room for dP and dS, lent by backward */
     }
     /* The caller reads the same memory backward uses: no copy, and no grad. */

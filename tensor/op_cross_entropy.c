@@ -107,13 +107,12 @@ qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *t
 
     qkv_node *n = qkv__record(a, out, "cross_entropy", cross_entropy_backward, 1, &logits);
     if (n) {
-        ce_ctx *c = qkv_arena_alloc(a, sizeof *c);
         int32_t *kept = qkv_arena_alloc(a, N * sizeof *kept);
-        if (!c || !kept)
+        if (!kept)
             return NULL;
         memcpy(kept, targets, N * sizeof *kept);
-        *c = (ce_ctx){kept, lse, ignore_index, count};
-        n->ctx = c;
+        if (!qkv__set_ctx(a, n, &(ce_ctx){kept, lse, ignore_index, count}, sizeof(ce_ctx)))
+            return NULL;
     }
     return out;
 }

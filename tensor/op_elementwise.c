@@ -177,12 +177,7 @@ qkv_tensor *qkv_scale(qkv_arena *a, qkv_tensor *x, qkv_real s)
     for (size_t i = 0; i < x->size; i++)
         out->data[i] = s * x->data[i];
     qkv_node *n = qkv__record(a, out, "scale", scale_backward, 1, &x);
-    if (n) {
-        qkv_real *ctx = qkv_arena_alloc(a, sizeof *ctx);
-        if (!ctx)
-            return NULL;
-        *ctx = s;
-        n->ctx = ctx;
-    }
+    if (n && !qkv__set_ctx(a, n, &s, sizeof s))
+        return NULL;
     return out;
 }

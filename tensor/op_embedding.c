@@ -88,13 +88,12 @@ qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, i
     embedding_forward(y->data, table->data, ids, n, C);
     qkv_node *node = qkv__record(a, y, "embedding", embedding_backward, 1, &table);
     if (node) {
-        emb_ctx *c = qkv_arena_alloc(a, sizeof *c);
         int32_t *copy = qkv_arena_alloc(a, n * sizeof *copy);
-        if (!c || !copy)
+        if (!copy)
             return NULL;
         memcpy(copy, ids, n * sizeof *copy);
-        *c = (emb_ctx){copy, n};
-        node->ctx = c;
+        if (!qkv__set_ctx(a, node, &(emb_ctx){copy, n}, sizeof(emb_ctx)))
+            return NULL;
     }
     return y;
 }

@@ -180,12 +180,7 @@ qkv_tensor *qkv_layernorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     if (b)
         in[n_in++] = b;
     qkv_node *n = qkv__record(a, out, "layernorm", layernorm_backward, n_in, in);
-    if (n) {
-        ln_ctx *ctx = qkv_arena_alloc(a, sizeof *ctx);
-        if (!ctx)
-            return NULL;
-        *ctx = c;
-        n->ctx = ctx;
-    }
+    if (n && !qkv__set_ctx(a, n, &c, sizeof c))
+        return NULL;
     return out;
 }

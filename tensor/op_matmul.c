@@ -86,12 +86,8 @@ qkv_tensor *qkv_matmul(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, bool trans_x,
         qkv_gemm(batch, trans_x, trans_w, M, N, K, 1, x->data, cols_of(x), sx, w->data,
                  cols_of(w), shared ? 0 : (size_t)K * N, 0, y->data, N, sy);
     qkv_node *n = qkv__record(a, y, "matmul", matmul_backward, 2, in);
-    if (n) {
-        mm_ctx *c = qkv_arena_alloc(a, sizeof *c);
-        if (!c)
-            return NULL;
-        *c = (mm_ctx){trans_x, trans_w, batch, M, N, K, shared};
-        n->ctx = c;
-    }
+    mm_ctx c = {trans_x, trans_w, batch, M, N, K, shared};
+    if (n && !qkv__set_ctx(a, n, &c, sizeof c))
+        return NULL;
     return y;
 }

@@ -23,13 +23,8 @@ static qkv_tensor *reduce(qkv_arena *a, qkv_tensor *x, const char *op, qkv_real 
         s += x->data[i];
     out->data[0] = (qkv_real)(s * factor);
     qkv_node *n = qkv__record(a, out, op, reduce_backward, 1, &x);
-    if (n) {
-        qkv_real *ctx = qkv_arena_alloc(a, sizeof *ctx);
-        if (!ctx)
-            return NULL;
-        *ctx = factor;
-        n->ctx = ctx;
-    }
+    if (n && !qkv__set_ctx(a, n, &factor, sizeof factor))
+        return NULL;
     return out;
 }
 

@@ -119,13 +119,8 @@ static qkv_tensor *permute_op(qkv_arena *a, qkv_tensor *x, const int *perm, cons
         return NULL;
     permute_kernel(y->data, x->data, x->shape, perm, x->ndim, false);
     qkv_node *n = qkv__record(a, y, op, permute_backward, 1, &x);
-    if (n) {
-        int *ctx = qkv_arena_alloc(a, QKV_MAX_DIMS * sizeof *ctx);
-        if (!ctx)
-            return NULL;
-        memcpy(ctx, perm, (size_t)x->ndim * sizeof *ctx);
-        n->ctx = ctx;
-    }
+    if (n && !qkv__set_ctx(a, n, perm, (size_t)x->ndim * sizeof *perm))
+        return NULL;
     return y;
 }
 
@@ -252,12 +247,7 @@ qkv_tensor *qkv_slice(qkv_arena *a, qkv_tensor *x, int start, int len)
         return NULL;
     copy_columns(y->data, len, 0, x->data, cols, start, len, qkv__rows(x), false);
     qkv_node *n = qkv__record(a, y, "slice", slice_backward, 1, &x);
-    if (n) {
-        int *ctx = qkv_arena_alloc(a, sizeof *ctx);
-        if (!ctx)
-            return NULL;
-        *ctx = start;
-        n->ctx = ctx;
-    }
+    if (n && !qkv__set_ctx(a, n, &start, sizeof start))
+        return NULL;
     return y;
 }

@@ -142,13 +142,8 @@ static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qk
     qkv__softmax_forward(y->data, x->data, mask, scale, qkv__rows(x), x->shape[0], tq,
                          qkv__cols(x));
     qkv_node *n = qkv__record(a, y, op, softmax_backward, 1, &x);
-    if (n) {
-        qkv_real *ctx = qkv_arena_alloc(a, sizeof *ctx);
-        if (!ctx)
-            return NULL;
-        *ctx = scale;
-        n->ctx = ctx;
-    }
+    if (n && !qkv__set_ctx(a, n, &scale, sizeof scale))
+        return NULL;
     return y;
 }
 
