@@ -1,5 +1,5 @@
 /* The character GPT: config, parameters, forward to logits and loss (see qkv/gpt.h). */
-#include "bytes.h"
+#include "../train/bytes.h"
 #include "gpt_internal.h"
 #include "sizes.h"
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bytes.h"
+#include "../train/bytes.h"
 #include "seq2seq_internal.h"
 #include "sizes.h"
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bytes.h"
+#include "../train/bytes.h"
 #include "gpt_internal.h"
 #include "train_step.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "internal.h"
 
 static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */
@@ -20,37 +21,6 @@ static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */
 
 /* More float32 values than any file in memory can hold (4·2^62 bytes). */
 #define VALUES_CAP ((uint64_t)1 << 62)
-
-/* ---- little-endian numbers, float32 values ---- */
-
-static void put_le(unsigned char *b, uint64_t x, int n)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = (unsigned char)(x >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *b, int n)
-{
-    uint64_t x = 0;
-    for (int i = n - 1; i >= 0; i--)
-        x = x << 8 | b[i];
-    return x;
-}
-
-static uint32_t f32_bits(qkv_real x)
-{
-    float f = (float)x;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static qkv_real f32_value(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return (qkv_real)f;
-}
 
 /* ======================================================== saving */
 
@@ -74,17 +44,19 @@ static void put(writer *w, const void *p, size_t n)
         w->err = errno ? errno : EIO;
 }
 
+/* x as 4 little-endian bytes. */
 static void put_u32(writer *w, uint32_t x)
 {
     unsigned char b[4];
-    put_le(b, x, 4);
+    qkv__put_u32(b, x);
     put(w, b, 4);
 }
 
+/* x as 8 little-endian bytes. */
 static void put_u64(writer *w, uint64_t x)
 {
     unsigned char b[8];
-    put_le(b, x, 8);
+    qkv__put_u64(b, x);
     put(w, b, 8);
 }
 
@@ -99,7 +71,7 @@ static void put_f32s(writer *w, const qkv_real *x, size_t n)
     while (n > 0) {
         size_t k = n < sizeof buf / 4 ? n : sizeof buf / 4;
         for (size_t i = 0; i < k; i++)
-            put_le(buf + 4 * i, f32_bits(x[i]), 4);
+            qkv__put_f32(buf + 4 * i, (float)x[i]);
         put(w, buf, 4 * k);
         x += k;
         n -= k;
@@ -265,7 +237,6 @@ struct qkv__ckpt_body {
     unsigned char *bytes; /* the whole file */
     size_t len;           /* its length */
     ckpt_entry *params;   /* n_params entries, in file order */
-    size_t total;         /* values over all parameters */
     size_t moments;       /* byte offset of the first moment buffer */
     size_t rngs;          /* byte offset of the first RNG state */
 };
@@ -297,21 +268,23 @@ static const unsigned char *take(reader *r, uint64_t n, size_t elem, const char 
     return at;
 }
 
+/* The 4-byte little-endian field at the cursor into *out; 0, or -1 when it is cut off. */
 static int get_u32(reader *r, const char *field, uint32_t *out)
 {
     const unsigned char *b = take(r, 4, 1, field);
     if (!b)
         return -1;
-    *out = (uint32_t)get_le(b, 4);
+    *out = qkv__get_u32(b);
     return 0;
 }
 
+/* The 8-byte little-endian field at the cursor into *out; 0, or -1 when it is cut off. */
 static int get_u64(reader *r, const char *field, uint64_t *out)
 {
     const unsigned char *b = take(r, 8, 1, field);
     if (!b)
         return -1;
-    *out = get_le(b, 8);
+    *out = qkv__get_u64(b);
     return 0;
 }
 
@@ -406,9 +379,8 @@ static int parse(reader *r, qkv_checkpoint *ck)
         return -1;
     ck->n_params = (int)u;
     for (uint32_t i = 0; i < u; i++)
-        if (parse_param(r, i, &b->params[i], &b->total) < 0)
+        if (parse_param(r, i, &b->params[i], &ck->n_values) < 0)
             return -1;
-    ck->n_values = b->total;
 
     if (get_u32(r, "the optimizer kind", &u) < 0)
         return -1;
@@ -418,9 +390,8 @@ static int parse(reader *r, qkv_checkpoint *ck)
     if (get_u64(r, "the optimizer step", &len) < 0)
         return -1;
     ck->optim_step = (int64_t)len;
-    int n_moments = u == QKV_OPTIM_ADAMW ? 2 : u == QKV_OPTIM_SGD ? 1 : 0;
     b->moments = r->pos;
-    if (!take(r, (uint64_t)n_moments * b->total, 4, "the optimizer moments"))
+    if (!take(r, (uint64_t)qkv__optim_moments((int)u) * ck->n_values, 4, "the optimizer moments"))
         return -1;
 
     if (get_u64(r, "the training step", &len) < 0)
@@ -435,10 +406,10 @@ static int parse(reader *r, qkv_checkpoint *ck)
         return qkv_set_error("%s: %u RNG states", r->what, u);
     ck->n_rngs = (int)u;
     for (uint32_t i = 0; i < u; i++)
-        if (get_le(b->bytes + b->rngs + 32 * i, 8) == 0 &&
-            get_le(b->bytes + b->rngs + 32 * i + 8, 8) == 0 &&
-            get_le(b->bytes + b->rngs + 32 * i + 16, 8) == 0 &&
-            get_le(b->bytes + b->rngs + 32 * i + 24, 8) == 0)
+        if (qkv__get_u64(b->bytes + b->rngs + 32 * i) == 0 &&
+            qkv__get_u64(b->bytes + b->rngs + 32 * i + 8) == 0 &&
+            qkv__get_u64(b->bytes + b->rngs + 32 * i + 16) == 0 &&
+            qkv__get_u64(b->bytes + b->rngs + 32 * i + 24) == 0)
             return qkv_set_error("%s: RNG state %u is all zero", r->what, i);
     return 0;
 }
@@ -485,7 +456,7 @@ static int check_file(qkv_checkpoint *ck, const char *kind)
     if (b->len < PREAMBLE_BYTES + 4)
         return qkv_set_error("checkpoint '%s' is malformed: %zu bytes leave no room for a checksum",
                              b->name, b->len);
-    uint32_t stored = (uint32_t)get_le(b->bytes + b->len - 4, 4);
+    uint32_t stored = qkv__get_u32(b->bytes + b->len - 4);
     uint32_t computed = qkv_crc32(0, b->bytes, b->len - 4);
     if (stored != computed)
         return qkv_set_error("checkpoint '%s' is corrupt: checksum mismatch (stored %08x, computed "
@@ -600,6 +571,7 @@ static int match_params(const qkv_checkpoint *ck, const qkv_params *p)
     return 0;
 }
 
+/* The optimizer kind as messages name it. */
 static const char *optim_name(int kind)
 {
     return kind == QKV_OPTIM_ADAMW ? "AdamW" : kind == QKV_OPTIM_SGD ? "SGD" : "no optimizer";
@@ -609,7 +581,7 @@ static const char *optim_name(int kind)
 static void get_f32s(qkv_real *x, const unsigned char *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        x[i] = f32_value((uint32_t)get_le(src + 4 * i, 4));
+        x[i] = (qkv_real)qkv__get_f32(src + 4 * i);
 }
 
 int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
@@ -639,8 +611,8 @@ int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
         const qkv_param *it = qkv_params_find(p, e->name);
         get_f32s(it->t->data, b->bytes + e->values, e->shape.size);
         for (int j = 0; j < (opt ? opt->n_moments : 0); j++)
-            get_f32s(moments[j] + it->offset, b->bytes + b->moments + 4 * (j * b->total + e->first),
-                     e->shape.size);
+            get_f32s(moments[j] + it->offset,
+                     b->bytes + b->moments + 4 * (j * ck->n_values + e->first), e->shape.size);
     }
     if (opt)
         opt->step = ck->optim_step;
@@ -649,7 +621,7 @@ int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
         for (int r = 0; r < ck->n_rngs; r++)
             for (int s = 0; s < 4; s++)
                 prog->rngs[r]->s[s] =
-                    get_le(b->bytes + b->rngs + 32 * (size_t)r + 8 * (size_t)s, 8);
+                    qkv__get_u64(b->bytes + b->rngs + 32 * (size_t)r + 8 * (size_t)s);
     }
     return 0;
 }

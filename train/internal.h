@@ -18,4 +18,9 @@ int qkv__error_prefix(const char *fmt, ...)
 #endif
     ;
 
+/* The moment buffers an optimizer of this qkv_optim_kind keeps: 2 for AdamW,
+ * 1 for SGD, 0 for anything else (a checkpoint's 0 means no optimizer).
+ * The one place this rule is written. (optim.c) */
+int qkv__optim_moments(int kind);
+
 #endif

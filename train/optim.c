@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "../tensor/kernels/vecmath.h" /* QKV__CLONES */
+#include "internal.h"
 
 /* Square root in the precision of qkv_real. */
 #ifdef QKV_DOUBLE
@@ -21,6 +22,11 @@ qkv_optim_config qkv_adamw_defaults(void)
 qkv_optim_config qkv_sgd_defaults(void)
 {
     return (qkv_optim_config){.kind = QKV_OPTIM_SGD, .momentum = 0.9, .weight_decay = 0};
+}
+
+int qkv__optim_moments(int kind)
+{
+    return kind == QKV_OPTIM_ADAMW ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
 }
 
 /* 0 when cfg is a usable configuration for the allocated params p, else -1. */
@@ -49,7 +55,7 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
         return NULL;
     o->cfg = *cfg;
     o->n = p->total;
-    o->n_moments = cfg->kind == QKV_OPTIM_ADAMW ? 2 : 1;
+    o->n_moments = qkv__optim_moments(cfg->kind);
     o->m = qkv_calloc(o->n * sizeof(qkv_real));
     if (o->m && o->n_moments == 2)
         o->v = qkv_calloc(o->n * sizeof(qkv_real));
