@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "gpt_internal.h"
 
 int qkv_sample_opts_check(const qkv_sample_opts *o)
@@ -23,26 +24,35 @@ static int descending(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
-/* The k-th largest of v[0..n) (k in 1..n), sorting a copy in tmp. */
-static qkv_real kth_largest(const qkv_real *v, int n, int k, qkv_real *tmp)
+/* tmp = v[0..n) sorted from largest to smallest. */
+static void sorted_descending(qkv_real *tmp, const qkv_real *v, int n)
 {
     memcpy(tmp, v, (size_t)n * sizeof *tmp);
     qsort(tmp, (size_t)n, sizeof *tmp, descending);
-    return tmp[k - 1];
+}
+
+int32_t qkv__argmax(const qkv_real *x, int n)
+{
+    int32_t best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
 }
 
 int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o, qkv_rng *rng,
                          qkv_real *scratch)
 {
     qkv_real *p = scratch, *tmp = scratch + V;
-    int best = 0;
-    for (int i = 1; i < V; i++)
-        if (logits[i] > logits[best])
-            best = i;
+    int32_t best = qkv__argmax(logits, V);
     if (o->temperature == 0)
         return best;
     /* top-k: only logits at or above the k-th largest survive (ties may keep a few more). */
-    qkv_real floor = o->top_k > 0 && o->top_k < V ? kth_largest(logits, V, o->top_k, tmp) : -INFINITY;
+    qkv_real floor = -INFINITY;
+    if (o->top_k > 0 && o->top_k < V) {
+        sorted_descending(tmp, logits, V);
+        floor = tmp[o->top_k - 1];
+    }
     double sum = 0;
     for (int i = 0; i < V; i++) {
         p[i] = logits[i] >= floor ? (qkv_real)exp((logits[i] - logits[best]) / o->temperature) : 0;
@@ -53,8 +63,7 @@ int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o
     sum = 1;
     /* top-p: keep the most likely tokens until their mass reaches top_p. */
     if (o->top_p < 1) {
-        memcpy(tmp, p, (size_t)V * sizeof *tmp);
-        qsort(tmp, (size_t)V, sizeof *tmp, descending);
+        sorted_descending(tmp, p, V);
         double mass = 0;
         qkv_real cut = tmp[0];
         for (int i = 0; i < V && mass < o->top_p; i++) {

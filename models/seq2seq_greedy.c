@@ -2,6 +2,7 @@
  * cache (see qkv/seq2seq.h). */
 #include <string.h>
 
+#include "decode.h"
 #include "seq2seq_internal.h"
 
 /* Columns [from, from+n) of the rows of ids (B, width), as a new (B,n) array in a. */
@@ -34,16 +35,6 @@ static const qkv_real *step_logits(const qkv_seq2seq *m, const qkv_run *r, qkv_k
                                 B, t + 1, NULL); /* (B,t+1,V) */
     *row_stride = (size_t)(t + 1) * V;
     return logits ? logits->data + (size_t)t * V : NULL;
-}
-
-/* Index of the largest of n values (the first one on ties). */
-static int32_t argmax(const qkv_real *x, int n)
-{
-    int32_t best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
-    return best;
 }
 
 int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *src_valid, int B,
@@ -81,7 +72,7 @@ int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *
         if (!logits)
             goto end;
         for (int b = 0; b < B; b++) {
-            int32_t tok = argmax(logits + b * stride, m->vocab_size);
+            int32_t tok = qkv__argmax(logits + b * stride, m->vocab_size);
             if (!done[b])
                 out[(size_t)b * Tmax + t] = tok;
             if (tok == QKV_SEQ2SEQ_EOS && !done[b]) {
