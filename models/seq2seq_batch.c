@@ -39,10 +39,12 @@ void qkv_seq2seq_batch_free(qkv_seq2seq_batch *b)
 }
 
 /* Check n strings s[i]: each has min_len..max_len characters, all in the
- * alphabet (scratch holds max_len ids). -1 naming the first bad one. */
+ * alphabet (scratch holds max_len ids). The longest length goes to *longest;
+ * -1 naming the first bad string. */
 static int check_all(const qkv_seq2seq *m, int n, const char *const *s, const char *what,
-                     int min_len, int max_len, int32_t *scratch)
+                     int min_len, int max_len, int32_t *scratch, int *longest)
 {
+    *longest = 0;
     for (int i = 0; i < n; i++) {
         size_t L = strlen(s[i]);
         if (L < (size_t)min_len || L > (size_t)max_len)
@@ -53,26 +55,19 @@ static int check_all(const qkv_seq2seq *m, int n, const char *const *s, const ch
             snprintf(why, sizeof why, "%s", qkv_last_error());
             return qkv_set_error("seq2seq: %s %d \"%.40s\": %s", what, i, s[i], why);
         }
+        *longest = (int)L > *longest ? (int)L : *longest;
     }
     return 0;
 }
 
-/* The token ids of s (checked) into ids; returns its length. */
+/* The token ids of s (checked) into ids, after the special tokens; returns its length. */
 static int put_ids(const qkv_seq2seq *m, const char *s, int32_t *ids)
 {
-    int len = 0;
-    for (; s[len]; len++)
-        ids[len] = QKV_SEQ2SEQ_N_SPECIAL + m->chars.id[(unsigned char)s[len]];
+    int len = (int)strlen(s);
+    qkv_encode(&m->chars, s, (size_t)len, ids); /* cannot fail: check_all passed */
+    for (int t = 0; t < len; t++)
+        ids[t] += QKV_SEQ2SEQ_N_SPECIAL;
     return len;
-}
-
-/* The length of the longest of n strings. */
-static int longest(const char *const *s, int n)
-{
-    size_t best = 0;
-    for (int i = 0; i < n; i++)
-        best = strlen(s[i]) > best ? strlen(s[i]) : best;
-    return (int)best;
 }
 
 int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
@@ -81,11 +76,13 @@ int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
     if (n < 1 || n > b->cap)
         return qkv_set_error("seq2seq batch: %d pairs do not fit a batch of %d", n, b->cap);
     /* Check everything first (the buffers serve as scratch), so an error leaves b unused. */
-    if (check_all(m, n, inputs, "input", 1, m->cfg.max_src, b->src) < 0 ||
-        (targets && check_all(m, n, targets, "target", 0, m->cfg.max_tgt - 1, b->dec_out) < 0))
+    int Ts, longest_target = 0;
+    if (check_all(m, n, inputs, "input", 1, m->cfg.max_src, b->src, &Ts) < 0 ||
+        (targets && check_all(m, n, targets, "target", 0, m->cfg.max_tgt - 1, b->dec_out,
+                              &longest_target) < 0))
         return -1;
     /* Inputs: ids, then PAD up to the longest, marked invalid. */
-    int Ts = b->Ts = longest(inputs, n);
+    b->Ts = Ts;
     b->B = n;
     for (int i = 0; i < n; i++) {
         int len = put_ids(m, inputs[i], b->src + i * Ts);
@@ -96,12 +93,12 @@ int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
         }
     }
     /* Decoder: reads BOS + target, predicts target + EOS; after that PAD, ignored. */
-    int Tt = b->Tt = targets ? longest(targets, n) + 1 : 0;
+    int Tt = b->Tt = targets ? longest_target + 1 : 0;
     for (int i = 0; i < n && targets; i++) {
         int32_t *in = b->dec_in + i * Tt, *out = b->dec_out + i * Tt;
-        in[0] = QKV_SEQ2SEQ_BOS;
-        put_ids(m, targets[i], in + 1);
         int len = put_ids(m, targets[i], out);
+        in[0] = QKV_SEQ2SEQ_BOS;
+        memcpy(in + 1, out, (size_t)len * sizeof *in);
         out[len] = QKV_SEQ2SEQ_EOS;
         for (int t = len + 1; t < Tt; t++) {
             in[t] = QKV_SEQ2SEQ_PAD;
