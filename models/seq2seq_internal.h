@@ -4,6 +4,10 @@
 
 #include "qkv/seq2seq.h"
 
+/* Bytes of one task string buffer (the longest task string the trainer and
+ * the accuracy check take is one less). */
+enum { QKV__TEXT_MAX = 256 };
+
 /* Decoder token plus position embeddings (and dropout) for ids (B,T) at
  * positions pos0.. -> (B,T,C). */
 qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,

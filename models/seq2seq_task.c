@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "qkv/dates.h"
-#include "qkv/seq2seq.h"
+#include "seq2seq_internal.h"
 
 static const qkv_seq2seq_task tasks[] = {
     {"dates", qkv_dates_vocab, QKV_DATES_INPUT_MAX, QKV_DATES_OUTPUT_LEN, qkv_dates_sample_split},
@@ -28,27 +28,27 @@ qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_la
 }
 
 /* Pairs drawn and decoded at once by qkv_seq2seq_accuracy. */
-enum { CHUNK = 100, TEXT_MAX = 256 };
+enum { CHUNK = 100 };
 
 double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int n,
                             uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud)
 {
-    if (n < 1 || task->max_input >= TEXT_MAX || task->max_output >= TEXT_MAX ||
-        m->cfg.max_tgt >= TEXT_MAX) {
+    if (n < 1 || task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX ||
+        m->cfg.max_tgt >= QKV__TEXT_MAX) {
         qkv_set_error("seq2seq accuracy: %d pairs, or strings longer than %d characters", n,
-                      TEXT_MAX - 1);
+                      QKV__TEXT_MAX - 1);
         return NAN;
     }
     /* One buffer: CHUNK inputs, CHUNK expected outputs, CHUNK answers. */
-    char *text = qkv_alloc(3 * (size_t)CHUNK * TEXT_MAX);
+    char *text = qkv_alloc(3 * (size_t)CHUNK * QKV__TEXT_MAX);
     if (!text)
         return NAN;
     const char *in[CHUNK];
     char *expected[CHUNK], *got[CHUNK];
     for (int i = 0; i < CHUNK; i++) {
-        in[i] = text + (size_t)i * TEXT_MAX;
-        expected[i] = text + (size_t)(CHUNK + i) * TEXT_MAX;
-        got[i] = text + (size_t)(2 * CHUNK + i) * TEXT_MAX;
+        in[i] = text + (size_t)i * QKV__TEXT_MAX;
+        expected[i] = text + (size_t)(CHUNK + i) * QKV__TEXT_MAX;
+        got[i] = text + (size_t)(2 * CHUNK + i) * QKV__TEXT_MAX;
     }
     qkv_rng rng;
     qkv_rng_seed(&rng, seed);
@@ -56,7 +56,8 @@ double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, 
     for (int i = 0; rc == 0 && i < n; i += CHUNK) {
         int nb = n - i < CHUNK ? n - i : CHUNK;
         for (int j = 0; rc == 0 && j < nb; j++)
-            if (task->sample(&rng, true, (char *)in[j], TEXT_MAX, expected[j], TEXT_MAX) < 0)
+            if (task->sample(&rng, true, (char *)in[j], QKV__TEXT_MAX, expected[j],
+                             QKV__TEXT_MAX) < 0)
                 rc = -1;
         if (rc == 0)
             rc = qkv_seq2seq_translate(m, nb, in, got);

@@ -4,11 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "qkv/seq2seq.h"
+#include "seq2seq_internal.h"
 #include "train_step.h"
-
-/* Bytes of one string buffer in t->text: enough for any task's input or output. */
-enum { TEXT_MAX = 256 };
 
 static int check_train_config(const qkv_train_config *tc)
 {
@@ -30,9 +27,9 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
 {
     if (check_train_config(tc) < 0)
         return NULL;
-    if (task->max_input >= TEXT_MAX || task->max_output >= TEXT_MAX) {
+    if (task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX) {
         qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
-                      TEXT_MAX - 1);
+                      QKV__TEXT_MAX - 1);
         return NULL;
     }
     qkv_seq2seq_trainer *t = qkv_calloc(sizeof *t);
@@ -54,13 +51,13 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
         !(t->opt = qkv_optim_new(t->model->params, &oc)) ||
         !(t->batch = qkv_seq2seq_batch_new(t->model, tc->batch_size)) ||
         !(t->arena = qkv_arena_new((size_t)16 << 20)) ||
-        !(t->text = qkv_alloc(2 * (size_t)tc->batch_size * TEXT_MAX)) ||
+        !(t->text = qkv_alloc(2 * (size_t)tc->batch_size * QKV__TEXT_MAX)) ||
         !(t->strings = qkv_alloc(2 * (size_t)tc->batch_size * sizeof *t->strings))) {
         qkv_seq2seq_trainer_free(t);
         return NULL;
     }
     for (int i = 0; i < 2 * tc->batch_size; i++)
-        t->strings[i] = t->text + (size_t)i * TEXT_MAX;
+        t->strings[i] = t->text + (size_t)i * QKV__TEXT_MAX;
     return t;
 }
 
@@ -82,8 +79,8 @@ static int next_batch(qkv_seq2seq_trainer *t)
 {
     int B = t->cfg.batch_size;
     for (int i = 0; i < B; i++)
-        if (t->task->sample(&t->data_rng, false, t->strings[i], TEXT_MAX, t->strings[B + i],
-                            TEXT_MAX) < 0)
+        if (t->task->sample(&t->data_rng, false, t->strings[i], QKV__TEXT_MAX, t->strings[B + i],
+                            QKV__TEXT_MAX) < 0)
             return -1;
     const char *const *in = (const char *const *)t->strings;
     return qkv_seq2seq_batch_fill(t->model, t->batch, B, in, in + B);
