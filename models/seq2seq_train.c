@@ -1,31 +1,16 @@
 /* Training the encoder-decoder on pairs drawn from a task's generator (see
  * qkv/seq2seq.h). The generator is the data: every step sees fresh pairs
  * from the training split, and no input of the test split is ever trained on. */
-#include <math.h>
 #include <string.h>
 
 #include "seq2seq_internal.h"
 #include "train_step.h"
 
-static int check_train_config(const qkv_train_config *tc)
-{
-    if (tc->iters < 1 || tc->batch_size < 1 || tc->warmup < 0 || tc->eval_iters < 1)
-        return qkv_set_error("seq2seq trainer: iters %d, batch_size %d, eval_iters %d must be >= 1 "
-                             "and warmup %d >= 0", tc->iters, tc->batch_size, tc->eval_iters,
-                             tc->warmup);
-    if (!(tc->lr > 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr) ||
-        !(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
-        return qkv_set_error("seq2seq trainer: lr %g must be > 0; min_lr %g, weight_decay %g and "
-                             "grad_clip %g >= 0", tc->lr, tc->min_lr, tc->weight_decay,
-                             tc->grad_clip);
-    return 0;
-}
-
 qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
                                              const qkv_train_config *tc,
                                              const qkv_seq2seq_task *task)
 {
-    if (check_train_config(tc) < 0)
+    if (qkv__check_train_config("seq2seq train config", tc) < 0)
         return NULL;
     if (task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX) {
         qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
@@ -37,10 +22,8 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
         return NULL;
     t->task = task;
     t->cfg = *tc;
-    t->sched = (qkv_lr_schedule){.lr = tc->lr, .min_lr = tc->min_lr, .warmup_iters = tc->warmup,
-                                 .decay_iters = tc->iters};
-    qkv_optim_config oc = qkv_adamw_defaults();
-    oc.weight_decay = tc->weight_decay;
+    qkv_optim_config oc;
+    qkv__train_plan(tc, &t->sched, &oc);
     qkv_tokenizer chars;
     const char *alphabet = task->alphabet();
     qkv_tokenizer_build(&chars, alphabet, strlen(alphabet));

@@ -1,9 +1,18 @@
-/* Internal to models/: the end of a training step both trainers share. Not installed. */
+/* Internal to models/: what the GPT and seq2seq trainers share. Not installed. */
 #ifndef QKV_TRAIN_STEP_H
 #define QKV_TRAIN_STEP_H
 
 #include "qkv/optim.h"
 #include "qkv/tensor.h"
+#include "qkv/trainer.h"
+
+/* 0 when the run config tc is usable (iters, batch_size, eval_iters >= 1,
+ * warmup >= 0, lr > 0, min_lr, weight_decay, grad_clip >= 0, all finite);
+ * else -1 with "<who>: ..." naming the first bad field. */
+int qkv__check_train_config(const char *who, const qkv_train_config *tc);
+
+/* The learning-rate schedule and the AdamW settings a run config asks for. */
+void qkv__train_plan(const qkv_train_config *tc, qkv_lr_schedule *sched, qkv_optim_config *oc);
 
 /* Backpropagate from loss (a graph built in arena over p's parameters, whose
  * gradients were zeroed before it), free the graph (reset arena), then

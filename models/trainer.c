@@ -33,25 +33,6 @@ static void pack_blob(uint8_t *b, const qkv_gpt_config *mc, const qkv_train_conf
     qkv__put_u64(p + 48, tc->seed);
 }
 
-static int check_train_config(const qkv_train_config *tc)
-{
-    if (tc->iters < 1)
-        return qkv_set_error("train config: iters %d must be >= 1", tc->iters);
-    if (tc->batch_size < 1)
-        return qkv_set_error("train config: batch_size %d must be >= 1", tc->batch_size);
-    if (!(tc->lr > 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr))
-        return qkv_set_error("train config: lr %g and min_lr %g must be > 0 and >= 0", tc->lr,
-                             tc->min_lr);
-    if (tc->warmup < 0)
-        return qkv_set_error("train config: warmup %d must be >= 0", tc->warmup);
-    if (!(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
-        return qkv_set_error("train config: weight_decay %g and grad_clip %g must be >= 0",
-                             tc->weight_decay, tc->grad_clip);
-    if (tc->eval_iters < 1)
-        return qkv_set_error("train config: eval_iters %d must be >= 1", tc->eval_iters);
-    return 0;
-}
-
 static int unpack_blob(qkv_gpt_config *mc, qkv_train_config *tc, const void *blob, size_t len)
 {
     if (len != BLOB_BYTES)
@@ -68,13 +49,13 @@ static int unpack_blob(qkv_gpt_config *mc, qkv_train_config *tc, const void *blo
     tc->weight_decay = qkv__get_f64(p + 32);
     tc->grad_clip = qkv__get_f64(p + 40);
     tc->seed = qkv__get_u64(p + 48);
-    return check_train_config(tc);
+    return qkv__check_train_config("train config", tc);
 }
 
 qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
                              const qkv_corpus *corpus)
 {
-    if (check_train_config(tc) < 0)
+    if (qkv__check_train_config("train config", tc) < 0)
         return NULL;
     if (corpus->tok.size != mc->vocab_size) {
         qkv_set_error("trainer: the corpus has %d distinct characters but the model's vocabulary "
@@ -86,10 +67,8 @@ qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *t
         return NULL;
     t->cfg = *tc;
     t->corpus = corpus;
-    t->sched = (qkv_lr_schedule){.lr = tc->lr, .min_lr = tc->min_lr, .warmup_iters = tc->warmup,
-                                 .decay_iters = tc->iters};
-    qkv_optim_config oc = qkv_adamw_defaults();
-    oc.weight_decay = tc->weight_decay;
+    qkv_optim_config oc;
+    qkv__train_plan(tc, &t->sched, &oc);
     int B = tc->batch_size, T = mc->block_size;
     /* One seed, separate streams: changing how often we evaluate never changes the training batches. */
     qkv_rng_seed(&t->dropout_rng, tc->seed + 4);
