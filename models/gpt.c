@@ -2,6 +2,7 @@
 #include "../train/bytes.h"
 #include "gpt_internal.h"
 #include "sizes.h"
+#include "transformer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -107,19 +108,12 @@ qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_run *r, const int32_t *id
                       m->cfg.block_size);
         return NULL;
     }
-    int32_t *pos = qkv_arena_alloc(r->arena, (size_t)T * sizeof *pos);
-    if (!pos)
-        return NULL;
-    for (int t = 0; t < T; t++)
-        pos[t] = pos0 + t;
-    qkv_tensor *tok = qkv_embed_forward(&m->wte, r, idx, QKV_SHAPE(B, T));
-    qkv_tensor *x = qkv_add(r->arena, tok, qkv_embed_forward(&m->wpe, r, pos, QKV_SHAPE(T)));
-    return qkv_dropout(r->arena, x, (qkv_real)m->cfg.dropout, r->rng, r->train);
+    return qkv__embed_tokens(&m->wte, &m->wpe, r, idx, B, T, pos0, (qkv_real)m->cfg.dropout);
 }
 
 qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_run *r, qkv_tensor *x)
 {
-    return qkv_matmul(r->arena, qkv_ln_forward(&m->ln_f, r, x), m->wte.weight, false, true);
+    return qkv__tied_head(&m->ln_f, &m->wte, r, x);
 }
 
 qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,

@@ -6,6 +6,7 @@
 #include "../train/bytes.h"
 #include "seq2seq_internal.h"
 #include "sizes.h"
+#include "transformer.h"
 
 enum { N_SIZES = 5 };
 
@@ -137,14 +138,7 @@ static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_run *r, const qkv_embed
                       B, T, pos0, wpe->vocab);
         return NULL;
     }
-    int32_t *pos = qkv_arena_alloc(r->arena, (size_t)T * sizeof *pos);
-    if (!pos)
-        return NULL;
-    for (int t = 0; t < T; t++)
-        pos[t] = pos0 + t;
-    qkv_tensor *tok = qkv_embed_forward(wte, r, ids, QKV_SHAPE(B, T));
-    qkv_tensor *x = qkv_add(r->arena, tok, qkv_embed_forward(wpe, r, pos, QKV_SHAPE(T)));
-    return qkv_dropout(r->arena, x, (qkv_real)m->cfg.dropout, r->rng, r->train);
+    return qkv__embed_tokens(wte, wpe, r, ids, B, T, pos0, (qkv_real)m->cfg.dropout);
 }
 
 qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
@@ -164,7 +158,7 @@ qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const
 
 qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *x)
 {
-    return qkv_matmul(r->arena, qkv_ln_forward(&m->dec_ln_f, r, x), m->dec_wte.weight, false, true);
+    return qkv__tied_head(&m->dec_ln_f, &m->dec_wte, r, x);
 }
 
 qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
