@@ -1,6 +1,7 @@
 /* The flag parser (see args.h). */
 #include "args.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -125,4 +126,40 @@ bool args_given(const arg_cmd *cmd, const char *name)
         if (strcmp(cmd->specs[k].name, name) == 0)
             return given[k];
     return false;
+}
+
+/* Print the menu's usage line and its commands to f. */
+static void menu_usage(const cli_menu *menu, FILE *f)
+{
+    char upper[32]; /* the noun in capitals: the placeholder in the usage line */
+    size_t n = 0;
+    for (; menu->noun[n] && n + 1 < sizeof upper; n++)
+        upper[n] = (char)toupper((unsigned char)menu->noun[n]);
+    upper[n] = '\0';
+    fprintf(f, "usage: %s %s [options]   ('%s %s --help' for its options)\n", menu->prog, upper,
+            menu->prog, upper);
+    if (menu->summary)
+        fprintf(f, "%s\n", menu->summary);
+    fprintf(f, "\n%ss:\n", menu->noun);
+    for (int i = 0; i < menu->n_cmds; i++)
+        fprintf(f, "  %-8s %s\n", menu->cmds[i].name, menu->cmds[i].summary);
+}
+
+int cli_dispatch(const cli_menu *menu, int argc, char **argv)
+{
+    if (argc < 2) {
+        menu_usage(menu, stderr);
+        return ARG_USAGE_EXIT;
+    }
+    const char *w = argv[1];
+    if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0 || strcmp(w, "help") == 0) {
+        menu_usage(menu, stdout);
+        return 0;
+    }
+    for (int i = 0; i < menu->n_cmds; i++)
+        if (strcmp(w, menu->cmds[i].name) == 0)
+            return menu->cmds[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "%s: unknown %s '%s'\n", menu->prog, menu->noun, w);
+    menu_usage(menu, stderr);
+    return ARG_USAGE_EXIT;
 }

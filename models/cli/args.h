@@ -48,4 +48,25 @@ int args_error(const arg_cmd *cmd, const char *fmt, ...)
 /* True when the flag was given on the command line (after args_parse). */
 bool args_given(const arg_cmd *cmd, const char *name);
 
+/* One entry of a command menu: `qkv NAME`, `qkv s2s NAME`, `qkv lab NAME`. */
+typedef struct cli_command {
+    const char *name;                  /* "train" */
+    int (*run)(int argc, char **argv); /* gets argv from the name on; returns the exit status */
+    const char *summary;               /* one line */
+} cli_command;
+
+/* A menu of commands under one program name. */
+typedef struct cli_menu {
+    const char *prog;        /* "qkv", "qkv s2s": starts the usage line and error messages */
+    const char *noun;        /* "command": gives COMMAND, "commands:" and "unknown command" */
+    const char *summary;     /* a line under the usage line, or NULL */
+    const cli_command *cmds; /* the menu, in the order --help lists it */
+    int n_cmds;
+} cli_menu;
+
+/* Run the command argv[1] names. No argument: the menu to stderr, ARG_USAGE_EXIT;
+ * --help, -h or help: the menu to stdout, 0; an unknown name: a message and
+ * the menu to stderr, ARG_USAGE_EXIT. */
+int cli_dispatch(const cli_menu *menu, int argc, char **argv);
+
 #endif

@@ -4,11 +4,12 @@
 
 #include <stdbool.h>
 
-/* The median of n values (sorts them). */
-double bench_median(double *v, int n);
+/* The most threads bench_gemm times: its table has columns for 1 and 2. */
+#define BENCH_GEMM_MAX_THREADS 2
 
-/* Print GEMM GFLOP/s for the model's shapes at 1..max_threads threads, next
- * to the machine's measured FMA peak; quick measures fewer shapes. */
+/* Print GEMM GFLOP/s for the model's shapes at 1..max_threads threads (at
+ * most BENCH_GEMM_MAX_THREADS; more are clamped), next to the machine's
+ * measured FMA peak; quick measures fewer shapes. */
 void bench_gemm(int runs, int max_threads, bool quick);
 
 #endif

@@ -17,6 +17,7 @@
 #include "runtime.h"
 #include "threads.h"
 
+/* The largest of v[0..n) (n >= 1). */
 static double largest(const double *v, int n)
 {
     double m = v[0];
@@ -104,12 +105,15 @@ static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_run
             runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
     *best = largest(runs, n_runs);
-    return bench_median(runs, n_runs);
+    return cli_median(runs, n_runs);
 }
 
 void bench_gemm(int runs, int max_threads, bool quick)
 {
-    double peak[3] = {0};
+    /* The table below has a column for 1 thread and one for 2, so no more are timed. */
+    if (max_threads > BENCH_GEMM_MAX_THREADS)
+        max_threads = BENCH_GEMM_MAX_THREADS;
+    double peak[BENCH_GEMM_MAX_THREADS + 1] = {0}; /* peak[t]: the FMA peak of t threads */
     for (int t = 1; t <= max_threads; t++) {
         cli_use_threads(t);
         peak[t] = measure_peak(t);

@@ -121,27 +121,14 @@ int cmd_attn(int argc, char **argv)
         return rc;
     if (!o.ckpt)
         return args_error(&cmd, "--ckpt is required");
-    qkv_checkpoint *ck = qkv_checkpoint_open(o.ckpt, NULL);
-    if (!ck) {
-        fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
-        return 1;
-    }
-    char kind[QKV_CKPT_KIND_MAX + 1];
-    strcpy(kind, ck->kind);
-    qkv_checkpoint_close(ck);
-    bool s2s = strcmp(kind, "seq2seq") == 0;
-    if (!s2s && strcmp(kind, "gpt") != 0) {
-        fprintf(stderr, "qkv attn: %s holds a '%s' model; attn draws seq2seq and gpt models\n",
-                o.ckpt, kind);
-        return 1;
-    }
-    if (s2s && (!o.input || o.text))
-        return args_error(&cmd, "%s is a seq2seq model: give --input TEXT (not --text)", o.ckpt);
-    if (!s2s && (!o.text || o.input))
-        return args_error(&cmd, "%s is a gpt model: give --text TEXT (not --input)", o.ckpt);
+    /* The flag says which kind of model to load, so the checkpoint is read once; the
+     * loader of that kind says so when the file holds another. */
+    if ((o.input != NULL) == (o.text != NULL))
+        return args_error(&cmd, "give exactly one of --input TEXT (a seq2seq checkpoint) and "
+                          "--text TEXT (a gpt checkpoint)");
     cli_use_threads(threads);
     qkv_arena *arena = qkv_arena_new((size_t)1 << 20);
-    rc = arena ? (s2s ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;
+    rc = arena ? (o.input ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;
     if (rc < 0)
         fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
     qkv_arena_free(arena);

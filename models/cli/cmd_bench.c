@@ -20,18 +20,6 @@
 #include "runtime.h"
 #include "threads.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double bench_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* A corpus of uniformly random characters: speed does not depend on the text. */
 static qkv_corpus *random_corpus(int vocab, size_t len)
 {
@@ -93,6 +81,7 @@ typedef struct train_case {
     int batch, threads, warmup, steps;
 } train_case;
 
+/* Median ms per training step of one train_case (run in a child). */
 static result bench_train(const void *arg)
 {
     const train_case *tc = arg;
@@ -112,7 +101,7 @@ static result bench_train(const void *arg)
         if (i >= tc->warmup)
             ms[i - tc->warmup] = 1000 * (cli_now() - t0);
         if (i == tc->warmup + n - 1) {
-            r.value = bench_median(ms, n);
+            r.value = cli_median(ms, n);
             r.spread = (ms[n - 1] - ms[0]) / r.value;
             r.ok = 1;
         }
@@ -130,6 +119,7 @@ typedef struct sample_case {
     bool cache;
 } sample_case;
 
+/* Median tokens/s of sampling for one sample_case (run in a child). */
 static result bench_sample(const void *arg)
 {
     const sample_case *sc = arg;
@@ -149,7 +139,7 @@ static result bench_sample(const void *arg)
         if (i > 0)
             tps[i - 1] = sc->tokens / (cli_now() - t0);
         if (i == n) {
-            r.value = bench_median(tps, n);
+            r.value = cli_median(tps, n);
             r.spread = (tps[n - 1] - tps[0]) / r.value;
             r.ok = 1;
         }
@@ -158,6 +148,7 @@ static result bench_sample(const void *arg)
     return r;
 }
 
+/* Print the 1-minute load average, which explains slow figures on a shared machine. */
 static void print_load(void)
 {
     double load[3];

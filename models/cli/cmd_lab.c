@@ -5,11 +5,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "runtime.h"
 
 /* Print a matrix (the last two dims of t) with a title. */
 static void print_matrix(const char *title, const qkv_tensor *t)
@@ -24,12 +24,14 @@ static void print_matrix(const char *title, const qkv_tensor *t)
     }
 }
 
+/* Print "qkv lab: WHAT: <last error>" and return 1. */
 static int fail(const char *what)
 {
     fprintf(stderr, "qkv lab: %s: %s\n", what, qkv_last_error());
     return 1;
 }
 
+/* qkv lab example: the 3-token example through each step, then checked against the fused core. */
 static int lab_example(int argc, char **argv)
 {
     static const arg_cmd cmd = {"lab example", "The worked example: Q = K = [[1,0],[0,1],[1,1]], "
@@ -87,12 +89,6 @@ typedef struct row_stats {
     double grad_min;   /* smallest such row norm */
 } row_stats;
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* Softmax through the library, backpropagating a fixed random upstream
  * gradient, so the gradient norms are the ones training would see. */
 static int softmax_stats(qkv_arena *a, const qkv_tensor *s, qkv_real scale, int T, uint64_t seed,
@@ -129,16 +125,16 @@ static int softmax_stats(qkv_arena *a, const qkv_tensor *s, qkv_real scale, int 
         norms[i] = sqrt(gn) / scale; /* w.r.t. the softmax's own input, the scaled scores */
     }
     double n = (double)T * T, mean = sum / n;
-    qsort(norms, (size_t)T, sizeof *norms, cmp_double);
     st->score_std = sqrt(sq / n - mean * mean);
     st->one_hot = one_hot / T;
     st->entropy = ent / T;
-    st->grad_med = T % 2 ? norms[T / 2] : 0.5 * (norms[T / 2 - 1] + norms[T / 2]);
+    st->grad_med = cli_median(norms, T); /* sorts norms, so norms[0] is the smallest */
     st->grad_min = norms[0];
     free(norms);
     return 0;
 }
 
+/* qkv lab scaling: softmax statistics with and without the 1/sqrt(d), side by side. */
 static int lab_scaling(int argc, char **argv)
 {
     int d = 512, T = 64, seed = 1337;
@@ -150,7 +146,7 @@ static int lab_scaling(int argc, char **argv)
     const arg_cmd cmd = {"lab scaling",
                          "Remove the sqrt(d): with q, k ~ N(0,1), scores Q·Kᵀ have std sqrt(d), the "
                          "softmax saturates to one-hot rows and its gradient vanishes.",
-                         "", specs, 3, 0};
+                         "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
     const char *pos[1];
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
     if (rc >= 0)
@@ -186,6 +182,7 @@ static int lab_scaling(int argc, char **argv)
     return 0;
 }
 
+/* qkv lab mask: the causal weight matrix of random q, k, v, with its row sums. */
 static int lab_mask(int argc, char **argv)
 {
     int T = 6, d = 4, seed = 7;
@@ -197,7 +194,7 @@ static int lab_mask(int argc, char **argv)
     const arg_cmd cmd = {"lab mask",
                          "The causal mask: scores of future keys are set to -inf before the softmax, "
                          "so their weights are exactly 0.",
-                         "", specs, 3, 0};
+                         "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
     const char *pos[1];
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
     if (rc >= 0)
@@ -240,27 +237,12 @@ static int lab_mask(int argc, char **argv)
 
 int cmd_lab(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-        const char *summary;
-    } labs[] = {
+    static const cli_command labs[] = {
         {"example", lab_example, "the worked example, step by step"},
         {"scaling", lab_scaling, "the 'remove the sqrt(d)' experiment"},
         {"mask", lab_mask, "the causal weight matrix for a small example"},
     };
-    if (argc >= 2)
-        for (size_t i = 0; i < sizeof labs / sizeof labs[0]; i++)
-            if (strcmp(argv[1], labs[i].name) == 0)
-                return labs[i].run(argc - 1, argv + 1);
-    bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-    FILE *f = help ? stdout : stderr;
-    if (!help && argc >= 2)
-        fprintf(f, "qkv lab: unknown lab '%s'\n", argv[1]);
-    else if (!help)
-        fprintf(f, "qkv lab: which lab?\n");
-    fprintf(f, "usage: qkv lab LAB [options]   ('qkv lab LAB --help' for its options)\n\nlabs:\n");
-    for (size_t i = 0; i < sizeof labs / sizeof labs[0]; i++)
-        fprintf(f, "  %-8s %s\n", labs[i].name, labs[i].summary);
-    return help ? 0 : ARG_USAGE_EXIT;
+    static const cli_menu menu = {.prog = "qkv lab", .noun = "lab", .cmds = labs,
+                                  .n_cmds = (int)(sizeof labs / sizeof labs[0])};
+    return cli_dispatch(&menu, argc, argv);
 }

@@ -3,14 +3,13 @@
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
-
 
 /* Print "qkv s2s CMD: <last error>" and return 1. */
 static int fail(const char *cmd)
@@ -19,6 +18,7 @@ static int fail(const char *cmd)
     return 1;
 }
 
+/* qkv s2s train: train; evaluate and save every --eval-every steps, at the end, on Ctrl-C. */
 static int s2s_train(int argc, char **argv)
 {
     const char *task_name = "dates", *out = "s2s.ckpt";
@@ -130,6 +130,7 @@ typedef struct misses {
     int left;
 } misses;
 
+/* The accuracy callback: print a wrong answer while m->left lasts. */
 static void show_miss(const char *input, const char *expected, const char *got, void *ud)
 {
     misses *m = ud;
@@ -137,6 +138,7 @@ static void show_miss(const char *input, const char *expected, const char *got, 
         printf("  %-34s expected %s, got %s\n", input, expected, got[0] ? got : "(nothing)");
 }
 
+/* qkv s2s eval: held-out exact-match accuracy of a checkpoint. */
 static int s2s_eval(int argc, char **argv)
 {
     const char *ckpt = NULL, *task_name = "dates";
@@ -186,9 +188,29 @@ static int s2s_eval(int argc, char **argv)
     return 0;
 }
 
-/* Inputs decoded by one `qkv s2s run`. */
-enum { RUN_MAX_INPUTS = 64 };
+/* Decode the n inputs with the model saved at ckpt and print one answer per line; 0 or 1. */
+static int decode_inputs(const char *ckpt, int n, const char *const *inputs)
+{
+    qkv_seq2seq *m = qkv_seq2seq_load(ckpt);
+    if (!m)
+        return fail("run");
+    /* An answer has at most max_tgt characters and its NUL. */
+    size_t width = (size_t)m->cfg.max_tgt + 1;
+    char *text = malloc((size_t)n * width), **outs = malloc((size_t)n * sizeof *outs);
+    int rc = text && outs ? 0 : qkv_set_error("out of memory");
+    for (int i = 0; rc == 0 && i < n; i++)
+        outs[i] = text + (size_t)i * width;
+    if (rc == 0)
+        rc = qkv_seq2seq_translate(m, n, inputs, outs);
+    for (int i = 0; rc == 0 && i < n; i++)
+        puts(outs[i]);
+    free(text);
+    free(outs);
+    qkv_seq2seq_free(m);
+    return rc < 0 ? fail("run") : 0;
+}
 
+/* qkv s2s run: decode the INPUTs given on the command line. */
 static int s2s_run(int argc, char **argv)
 {
     const char *ckpt = NULL;
@@ -197,55 +219,38 @@ static int s2s_run(int argc, char **argv)
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
     };
+    /* Every word after `run` may be an INPUT. */
     const arg_cmd cmd = {"s2s run", "Decode each INPUT greedily and print the answer on its own "
                          "line.", "INPUT...", specs, (int)(sizeof specs / sizeof specs[0]),
-                         RUN_MAX_INPUTS};
-    const char *pos[RUN_MAX_INPUTS];
+                         argc - 1};
+    const char **pos = malloc((size_t)argc * sizeof *pos);
+    if (!pos) {
+        fprintf(stderr, "qkv s2s run: out of memory\n");
+        return 1;
+    }
+    /* rc stays -1 while the command line is good, so each check runs only if the last passed. */
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
-    if (rc >= 0)
-        return rc;
-    if (!ckpt)
-        return args_error(&cmd, "--ckpt is required");
-    if (n_pos == 0)
-        return args_error(&cmd, "give at least one INPUT, e.g. \"March 3rd, 1998\"");
-    cli_use_threads(threads);
-    qkv_seq2seq *m = qkv_seq2seq_load(ckpt);
-    if (!m)
-        return fail("run");
-    char text[RUN_MAX_INPUTS][256];
-    char *outs[RUN_MAX_INPUTS];
-    for (int i = 0; i < n_pos; i++)
-        outs[i] = text[i];
-    rc = m->cfg.max_tgt < 256 ? qkv_seq2seq_translate(m, n_pos, pos, outs)
-                              : qkv_set_error("the model's outputs are too long for this program");
-    for (int i = 0; rc == 0 && i < n_pos; i++)
-        puts(outs[i]);
-    qkv_seq2seq_free(m);
-    return rc < 0 ? fail("run") : 0;
+    if (rc < 0 && !ckpt)
+        rc = args_error(&cmd, "--ckpt is required");
+    if (rc < 0 && n_pos == 0)
+        rc = args_error(&cmd, "give at least one INPUT, e.g. \"March 3rd, 1998\"");
+    if (rc < 0) {
+        cli_use_threads(threads);
+        rc = decode_inputs(ckpt, n_pos, pos);
+    }
+    free(pos);
+    return rc;
 }
 
 int cmd_s2s(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int, char **);
-        const char *summary;
-    } subs[] = {
+    static const cli_command subs[] = {
         {"train", s2s_train, "train on pairs from a generated task"},
         {"eval", s2s_eval, "exact-match accuracy on held-out pairs (--no-cross: the ablation)"},
         {"run", s2s_run, "decode the given inputs"},
     };
-    int n_subs = (int)(sizeof subs / sizeof subs[0]);
-    for (int i = 0; argc > 1 && i < n_subs; i++)
-        if (strcmp(argv[1], subs[i].name) == 0)
-            return subs[i].run(argc - 1, argv + 1);
-    bool help = argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-    FILE *f = help ? stdout : stderr;
-    if (argc > 1 && !help)
-        fprintf(f, "qkv s2s: unknown subcommand '%s'\n", argv[1]);
-    fprintf(f, "usage: qkv s2s SUBCOMMAND [options]   ('qkv s2s SUBCOMMAND --help' for its "
-               "options)\nThe encoder-decoder with cross-attention.\n\nsubcommands:\n");
-    for (int i = 0; i < n_subs; i++)
-        fprintf(f, "  %-6s %s\n", subs[i].name, subs[i].summary);
-    return help ? 0 : ARG_USAGE_EXIT;
+    static const cli_menu menu = {.prog = "qkv s2s", .noun = "subcommand",
+                                  .summary = "The encoder-decoder with cross-attention.",
+                                  .cmds = subs, .n_cmds = (int)(sizeof subs / sizeof subs[0])};
+    return cli_dispatch(&menu, argc, argv);
 }

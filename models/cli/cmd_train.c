@@ -19,6 +19,7 @@ typedef struct loss_log {
     double *step, *train, *val; /* val is NAN where no evaluation ran */
 } loss_log;
 
+/* Append one point to the log, growing it; 0 or -1 when out of memory. */
 static int log_add(loss_log *l, double step, double train, double val)
 {
     if (l->n == l->cap) {
@@ -77,6 +78,7 @@ static void write_log(const loss_log *l, const char *ckpt)
     free(vv);
 }
 
+/* Save the run to out; on failure print why and return -1. */
 static int save(const qkv_trainer *t, const char *out)
 {
     if (qkv_trainer_save(t, out) < 0) {
@@ -86,13 +88,32 @@ static int save(const qkv_trainer *t, const char *out)
     return 0;
 }
 
+/* A --config preset: the model's size and the run's length. */
+typedef struct preset {
+    const char *name;
+    int iters, batch, block, layers, heads, embd;
+    double dropout;
+} preset;
+
+/* The first is the default. */
+static const preset presets[] = {
+    {"baby", 2000, 12, 64, 4, 4, 128, 0.0},
+    {"small", 5000, 64, 256, 6, 6, 384, 0.2},
+};
+
 int cmd_train(int argc, char **argv)
 {
-    const char *data = getenv("QKV_DATA"), *config = "baby", *out = "gpt.ckpt", *resume = NULL;
-    int iters = 2000, batch = 12, block = 64, layers = 4, heads = 4, embd = 128, warmup = 100;
-    int eval_every = 500, eval_iters = 200, seed = 1337, threads = omp_get_num_procs(),
-        log_every = 100;
-    double dropout = 0, lr = 1e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
+    /* Defaults: the model and run length of the first preset, the optimizer's
+     * settings from the library, so --help shows what a bare run does. */
+    const preset *dp = &presets[0];
+    const qkv_train_config dt = qkv_train_defaults();
+    const char *data = getenv("QKV_DATA"), *config = dp->name, *out = "gpt.ckpt", *resume = NULL;
+    int iters = dp->iters, batch = dp->batch, block = dp->block, layers = dp->layers,
+        heads = dp->heads, embd = dp->embd, warmup = dt.warmup;
+    int eval_every = 500, eval_iters = dt.eval_iters, seed = (int)dt.seed,
+        threads = omp_get_num_procs(), log_every = 100;
+    double dropout = dp->dropout, lr = dt.lr, min_lr = dt.min_lr, weight_decay = dt.weight_decay,
+           clip = dt.grad_clip;
     bool no_bias = false;
     const arg_spec specs[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
@@ -126,12 +147,7 @@ int cmd_train(int argc, char **argv)
         return rc;
 
     /* Presets first, then every flag given explicitly wins. */
-    struct preset {
-        const char *name;
-        int iters, batch, block, layers, heads, embd;
-        double dropout;
-    } presets[] = {{"baby", 2000, 12, 64, 4, 4, 128, 0.0}, {"small", 5000, 64, 256, 6, 6, 384, 0.2}};
-    const struct preset *ps = NULL;
+    const preset *ps = NULL;
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
         if (strcmp(config, presets[i].name) == 0)
             ps = &presets[i];

@@ -1,16 +1,8 @@
 /* The qkv program: one binary, one subcommand per job. */
-#include <stdio.h>
-#include <string.h>
-
+#include "args.h"
 #include "commands.h"
 
-typedef struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} command;
-
-static const command commands[] = {
+static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
     {"sample", cmd_sample, "generate text from a trained checkpoint"},
     {"eval", cmd_eval, "train and validation loss of a checkpoint"},
@@ -20,27 +12,10 @@ static const command commands[] = {
     {"lab", cmd_lab, "attention step by step: the worked example, the sqrt(d) scaling, the causal mask"},
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: qkv COMMAND [options]   ('qkv COMMAND --help' for its options)\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-}
-
+/* Hand the command line to the subcommand argv[1] names. */
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "qkv: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    static const cli_menu menu = {.prog = "qkv", .noun = "command", .cmds = commands,
+                                  .n_cmds = (int)(sizeof commands / sizeof commands[0])};
+    return cli_dispatch(&menu, argc, argv);
 }

@@ -1,10 +1,12 @@
-/* The clock and the Ctrl-C flag (see runtime.h). */
+/* The clock, the median and the Ctrl-C flag (see runtime.h). */
 #include "runtime.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 volatile sig_atomic_t cli_interrupted;
 
+/* The SIGINT handler: only sets the flag, the one thing a handler may safely do. */
 static void on_sigint(int sig)
 {
     (void)sig;
@@ -18,4 +20,17 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* qsort's order for doubles (none of ours is NaN). */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
