@@ -3,7 +3,7 @@
 #   make test       every Check suite (float and double builds)
 #   make sanitize   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make install PREFIX=/usr/local
-#   make clean
+#   make clean      remove build/ (with BUILD=DIR: remove DIR)
 
 CC      ?= cc
 BUILD   ?= build
@@ -61,17 +61,23 @@ $(BUILD)/libqkv.so: $(OBJ)
 $(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a
 	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
 
+# Test programs compile and link in one step; PROGRAM.d lists the headers they
+# include (tests/support/*.h too), so editing one rebuilds them. Those headers
+# become prerequisites, so TEST_INPUTS keeps them off the command line.
+TEST_DEPS   = -MMD -MP -MT $@ -MF $@.d
+TEST_INPUTS = $(filter %.c %.o %.a,$^)
+
 $(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/dump_%: tests/dump_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) -Itests/support -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
 # Run every suite even when one fails, then fail if any did.
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
@@ -127,9 +133,10 @@ test-readme: $(BUILD)/libqkv.a
 	@$(BUILD)/readme/example > $(BUILD)/readme/example.out && echo "README example: compiled and ran"
 
 clean:
-	rm -rf build
+	rm -rf $(BUILD)
 
 -include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d)
+-include $(TESTS:=.d) $(DUMPS:=.d)
 
 # ---- robustness: fuzzing the checkpoint loader, valgrind on the program ----
 #   make fuzz [FUZZ_SECONDS=600]   libFuzzer on the checkpoint loader (clang, libclang-rt-14-dev, libomp-14-dev)
