@@ -470,9 +470,9 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     qkv_checkpoint_close(ck);
 
     /* The printed command, with the settings a run does not save: how often
-     * it evaluates (which draws evaluation batches) and its thread count. */
-    r = RUN("train", "--resume", "run.ckpt", "--data", text, "--eval-every", "200", "--threads",
-            "1");
+     * it evaluates (which draws evaluation batches) and logs, and its thread count. */
+    r = RUN("train", "--resume", "run.ckpt", "--data", text, "--eval-every", "200", "--log-every",
+            "1", "--threads", "1");
     EXPECT(r, 0, "");
     ck_assert_ptr_nonnull(strstr(r.out, "(resumed)"));
     ck_assert_ptr_nonnull(strstr(r.out, "done: "));
@@ -483,6 +483,17 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     ck_assert_uint_eq(n_full, n_run);
     ck_assert_msg(memcmp(full, run, n_full) == 0,
                   "the resumed run's checkpoint differs from the uninterrupted run's");
+    free(full);
+    free(run);
+    /* The loss log continues the saved run's: the same rows as the uninterrupted run's. */
+    full = read_file(in_dir(work, "full.ckpt.csv"), &n_full);
+    run = read_file(in_dir(work, "run.ckpt.csv"), &n_run);
+    size_t same = 0;
+    while (same < n_full && same < n_run && full[same] == run[same])
+        same++;
+    ck_assert_msg(n_full == n_run && same == n_full,
+                  "the resumed run's loss log differs from the uninterrupted run's at byte %zu: "
+                  "\"%.60s\" vs \"%.60s\"", same, full + same, run + same);
     free(full);
     free(run);
     qkv_gpt *m = qkv_gpt_load(in_dir(work, "run.ckpt"), &vocab);

@@ -43,6 +43,37 @@ static int log_add(loss_log *l, double step, double train, double val)
     return 0;
 }
 
+/* The points of the log next to ckpt (CKPT.csv) up to step `upto`, so that a
+ * resumed run's log and plot continue the saved run's instead of starting
+ * over. A missing log, or the first line that does not parse, ends the read. */
+static void log_read(loss_log *l, const char *ckpt, int64_t upto)
+{
+    char path[4096], line[256];
+    snprintf(path, sizeof path, "%s.csv", ckpt);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    for (bool header = true; fgets(line, sizeof line, f); header = false) {
+        char *end, *after;
+        double step = strtod(line, &end), train, val = NAN;
+        if (header)
+            continue;
+        if (*end != ',' || step > (double)upto)
+            break;
+        train = strtod(end + 1, &end);
+        if (*end != ',')
+            break;
+        if (end[1] != '\n') { /* an empty third field: no evaluation at this step */
+            val = strtod(end + 1, &after);
+            if (after == end + 1)
+                break;
+        }
+        if (log_add(l, step, train, val) < 0)
+            break;
+    }
+    fclose(f);
+}
+
 /* Write PATH.csv and PATH.svg next to the checkpoint. */
 static void write_log(const loss_log *l, const char *ckpt)
 {
@@ -215,6 +246,8 @@ int cmd_train(int argc, char **argv)
 
     cli_catch_sigint();
     loss_log log = {0};
+    if (resume)
+        log_read(&log, resume, t->step);
     double t_start = cli_now(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
     int interval_n = 0, status = 0;
     int64_t start_step = t->step;
