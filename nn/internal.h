@@ -48,12 +48,18 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
+/* Its last part: y, what the heads found (B,Tq,C), through c_proj, then dropout. */
+qkv_tensor *qkv__attend_project(const qkv_run *r, const qkv_linear *c_proj, qkv_real dropout,
+                                qkv_tensor *y);
+
 /* ---- key/value cache (kv_cache.c) ---- */
 
 /* Append the new keys and values k, v (B,Tnew,C) to layer's cache and give
- * back all its positions so far as arena tensors *k_all, *v_all (B,len,C).
- * Checks every size first: on error the cache is untouched. 0 or -1. */
+ * back views of all its positions so far, *k_all and *v_all (B,len,C), read
+ * in place: their batch entries start *kv_batch values apart (Tmax·C), so
+ * they are for qkv__attention_heads_view only. Checks every size first: on
+ * error the cache is untouched. 0 or -1. */
 int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
-                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all);
+                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all, size_t *kv_batch);
 
 #endif

@@ -14,6 +14,7 @@
 #include <tgmath.h>
 
 #include "kernels/gemm.h"
+#include "op_attention.h"
 #include "softmax_kernel.h"
 
 /* Where the matrices of the attention problems sit: problem (b, h), batch
@@ -279,9 +280,11 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     return attend(a, &pr, q, k, v, nd, pshape, mask, dropout, rng, weights);
 }
 
-qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
-                                int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
-                                qkv_tensor **weights)
+/* qkv_attention_heads where the batch entries of k and v start kv_batch
+ * values apart (see op_attention.h). */
+static qkv_tensor *attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                   size_t kv_batch, int n_head, const qkv_mask *mask,
+                                   qkv_real dropout, qkv_rng *rng, qkv_tensor **weights)
 {
     if (weights)
         *weights = NULL;
@@ -299,8 +302,26 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
     int d = C / n_head;
     problem pr = {.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
                   .causal = mask && mask->causal,
-                  .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {(size_t)tk * C, (size_t)d, C},
+                  .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
                   .lp = {(size_t)n_head * tq * tk, (size_t)tq * tk, tk}};
     return attend(a, &pr, q, k, v, 4, (const int[]){B, n_head, tq, tk}, mask, dropout, rng,
                   weights);
+}
+
+qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
+                                qkv_tensor **weights)
+{
+    size_t kv_batch = k && k->ndim == 3 ? (size_t)k->shape[1] * k->shape[2] : 0;
+    return attention_heads(a, q, k, v, kv_batch, n_head, mask, dropout, rng, weights);
+}
+
+qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                      size_t kv_batch, int n_head, const qkv_mask *mask)
+{
+    if (qkv_grad_enabled()) {
+        qkv_set_error("attention_heads: keys and values read in place need grad mode off");
+        return NULL;
+    }
+    return attention_heads(a, q, k, v, kv_batch, n_head, mask, 0, NULL, NULL);
 }

@@ -102,6 +102,8 @@ static qkv_real *thread_buffer(void)
  * with op(A) M×K and op(B) K×N (see gemm.h for the layouts). */
 typedef struct product {
     bool ta, tb;
+    bool dot; /* the path's few-rows NT form: decided on the whole product, so
+               * that every thread count computes each element the same way */
     int M, N, K;
     qkv_real alpha, beta;
     const qkv_real *A, *B;
@@ -194,6 +196,10 @@ static void run_product(const qkv__gemm_path *path, const product *g)
         scale_c(g);
         return;
     }
+    if (g->dot) {
+        path->dot(g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta, g->C, g->ldc);
+        return;
+    }
     qkv_real *buf = thread_buffer();
     if (buf) {
         run_blocked(path, g, buf, (blocking){KC_MAX, NC_MAX, MC_MAX});
@@ -243,6 +249,9 @@ void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int
     int parts = threads / gcd(products, threads), pm = 1, pn = 1;
     choose_grid(parts, M, N, path->mr, path->nr, &pm, &pn);
     int items = products * parts;
+    /* A few rows times a transposed B (one position through a Linear):
+     * packing B would cost more than the product. */
+    bool dot = path->dot && !trans_a && trans_b && M <= QKV__GEMM_DOT_M_MAX;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int item = 0; item < items; item++) {
         int e = item / parts, b = e / heads, h = e % heads, r = item % parts, i0, i1, j0, j1;
@@ -250,7 +259,7 @@ void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int
         part_range(r % pn, pn, N, path->nr, &j0, &j1);
         const qkv_real *a = A + b * a_batch + h * a_head + (trans_a ? (size_t)i0 : (size_t)i0 * lda);
         const qkv_real *bb = B + b * b_batch + h * b_head + (trans_b ? (size_t)j0 * ldb : (size_t)j0);
-        product g = {trans_a, trans_b, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
+        product g = {trans_a, trans_b, dot, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
                      C + b * c_batch + h * c_head + (size_t)i0 * ldc + j0, lda, ldb, ldc};
         run_product(path, &g);
     }
