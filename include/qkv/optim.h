@@ -79,8 +79,9 @@ int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
 /* Finish a training step whose gradients are in p: refuse a NaN or
  * infinite loss or gradient norm (an error naming the step, with the
  * weights untouched), clip the global norm to grad_clip (0 = no clipping),
- * then update with learning rate lr. The norm before clipping goes to
- * norm_out (may be NULL). 0 or -1. */
+ * then update with learning rate lr. The clipping scales the gradients as
+ * the update reads them, in the same pass; p's gradients are left as they
+ * were. The norm before clipping goes to norm_out (may be NULL). 0 or -1. */
 int qkv_optim_apply(qkv_optim *o, qkv_params *p, double loss, double grad_clip, double lr,
                     int64_t step, double *norm_out);
 
