@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "profile.h"
 
 static _Thread_local bool grad_off; /* "off" so that the zero default means enabled */
 
@@ -36,6 +37,8 @@ qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backwar
     n->in = copy;
     out->node = n;
     out->requires_grad = true;
+    if (qkv__profiling)
+        qkv__profile_forward(op, in[0], out);
     return n;
 }
 
@@ -196,6 +199,7 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
     loss->grad[0] += 1;
     for (size_t k = n; k-- > 0;) {
         qkv_node *nd = order[k];
+        double t0 = qkv__profiling ? qkv__profile_now() : 0; /* its inputs' clearing counts too */
         for (int i = 0; i < nd->n_in; i++) {
             qkv_tensor *in = nd->in[i];
             if (!in->requires_grad || in->grad)
@@ -212,6 +216,8 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
             !(nd->scratch = pool_take(&pool, a, nd->scratch_size, false)))
             return -1;
         nd->backward(nd);
+        if (qkv__profiling)
+            qkv__profile_backward(nd->op, nd->in[0], nd->out, qkv__profile_now() - t0);
         if (nd->scratch_size)
             pool_give(&pool, nd->scratch);
         nd->scratch = NULL;
