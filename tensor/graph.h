@@ -23,7 +23,14 @@ struct qkv_node {
     size_t scratch_size;      /* values of scratch memory backward needs, or 0 */
     qkv_real *scratch;        /* that memory (uninitialised), lent only while backward runs */
     uint32_t mark;            /* visit stamp of the last topological sort */
+    bool assigns;             /* backward honours `fresh` (set by the op that records it) */
+    uint32_t fresh;           /* while backward runs: bit i set when in[i]->grad is new and
+                               * uninitialised, to be assigned (=), not added to (+=): the
+                               * first contribution needs no cleared buffer to add into */
 };
+
+/* Whether node n's backward must assign in[i]'s gradient rather than add to it. */
+static inline bool qkv__fresh(const qkv_node *n, int i) { return n->fresh >> i & 1; }
 
 /* True when any of the n inputs is NULL (an earlier op failed; its message stands). */
 bool qkv__any_null(int n, qkv_tensor *const *ts);

@@ -9,8 +9,9 @@ static void affine_backward(qkv_node *n)
     qkv_tensor *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
     const qkv_real *dy = n->out->grad;
     int M = (int)qkv__rows(x), in = w->shape[1], out = w->shape[0];
-    if (x->grad) /* dx (M×in) += dy (M×out) · W (out×in) */
-        qkv_gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0, 1, x->grad, in, 0);
+    if (x->grad) /* dx (M×in) (+)= dy (M×out) · W (out×in) */
+        qkv_gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0, qkv__fresh(n, 0) ? 0 : 1,
+                 x->grad, in, 0);
     if (w->grad) /* dW (out×in) += dyᵀ (out×M) · x (M×in) */
         qkv_gemm(1, true, false, out, in, M, 1, dy, out, 0, x->data, in, 0, 1, w->grad, in, 0);
     if (b && b->grad) /* db += the column sums of dy */
@@ -38,6 +39,8 @@ qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     qkv_gemm(1, false, true, M, N, K, 1, x->data, K, 0, w->data, K, 0, 0, y->data, N, 0);
     if (b)
         qkv__add_rows(y->data, b->data, (size_t)M, (size_t)N);
-    qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
+    qkv_node *n = qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
+    if (n)
+        n->assigns = true;
     return y;
 }

@@ -389,6 +389,17 @@ START_TEST(test_tensor_used_twice_gets_both_contributions)
     ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_add(a, x, x))), 0);
     for (int i = 0; i < 4; i++)
         ck_assert(x->grad[i] == 2);
+    /* The same for a computed tensor h = 2x, whose gradient buffer the first
+     * backward to reach it fills (=) rather than adds to: d/dx Σ h·h = 8x,
+     * d/dx Σ (h·h + h) = 8x + 2. */
+    for (int plus_h = 0; plus_h < 2; plus_h++) {
+        x->grad = NULL;
+        qkv_tensor *h = qkv_add(a, x, x), *hh = qkv_mul(a, h, h);
+        ck_assert_int_eq(qkv_backward(a, qkv_sum(a, plus_h ? qkv_add(a, hh, h) : hh)), 0);
+        for (int i = 0; i < 4; i++)
+            ck_assert_msg(x->grad[i] == 8 * x->data[i] + 2 * plus_h, "h·h%s: grad %g at %d",
+                          plus_h ? " + h" : "", (double)x->grad[i], i);
+    }
     qkv_arena_free(a);
 }
 END_TEST
