@@ -14,7 +14,7 @@ WARN    := -Wall -Wextra
 BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -Iinclude $(WARN) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c data/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/viz/*.c data/*.c)
 CLI_SRC  := $(wildcard models/cli/*.c)
 SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)

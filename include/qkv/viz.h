@@ -1,5 +1,6 @@
-/* qkv/svg.h — pictures as self-contained SVG files: heatmaps of attention
- * weights and line plots of loss curves. Open them in any web browser.
+/* qkv/viz.h — pictures of what a model does, all self-contained files that
+ * any web browser opens without a network: SVG heatmaps and line plots, the
+ * attention weights of a model as a heatmap.
  *
  *     qkv_real w[2 * 3 * 4] = {...};              // 2 heads, 3 queries, 4 keys
  *     qkv_svg_heatmap_spec spec = {
@@ -18,10 +19,10 @@
  * escaped, a space shows as '␣', a newline as '⏎', a tab as '⇥' and any other
  * control or non-ASCII byte as '�'. Titles and names are UTF-8.
  */
-#ifndef QKV_SVG_H
-#define QKV_SVG_H
+#ifndef QKV_VIZ_H
+#define QKV_VIZ_H
 
-#include "qkv/base.h"
+#include "qkv/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,26 @@ typedef struct qkv_svg_series {
  * a message naming path) on bad arguments or when the file cannot be written. */
 int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
                   int n_series, const qkv_svg_series *series);
+
+/* ---- a model's attention ---- */
+
+/* How qkv_attn_svg draws the weights of one attention (1,H,Tq,Tk). */
+typedef struct qkv_attn_svg_spec {
+    const char *title;      /* above the panels, or NULL */
+    int head;               /* draw this head only; -1 for one panel per head */
+    bool average;           /* one panel: the mean over the heads (head is ignored) */
+    bool causal;            /* cells above the diagonal were masked: leave them blank */
+    const char *row_labels; /* Tq characters (the queries' text), or NULL */
+    const char *col_labels; /* Tk characters (the keys' text), or NULL */
+    const char *rows_name;  /* caption of the row axis, or NULL */
+    const char *cols_name;  /* caption of the column axis, or NULL */
+} qkv_attn_svg_spec;
+
+/* Write attention weights (1,H,Tq,Tk) as a heatmap (qkv_svg_heatmap) to
+ * path: one Tq×Tk panel per head drawn, one cell per unmasked weight, on a
+ * colour scale from 0 to the largest weight drawn. 0, or -1 with a message
+ * (bad shape or head, unwritable file). */
+int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec);
 
 #ifdef __cplusplus
 }
