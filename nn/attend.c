@@ -15,7 +15,7 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
     /* The record keeps the very tensors the attention used, for inspection. */
     if (y && r->record) {
         qkv_attn_record *rec = r->record;
-        if (rec->n < rec->cap)
+        if (rec->calls && rec->n < rec->cap) /* a record without slots only counts */
             rec->calls[rec->n] = (qkv_attn_call){.q = q, .k = k, .v = v, .weights = w, .out = y,
                                                  .mask = *mask, .n_head = n_head};
         rec->n++;

@@ -421,6 +421,9 @@ START_TEST(test_record_holds_what_the_attention_used)
     rec = (qkv_attn_record){.calls = calls, .cap = 0};
     ck_assert_qkv(qkv_self_attn_forward(&attn, &run, x, NULL, NULL));
     ck_assert_int_eq(rec.n, 1);
+    rec = (qkv_attn_record){.cap = 4}; /* no slots at all: counted, nothing written */
+    ck_assert_qkv(qkv_self_attn_forward(&attn, &run, x, NULL, NULL));
+    ck_assert_int_eq(rec.n, 1);
     qkv_arena_free(run.arena);
     qkv_params_free(p);
 }

@@ -52,7 +52,7 @@ typedef struct qkv_attn_call {
 /* Where a forward records its attention calls, in the order it makes them
  * (a GPT: layer 0, 1, ...; see each model for its order). */
 typedef struct qkv_attn_record {
-    qkv_attn_call *calls; /* cap slots */
+    qkv_attn_call *calls; /* cap slots; NULL: calls are only counted */
     int cap;              /* slots in calls */
     int n;                /* calls made so far; those past cap are counted, not kept */
 } qkv_attn_record;
