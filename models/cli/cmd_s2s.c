@@ -79,7 +79,7 @@ static int s2s_train(int argc, char **argv)
     cli_catch_sigint();
     double t_start = cli_now(), t_last = t_start, eval_time = 0, loss_sum = 0, acc = NAN;
     int loss_n = 0, status = 0;
-    while (t->step < steps && !cli_interrupted) {
+    while (t->run->step < steps && !cli_interrupted) {
         double loss;
         if (qkv_seq2seq_trainer_step(t, &loss, NULL) < 0) {
             status = fail("train");
@@ -87,11 +87,11 @@ static int s2s_train(int argc, char **argv)
         }
         loss_sum += loss;
         loss_n++;
-        int64_t s = t->step;
+        int64_t s = t->run->step;
         if (s % log_every == 0 || s == steps) {
             double now = cli_now(), train_time = now - t_start - eval_time;
             printf("step %6lld/%d  loss %.4f  lr %.2e  %6.1f ms/step  ETA %4.0fs\n", (long long)s,
-                   steps, loss_sum / loss_n, qkv_lr_at(&t->sched, s - 1),
+                   steps, loss_sum / loss_n, qkv_lr_at(&t->run->sched, s - 1),
                    1000 * (now - t_last) / loss_n, train_time / (double)s * (double)(steps - s));
             loss_sum = 0;
             loss_n = 0;
@@ -113,10 +113,10 @@ static int s2s_train(int argc, char **argv)
         fflush(stdout);
     }
     if (cli_interrupted && status == 0) {
-        if (qkv_seq2seq_save(t->model, out, t->step) < 0)
+        if (qkv_seq2seq_save(t->model, out, t->run->step) < 0)
             status = fail("train");
         else
-            printf("\ninterrupted at step %lld: saved %s\n", (long long)t->step, out);
+            printf("\ninterrupted at step %lld: saved %s\n", (long long)t->run->step, out);
     } else if (status == 0) {
         printf("done: %d steps in %.1fs (%.1fs training); held-out exact match %.1f%%; saved %s\n",
                steps, cli_now() - t_start, cli_now() - t_start - eval_time, 100 * acc, out);

@@ -136,45 +136,45 @@ int cmd_train(int argc, char **argv)
     }
     const qkv_gpt_config *mc = &t->model->cfg;
     const qkv_corpus *c = t->corpus;
-    int B = t->cfg.batch_size, T = mc->block_size, total = t->cfg.iters;
+    int B = t->run->cfg.batch_size, T = mc->block_size, total = t->run->cfg.iters;
     printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, c->len,
            c->tok.size, c->n_train, c->len - c->n_train);
     printf("model: %d layers, %d heads, width %d, block %d, dropout %g: %zu parameters\n",
            mc->n_layer, mc->n_head, mc->n_embd, mc->block_size, mc->dropout, t->model->params->total);
     printf("training: %d steps of %d x %d tokens, lr %g -> %g (warmup %d), %d threads%s\n", total,
-           B, T, t->cfg.lr, t->cfg.min_lr, t->cfg.warmup, threads,
+           B, T, t->run->cfg.lr, t->run->cfg.min_lr, t->run->cfg.warmup, threads,
            resume ? " (resumed)" : "");
-    if (t->step >= total)
+    if (t->run->step >= total)
         printf("the run saved in %s is already at step %lld of %d; nothing to do (pass --iters to "
-               "go further)\n", resume, (long long)t->step, total);
+               "go further)\n", resume, (long long)t->run->step, total);
     fflush(stdout);
 
     cli_catch_sigint();
     loss_log log = {0};
     if (resume)
-        log_read(&log, resume, t->step);
+        log_read(&log, resume, t->run->step);
     double t_start = cli_now(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
     int interval_n = 0, status = 0;
-    int64_t start_step = t->step;
-    while (t->step < total) {
+    int64_t start_step = t->run->step;
+    while (t->run->step < total) {
         double loss;
         if (qkv_trainer_step(t, &loss, NULL) < 0) {
             fprintf(stderr, "qkv train: %s\n", qkv_last_error());
             if (save(t, out) == 0)
                 fprintf(stderr, "qkv train: saved the last good state (step %lld) to %s\n",
-                        (long long)t->step, out);
+                        (long long)t->run->step, out);
             status = 1;
             break;
         }
         interval_sum += loss;
         interval_n++;
-        int64_t s = t->step;
+        int64_t s = t->run->step;
         if (s % log_every == 0 || s == total) {
             double now = cli_now(), ms = 1000 * (now - t_last) / interval_n;
             double eta = (now - t_start) / (double)(s - start_step) * (double)(total - s);
             printf("step %6lld/%d  loss %.4f  lr %.2e  %7.1f ms/step  %8.0f tok/s  ETA %4.0fs\n",
                    (long long)s, total, interval_sum / interval_n,
-                   qkv_lr_at(&t->sched, s - 1), ms, B * T / (ms / 1000), eta);
+                   qkv_lr_at(&t->run->sched, s - 1), ms, B * T / (ms / 1000), eta);
             log_add(&log, (double)s, interval_sum / interval_n, NAN);
             interval_sum = 0;
             interval_n = 0;
@@ -200,15 +200,15 @@ int cmd_train(int argc, char **argv)
         if (cli_interrupted) {
             if (save(t, out) == 0)
                 printf("\ninterrupted at step %lld: saved %s\nresume with: qkv train --resume %s "
-                       "--data %s\n", (long long)t->step, out, out, data);
+                       "--data %s\n", (long long)t->run->step, out, out, data);
             else
                 status = 1;
             break;
         }
     }
-    if (status == 0 && !cli_interrupted && t->step >= total && t->step > start_step)
+    if (status == 0 && !cli_interrupted && t->run->step >= total && t->run->step > start_step)
         printf("done: %lld steps in %.1fs; final train loss %.4f, val loss %.4f; saved %s\n",
-               (long long)t->step - start_step, cli_now() - t_start, train_eval, val, out);
+               (long long)t->run->step - start_step, cli_now() - t_start, train_eval, val, out);
     if (log.n)
         write_log(&log, out);
     free(log.step);
