@@ -16,6 +16,16 @@ LDLIBS  := -lm -fopenmp
 
 LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c data/*.c)
 CLI_SRC  := $(wildcard models/cli/*.c)
+# make MPI=1: the program trains data-parallel over MPI (models/cli/dist_mpi.c,
+# compiled and linked with $(MPICC)); the library never links MPI.
+MPICC    ?= mpicc
+ifeq ($(MPI),1)
+CLI_SRC  := $(filter-out models/cli/dist_none.c,$(CLI_SRC))
+CLI_LD   := $(MPICC)
+else
+CLI_SRC  := $(filter-out models/cli/dist_mpi.c,$(CLI_SRC))
+CLI_LD   := $(CC)
+endif
 SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 GRAD_SRC := $(wildcard tests/grad_*.c)
@@ -34,7 +44,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme run
+.PHONY: all test sanitize clean install bench test-install test-readme run FORCE
 VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -58,8 +68,17 @@ $(BUILD)/libqkv64.a: $(OBJ64)
 $(BUILD)/libqkv.so: $(OBJ)
 	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a
-	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+$(BUILD)/obj/models/cli/dist_mpi.o: models/cli/dist_mpi.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Both flavours are build/qkv: the program is relinked when MPI= changes.
+$(BUILD)/program-flavour: FORCE
+	@mkdir -p $(dir $@)
+	@echo "MPI=$(MPI)" | cmp -s - $@ || echo "MPI=$(MPI)" > $@
+
+$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a $(BUILD)/program-flavour
+	$(CLI_LD) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # Test programs compile and link in one step; PROGRAM.d lists the headers they
 # include (tests/support/*.h too), so editing one rebuilds them. Those headers
