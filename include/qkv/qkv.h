@@ -20,5 +20,6 @@
 #include "qkv/svg.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"
+#include "qkv/training.h"
 
 #endif
