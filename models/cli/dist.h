@@ -14,7 +14,9 @@
 
 #include "qkv/base.h"
 
-/* Start the ranks (MPI_Init); 0, or -1 with a message. Call first in main. */
+/* Start the ranks (MPI_Init); 0, or -1 with a message. Call first in main.
+ * Only rank 0 speaks: the others' standard output is dropped, their
+ * standard error (where failures go) is kept. */
 int dist_init(int *argc, char ***argv);
 
 /* Shut down cleanly (MPI_Finalize); the last call of a normal exit. */
@@ -25,6 +27,10 @@ int dist_rank(void);
 
 /* How many ranks train together; 1 in the default build. */
 int dist_size(void);
+
+/* This process's place among the ranks on its own machine (0 in the default
+ * build): its threads are pinned past those of the ranks before it. */
+int dist_local_rank(void);
 
 /* v[0..n) := the sum of every rank's v[0..n), on every rank. 0 or -1. */
 int dist_sum(qkv_real *v, size_t n);

@@ -1,6 +1,7 @@
 /* Data parallelism over MPI (see dist.h); built only by `make MPI=1`. */
 #include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dist.h"
@@ -12,7 +13,7 @@
 #define REAL_TYPE MPI_FLOAT
 #endif
 
-static int rank, size = 1;
+static int rank, size = 1, local_rank;
 
 /* -1 with MPI's own words for code, naming the call. */
 static int mpi_failed(const char *call, int code)
@@ -33,6 +34,14 @@ int dist_init(int *argc, char ***argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm local;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(local, &local_rank);
+        MPI_Comm_free(&local);
+    }
+    if (rank != 0 && !freopen("/dev/null", "w", stdout))
+        return qkv_set_error("rank %d: cannot silence its standard output", rank);
     return 0;
 }
 
@@ -41,6 +50,8 @@ void dist_finish(void) { MPI_Finalize(); }
 int dist_rank(void) { return rank; }
 
 int dist_size(void) { return size; }
+
+int dist_local_rank(void) { return local_rank; }
 
 int dist_sum(qkv_real *v, size_t n)
 {
