@@ -48,6 +48,12 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
+/* Append one attention call to r->record when there is one (the weights w
+ * may be NULL). k and v may be views into the key/value cache: for a batch
+ * of more than one their entries are Tmax·C apart (qkv__kv_cache_append). */
+void qkv__attend_record(const qkv_run *r, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                        qkv_tensor *w, qkv_tensor *y, const qkv_mask *mask, int n_head);
+
 /* Its last part: y, what the heads found (B,Tq,C), through c_proj, then dropout. */
 qkv_tensor *qkv__attend_project(const qkv_run *r, const qkv_linear *c_proj, qkv_real dropout,
                                 qkv_tensor *y);

@@ -60,6 +60,9 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
      * rule j <= i + (len - Tnew) lets query i see every cached position and
      * the new ones up to itself. The keys and values are read in the cache. */
     qkv_mask mask = {.causal = true};
-    qkv_tensor *y = qkv__attention_heads_view(r->arena, q, k_all, v_all, kv_batch, m->n_head, &mask);
+    qkv_tensor *w = NULL;
+    qkv_tensor *y = qkv__attention_heads_view(r->arena, q, k_all, v_all, kv_batch, m->n_head, &mask,
+                                              r->record ? &w : NULL);
+    qkv__attend_record(r, q, k_all, v_all, w, y, &mask, m->n_head);
     return qkv__attend_project(r, &m->c_proj, m->dropout, y);
 }

@@ -317,11 +317,14 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
 }
 
 qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
-                                      size_t kv_batch, int n_head, const qkv_mask *mask)
+                                      size_t kv_batch, int n_head, const qkv_mask *mask,
+                                      qkv_tensor **weights)
 {
+    if (weights)
+        *weights = NULL;
     if (qkv_grad_enabled()) {
         qkv_set_error("attention_heads: keys and values read in place need grad mode off");
         return NULL;
     }
-    return attention_heads(a, q, k, v, kv_batch, n_head, mask, 0, NULL, NULL);
+    return attention_heads(a, q, k, v, kv_batch, n_head, mask, 0, NULL, weights);
 }
