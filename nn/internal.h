@@ -23,6 +23,9 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
                              int count);
 
+/* gelu(the Linear m of x), the GELU fused into the product (linear.c). */
+qkv_tensor *qkv__linear_gelu(const qkv_linear *m, const qkv_run *r, qkv_tensor *x);
+
 /* 0 when cfg describes a usable module; otherwise -1 with a message naming the
  * module kind (who), its name and the numbers at fault. */
 int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg);

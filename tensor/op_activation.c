@@ -110,6 +110,16 @@ qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
     return unary(a, x, "relu", relu_forward, relu_backward);
 }
 
+void qkv__gelu_values(qkv_real *y, const qkv_real *x, size_t n) { gelu_forward_chunk(y, x, n); }
+
+qkv_tensor *qkv__gelu_computed(qkv_arena *a, qkv_tensor *x, qkv_tensor *y)
+{
+    qkv_node *n = qkv__record(a, y, "gelu", gelu_backward, 1, &x);
+    if (n)
+        n->assigns = true;
+    return y;
+}
+
 qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x)
 {
     qkv_tensor *y = unary(a, x, "gelu", gelu_forward, gelu_backward);
