@@ -248,6 +248,37 @@ static void part_range(int r, int parts, int n, int tile, int *lo, int *hi)
     *hi = min_int((r + 1) * tiles / parts * tile, n);
 }
 
+/* One qkv_gemm_heads call, cut into items: each of its products in `parts`
+ * rectangles, pm rows by pn columns of them. */
+typedef struct heads_call {
+    const qkv__gemm_path *path;
+    int heads, parts, pm, pn;
+    bool ta, tb, dot;
+    int M, N, K;
+    qkv_real alpha, beta;
+    const qkv_real *A, *B;
+    qkv_real *C;
+    int lda, ldb, ldc;
+    size_t a_batch, a_head, b_batch, b_head, c_batch, c_head;
+    const qkv_gemm_epilogue *ep;
+} heads_call;
+
+/* Item `item` of call c: rectangle item % parts of product item / parts. */
+static void run_item(const heads_call *c, int item)
+{
+    int e = item / c->parts, b = e / c->heads, h = e % c->heads, r = item % c->parts, i0, i1, j0, j1;
+    part_range(r / c->pn, c->pm, c->M, c->path->mr, &i0, &i1);
+    part_range(r % c->pn, c->pn, c->N, c->path->nr, &j0, &j1);
+    const qkv_real *a = c->A + b * c->a_batch + h * c->a_head +
+                        (c->ta ? (size_t)i0 : (size_t)i0 * c->lda);
+    const qkv_real *bb = c->B + b * c->b_batch + h * c->b_head +
+                         (c->tb ? (size_t)j0 * c->ldb : (size_t)j0);
+    product g = {c->ta, c->tb, c->dot, i1 - i0, j1 - j0, c->K, c->alpha, c->beta, a, bb,
+                 c->C + b * c->c_batch + h * c->c_head + (size_t)i0 * c->ldc + j0, c->lda, c->ldb,
+                 c->ldc, c->ep, i0, j0};
+    run_product(c->path, &g);
+}
+
 /* qkv_gemm_heads with an epilogue (only for batch = heads = 1: ep may be NULL otherwise). */
 static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
                        qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
@@ -260,7 +291,8 @@ static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, 
     const qkv__gemm_path *path = qkv__gemm_active_path();
     int products = batch * heads;
     double flops = 2.0 * products * M * N * K;
-    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : omp_get_max_threads();
+    /* Inside a parallel region (one per attention problem) the caller's thread does it all. */
+    int threads = flops < PARALLEL_MIN_FLOPS || omp_in_parallel() ? 1 : omp_get_max_threads();
     /* Whole products per thread when they share out evenly; otherwise each
      * product is also cut into `parts` rectangles so they do. */
     int parts = threads / gcd(products, threads), pm = 1, pn = 1;
@@ -269,18 +301,16 @@ static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, 
     /* A few rows times a transposed B (one position through a Linear):
      * packing B would cost more than the product. */
     bool dot = path->dot && !trans_a && trans_b && M <= QKV__GEMM_DOT_M_MAX;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int item = 0; item < items; item++) {
-        int e = item / parts, b = e / heads, h = e % heads, r = item % parts, i0, i1, j0, j1;
-        part_range(r / pn, pm, M, path->mr, &i0, &i1);
-        part_range(r % pn, pn, N, path->nr, &j0, &j1);
-        const qkv_real *a = A + b * a_batch + h * a_head + (trans_a ? (size_t)i0 : (size_t)i0 * lda);
-        const qkv_real *bb = B + b * b_batch + h * b_head + (trans_b ? (size_t)j0 * ldb : (size_t)j0);
-        product g = {trans_a, trans_b, dot, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
-                     C + b * c_batch + h * c_head + (size_t)i0 * ldc + j0, lda, ldb, ldc,
-                     ep, i0, j0};
-        run_product(path, &g);
+    heads_call c = {path, heads, parts, pm, pn, trans_a, trans_b, dot, M, N, K, alpha, beta,
+                    A, B, C, lda, ldb, ldc, a_batch, a_head, b_batch, b_head, c_batch, c_head, ep};
+    if (threads == 1) { /* no parallel region at all: it would cost more than a small product */
+        for (int item = 0; item < items; item++)
+            run_item(&c, item);
+        return;
     }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int item = 0; item < items; item++)
+        run_item(&c, item);
 }
 
 void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
