@@ -2,7 +2,7 @@
  * cache (see qkv/seq2seq.h). */
 #include <string.h>
 
-#include "decode.h"
+#include "../train/decode.h"
 #include "seq2seq_internal.h"
 
 /* Columns [from, from+n) of the rows of ids (B, width), as a new (B,n) array in a. */

@@ -443,7 +443,7 @@ START_TEST(test_sampling_and_generation_errors)
     } cases[] = {
         {{-1, 0, 1}, "temperature -1"},     {{NAN, 0, 1}, "temperature nan"},
         {{INFINITY, 0, 1}, "temperature inf"}, {{1, -2, 1}, "top_k -2"},
-        {{1, 0, 0}, "top_p 0 must be in (0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
+        {{1, 0, -0.5}, "top_p -0.5 must be in [0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
     };
     qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
     ck_assert_qkv(m);

@@ -18,6 +18,7 @@
 #ifndef QKV_GPT_H
 #define QKV_GPT_H
 
+#include "qkv/generate.h"
 #include "qkv/nn.h"
 
 #ifdef __cplusplus
@@ -77,31 +78,14 @@ qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *id
 qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
                          const int32_t *targets, int B, int T);
 
-/* ---- sampling ---- */
-
-typedef struct qkv_sample_opts {
-    double temperature; /* logits are divided by it; 0 = always the most likely token */
-    int top_k;          /* keep only the k most likely tokens (0 = all) */
-    double top_p;       /* keep the smallest set of tokens whose probability reaches p (1 = all) */
-} qkv_sample_opts;
-
-/* 0 when the options are usable (temperature >= 0, top_k >= 0, 0 < top_p <= 1), else -1. */
-int qkv_sample_opts_check(const qkv_sample_opts *o);
-
-/* Draw a token from logits (V values) under opts: one uniform draw from rng
- * (none when greedy). scratch holds 2·V values. */
-int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *opts, qkv_rng *rng,
-                         qkv_real *scratch);
-
-/* Called with each generated token; return non-zero to stop early. */
-typedef int (*qkv_emit_fn)(int32_t token, void *ud);
+/* ---- sampling (the options and the loop are in qkv/generate.h) ---- */
 
 /* Continue prompt (n_prompt >= 1 ids) with n_new tokens, calling emit for
  * each. With use_cache, keys and values of past tokens are kept (each new
  * token costs O(T)); without, every step recomputes the whole window
  * (O(T²)); both give the same tokens. When the context is full the window
  * slides by block_size/2: the cache is refilled from the newest half. Runs in
- * no-grad mode. 0 or -1. */
+ * no-grad mode. This is qkv_generate with the GPT as its qkv_lm. 0 or -1. */
 int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int n_new,
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud);
