@@ -78,7 +78,7 @@ int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss_out, double *n
     qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
     qkv_tensor *loss = qkv_seq2seq_loss(t->model, &run, t->batch);
     if (qkv__finish_step(t->opt, p, t->arena, loss, t->cfg.grad_clip,
-                         qkv_lr_at(&t->sched, t->step), t->step, loss_out, norm_out) < 0)
+                         qkv_lr_at(&t->sched, t->step), loss_out, norm_out) < 0)
         return -1;
     t->step++;
     return 0;

@@ -16,11 +16,10 @@ void qkv__train_plan(const qkv_train_config *tc, qkv_lr_schedule *sched, qkv_opt
 
 /* Backpropagate from loss (a graph built in arena over p's parameters, whose
  * gradients were zeroed before it), free the graph (reset arena), then
- * qkv_optim_apply with grad_clip and lr as step `step`. The loss value and the
+ * qkv_optim_apply with grad_clip and lr (as step o->step). The loss value and the
  * gradient norm go to loss_out and norm_out (either may be NULL) on success.
  * A NULL loss (the forward failed) returns -1 with its message. 0 or -1. */
 int qkv__finish_step(qkv_optim *o, qkv_params *p, qkv_arena *arena, qkv_tensor *loss,
-                     double grad_clip, double lr, int64_t step, double *loss_out,
-                     double *norm_out);
+                     double grad_clip, double lr, double *loss_out, double *norm_out);
 
 #endif

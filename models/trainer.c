@@ -108,7 +108,7 @@ int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
     qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
     qkv_tensor *loss = qkv_gpt_loss(t->model, &run, t->x, t->y, B, T);
     if (qkv__finish_step(t->opt, p, t->arena, loss, t->cfg.grad_clip,
-                         qkv_lr_at(&t->sched, t->step), t->step, loss_out, norm_out) < 0)
+                         qkv_lr_at(&t->sched, t->step), loss_out, norm_out) < 0)
         return -1;
     t->step++;
     return 0;

@@ -314,7 +314,7 @@ START_TEST(test_optimizer_misuse)
     cfg.beta1 = 1;
     FAILS_NULL(qkv_optim_new(p, &cfg), "AdamW", "beta1, beta2 < 1", "not 1, 0.99");
     cfg = qkv_adamw_defaults();
-    cfg.eps = 0;
+    cfg.eps = -1e-9; /* 0 would be the default, 1e-8 */
     FAILS_NULL(qkv_optim_new(p, &cfg), "eps > 0");
     cfg = qkv_sgd_defaults();
     cfg.momentum = -0.5;

@@ -4,8 +4,11 @@
 #include "qkv/optim.h"
 
 int qkv_optim_apply(qkv_optim *o, qkv_params *p, double loss, double grad_clip, double lr,
-                    int64_t step, double *norm_out)
+                    double *norm_out)
 {
+    if (!o || !p)
+        return qkv_set_error("qkv_optim_apply: %s is NULL", !o ? "o" : "p");
+    int64_t step = o->step;
     /* A non-finite loss or gradient would poison every weight it touched:
      * stop here, while the weights are still the last good ones. */
     if (!isfinite(loss))
