@@ -11,9 +11,12 @@
  *     qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, B, T);   // mean cross-entropy
  *     qkv_backward(arena, loss);
  *     ...
- *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40, .top_p = 1};
+ *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40};    // top_p 0: keep all
  *     qkv_gpt_generate(m, prompt, n_prompt, 300, &opts, &rng, true, emit, NULL);
  *     qkv_gpt_free(m);
+ *
+ * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
+ * the five sizes of a qkv_gpt_config are required.
  */
 #ifndef QKV_GPT_H
 #define QKV_GPT_H
@@ -31,7 +34,7 @@ typedef struct qkv_gpt_config {
     int n_layer;    /* decoder blocks */
     int n_head;     /* attention heads per block; n_embd must be a multiple */
     int n_embd;     /* C: width of the residual stream */
-    double dropout; /* dropout probability in training */
+    double dropout; /* dropout probability in training; 0 = none */
     bool no_bias;   /* Linear layers and LayerNorms without biases (nanoGPT's train.py
                        default); false, the zero value, keeps them (GPT-2's layout) */
 } qkv_gpt_config;
