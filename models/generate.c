@@ -3,18 +3,20 @@
  * (see qkv/gpt.h). */
 #include "gpt_internal.h"
 
-/* A GPT as generation sees it: the model and, when used, its cache. */
-typedef struct gpt_gen {
+/* A GPT as generation sees it: the qkv_lm (first, so a qkv_lm * is a
+ * gpt_lm *), the model and, when used, its cache. */
+typedef struct gpt_lm {
+    qkv_lm lm;
     const qkv_gpt *m;
     qkv_kv_cache *cache; /* NULL: every call recomputes the whole window */
-} gpt_gen;
+} gpt_lm;
 
 /* The qkv_logits_fn of the GPT: logits (1,n,V) of ids at positions pos.. .
  * With a cache only these tokens go through the blocks and the earlier ones'
  * keys and values come from the cache (pos 0: a new window, an empty cache). */
 static qkv_tensor *gpt_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
 {
-    gpt_gen *g = model;
+    gpt_lm *g = model;
     if (g->cache && pos == 0)
         qkv_kv_cache_reset(g->cache);
     qkv_tensor *x = qkv__gpt_embed(g->m, r, ids, 1, n, pos);
@@ -24,18 +26,48 @@ static qkv_tensor *gpt_logits(void *model, const qkv_run *r, const int32_t *ids,
     return qkv__gpt_head(g->m, r, x);
 }
 
+qkv_lm *qkv_gpt_lm_new(const qkv_gpt *m, bool use_cache)
+{
+    if (!m) {
+        qkv_set_error("qkv_gpt_lm_new: the model is NULL");
+        return NULL;
+    }
+    gpt_lm *g = qkv_calloc(sizeof *g);
+    if (!g)
+        return NULL;
+    g->m = m;
+    if (use_cache && !(g->cache = qkv_kv_cache_new(&m->block, 1, m->cfg.block_size))) {
+        qkv_free(g);
+        return NULL;
+    }
+    g->lm = (qkv_lm){.model = g, .logits = gpt_logits, .vocab_size = m->cfg.vocab_size,
+                     .context = m->cfg.block_size, .cached = use_cache};
+    return &g->lm;
+}
+
+void qkv_gpt_lm_free(qkv_lm *lm)
+{
+    if (!lm)
+        return;
+    if (lm->logits != gpt_logits) { /* not ours: freeing it would corrupt the heap */
+        qkv_set_error("qkv_gpt_lm_free: lm was not made by qkv_gpt_lm_new");
+        return;
+    }
+    gpt_lm *g = (gpt_lm *)lm;
+    qkv_kv_cache_free(g->cache);
+    qkv_free(g);
+}
+
 int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int n_new,
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud)
 {
     if (!m)
         return qkv_set_error("qkv_gpt_generate: the model is NULL");
-    gpt_gen g = {.m = m, .cache = NULL};
-    if (use_cache && !(g.cache = qkv_kv_cache_new(&m->block, 1, m->cfg.block_size)))
+    qkv_lm *lm = qkv_gpt_lm_new(m, use_cache);
+    if (!lm)
         return -1;
-    qkv_lm lm = {.model = &g, .logits = gpt_logits, .vocab_size = m->cfg.vocab_size,
-                 .context = m->cfg.block_size, .cached = use_cache};
-    int rc = qkv_generate(&lm, prompt, n_prompt, n_new, opts, rng, emit, ud);
-    qkv_kv_cache_free(g.cache);
+    int rc = qkv_generate(lm, prompt, n_prompt, n_new, opts, rng, emit, ud);
+    qkv_gpt_lm_free(lm);
     return rc;
 }

@@ -206,6 +206,40 @@ START_TEST(test_text_in_text_out)
 }
 END_TEST
 
+START_TEST(test_gpt_as_an_lm_text_in_text_out)
+{
+    const char *corpus = "abcdefghijklmnopqrst";
+    qkv_tokenizer tok;
+    qkv_tokenizer_build(&tok, corpus, strlen(corpus));
+    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){.vocab_size = 20, .block_size = 12, .n_layer = 2,
+                                                .n_head = 2, .n_embd = 16}, 7);
+    ck_assert_qkv(m);
+    for (size_t i = 0; i < m->params->total; i++)
+        m->params->data[i] *= 20;
+    qkv_sample_opts opts = {.temperature = 0.9, .top_k = 8};
+    for (int cache = 0; cache < 2; cache++) {
+        qkv_lm *lm = qkv_gpt_lm_new(m, cache);
+        ck_assert_qkv(lm);
+        ck_assert_int_eq(lm->vocab_size, 20);
+        ck_assert_int_eq(lm->context, 12);
+        qkv_rng r1, r2;
+        qkv_rng_seed(&r1, 2);
+        qkv_rng_seed(&r2, 2);
+        text out = {0};
+        ck_assert_int_eq(qkv_generate_text(lm, &tok, "bcd", 40, &opts, &r1, append, &out), 0);
+        tokens ids = {0};
+        ck_assert_int_eq(qkv_gpt_generate(m, (int32_t[]){1, 2, 3}, 3, 40, &opts, &r2, cache,
+                                          collect, &ids), 0);
+        char want[41];
+        ck_assert_int_eq(qkv_decode(&tok, ids.ids, 40, want), 0);
+        want[40] = 0;
+        ck_assert_str_eq(out.s, want);
+        qkv_gpt_lm_free(lm);
+    }
+    qkv_gpt_free(m);
+}
+END_TEST
+
 START_TEST(test_zero_sampling_options_are_greedy_and_top_p_zero_keeps_all)
 {
     const qkv_real logits[5] = {0.5f, 2.0f, 1.0f, -1.0f, 1.9f};
@@ -292,6 +326,12 @@ START_TEST(test_misuse)
     ck_assert_int_eq(qkv_generate_text(&lm, &tok, "a", 3, &opts, &rng, NULL, NULL), 0);
     FAILS_INT(qkv_gpt_generate(NULL, p, 2, 4, &opts, &rng, true, NULL, NULL), "qkv_gpt_generate",
               "NULL");
+    qkv_clear_error();
+    ck_assert_ptr_null(qkv_gpt_lm_new(NULL, true));
+    ck_assert_error("qkv_gpt_lm_new", "NULL");
+    qkv_gpt_lm_free(NULL);
+    qkv_gpt_lm_free(&lm); /* not the GPT's: refused, not freed */
+    ck_assert_error("qkv_gpt_lm_free", "not made by qkv_gpt_lm_new");
 }
 END_TEST
 
@@ -306,6 +346,7 @@ static Suite *generate_suite(void)
     tcase_add_test(tc, test_emit_stops_early_and_zero_tokens_call_nothing);
     tcase_add_test(tc, test_a_model_of_ones_own_matches_the_gpt_generation);
     tcase_add_test(tc, test_text_in_text_out);
+    tcase_add_test(tc, test_gpt_as_an_lm_text_in_text_out);
     tcase_add_test(tc, test_zero_sampling_options_are_greedy_and_top_p_zero_keeps_all);
     tcase_add_test(tc, test_misuse);
     suite_add_tcase(s, tc);

@@ -13,6 +13,10 @@
  *     ...
  *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40};    // top_p 0: keep all
  *     qkv_gpt_generate(m, prompt, n_prompt, 300, &opts, &rng, true, emit, NULL);
+ *     // or text in, text out (qkv/generate.h), with the vocabulary qkv_gpt_load gave:
+ *     qkv_lm *lm = qkv_gpt_lm_new(m, true);
+ *     qkv_generate_text(lm, &vocab, "ROMEO:", 300, &opts, &rng, print, stdout);
+ *     qkv_gpt_lm_free(lm);
  *     qkv_gpt_free(m);
  *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
@@ -83,12 +87,22 @@ qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
 
 /* ---- sampling (the options and the loop are in qkv/generate.h) ---- */
 
+/* The model as a qkv_lm, for qkv_generate and qkv_generate_text; with
+ * use_cache it owns a key/value cache (each new token costs O(T)), without
+ * it every token recomputes the whole window. m must outlive it. Free it
+ * with qkv_gpt_lm_free. NULL with a message. */
+qkv_lm *qkv_gpt_lm_new(const qkv_gpt *m, bool use_cache);
+
+/* Free a qkv_lm made by qkv_gpt_lm_new and its cache (NULL is fine); any
+ * other qkv_lm is refused with a message and left alone. */
+void qkv_gpt_lm_free(qkv_lm *lm);
+
 /* Continue prompt (n_prompt >= 1 ids) with n_new tokens, calling emit for
  * each. With use_cache, keys and values of past tokens are kept (each new
  * token costs O(T)); without, every step recomputes the whole window
  * (O(T²)); both give the same tokens. When the context is full the window
  * slides by block_size/2: the cache is refilled from the newest half. Runs in
- * no-grad mode. This is qkv_generate with the GPT as its qkv_lm. 0 or -1. */
+ * no-grad mode. This is qkv_generate with qkv_gpt_lm_new(m, use_cache). 0 or -1. */
 int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int n_new,
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud);
