@@ -14,22 +14,6 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
-/* The call must return NULL and leave a message holding every string given. */
-#define FAILS_NULL(call, ...)                                               \
-    do {                                                                    \
-        qkv_clear_error();                                                  \
-        ck_assert_msg((call) == NULL, "%s did not fail", #call);            \
-        ck_assert_error(__VA_ARGS__);                                       \
-    } while (0)
-
-/* The call must return -1 and leave a message holding every string given. */
-#define FAILS_INT(call, ...)                                                \
-    do {                                                                    \
-        qkv_clear_error();                                                  \
-        ck_assert_msg((call) == -1, "%s did not return -1", #call);         \
-        ck_assert_error(__VA_ARGS__);                                       \
-    } while (0)
-
 /* Every test gets a fresh arena. One thread: these tests are about messages,
  * and idle OpenMP threads only slow tiny models down on a busy machine. */
 static qkv_arena *A;

@@ -7,14 +7,6 @@
 #include "error_text.h"
 #include "testing.h"
 
-/* The call must return -1 and leave a message holding every string given. */
-#define FAILS_INT(call, ...)                                                \
-    do {                                                                    \
-        qkv_clear_error();                                                  \
-        ck_assert_msg((call) == -1, "%s did not return -1", #call);         \
-        ck_assert_error(__VA_ARGS__);                                       \
-    } while (0)
-
 enum { V = 7, MAX_CALLS = 256 };
 
 /* A toy model that can check the protocol: a cached one rebuilds the window
