@@ -154,6 +154,69 @@ START_TEST(test_a_model_of_ones_own_matches_the_gpt_generation)
 }
 END_TEST
 
+/* A home-made transformer from the public nn modules, the way a user would
+ * write one: token + position embeddings, two causal blocks, a LayerNorm and
+ * an lm head, with a key/value cache or without. */
+typedef struct tiny {
+    qkv_params *p;
+    qkv_embed wte, wpe;
+    qkv_block h[2];
+    qkv_ln ln_f;
+    qkv_linear head;
+    qkv_kv_cache *cache; /* NULL: recompute the window */
+} tiny;
+
+static qkv_tensor *tiny_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+{
+    tiny *m = model;
+    int32_t at[16];
+    for (int i = 0; i < n; i++)
+        at[i] = pos + i;
+    if (m->cache && pos == 0)
+        qkv_kv_cache_reset(m->cache);
+    qkv_tensor *x = qkv_add(r->arena, qkv_embed_forward(&m->wte, r, ids, QKV_SHAPE(1, n)),
+                            qkv_embed_forward(&m->wpe, r, at, QKV_SHAPE(1, n)));
+    for (int l = 0; l < 2; l++)
+        x = m->cache ? qkv_block_forward_cached(&m->h[l], r, x, m->cache, l)
+                     : qkv_block_forward(&m->h[l], r, x, NULL, NULL);
+    return qkv_linear_forward(&m->head, r, qkv_ln_forward(&m->ln_f, r, x));
+}
+
+START_TEST(test_a_home_made_transformer_with_and_without_its_cache)
+{
+    enum { VOCAB = 11, CONTEXT = 10, C = 16 };
+    qkv_block_config bc = {.n_embd = C, .n_head = 4, .n_layer = 2, .bias = true};
+    tiny m = {.p = qkv_params_new()};
+    ck_assert_int_eq(qkv_embed_init(&m.wte, m.p, "wte", VOCAB, C, 1), 0);
+    ck_assert_int_eq(qkv_embed_init(&m.wpe, m.p, "wpe", CONTEXT, C, 1), 0);
+    ck_assert_int_eq(qkv_block_init(&m.h[0], m.p, "h.0", &bc, true), 0);
+    ck_assert_int_eq(qkv_block_init(&m.h[1], m.p, "h.1", &bc, true), 0);
+    ck_assert_int_eq(qkv_ln_init(&m.ln_f, m.p, "ln_f", C, true), 0);
+    ck_assert_int_eq(qkv_linear_init(&m.head, m.p, "head", C, VOCAB, false, 1), 0);
+    qkv_rng init;
+    qkv_rng_seed(&init, 4);
+    ck_assert_int_eq(qkv_params_alloc(m.p, &init), 0);
+    qkv_lm lm = {.model = &m, .logits = tiny_logits, .vocab_size = VOCAB, .context = CONTEXT};
+    qkv_sample_opts opts = {.temperature = 1};
+    tokens with = {0}, without = {0};
+    qkv_rng r1, r2;
+    qkv_rng_seed(&r1, 8);
+    qkv_rng_seed(&r2, 8);
+    ck_assert_int_eq(qkv_generate(&lm, (int32_t[]){3, 1, 4}, 3, 50, &opts, &r1, collect, &without),
+                     0);
+    m.cache = qkv_kv_cache_new(&bc, 1, CONTEXT);
+    ck_assert_qkv(m.cache);
+    lm.cached = true;
+    ck_assert_int_eq(qkv_generate(&lm, (int32_t[]){3, 1, 4}, 3, 50, &opts, &r2, collect, &with),
+                     0);
+    for (int i = 0; i < 50; i++)
+        ck_assert_msg(with.ids[i] == without.ids[i], "token %d: cached %d, uncached %d", i,
+                      with.ids[i], without.ids[i]);
+    qkv_kv_cache_free(m.cache);
+    qkv_params_free(m.p);
+}
+END_TEST
+
 typedef struct text {
     char s[MAX_CALLS + 1];
     size_t n, stop_after;
@@ -337,6 +400,7 @@ static Suite *generate_suite(void)
     tcase_add_test(tc, test_cached_and_uncached_models_get_the_same_tokens);
     tcase_add_test(tc, test_emit_stops_early_and_zero_tokens_call_nothing);
     tcase_add_test(tc, test_a_model_of_ones_own_matches_the_gpt_generation);
+    tcase_add_test(tc, test_a_home_made_transformer_with_and_without_its_cache);
     tcase_add_test(tc, test_text_in_text_out);
     tcase_add_test(tc, test_gpt_as_an_lm_text_in_text_out);
     tcase_add_test(tc, test_zero_sampling_options_are_greedy_and_top_p_zero_keeps_all);
