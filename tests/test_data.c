@@ -170,11 +170,15 @@ START_TEST(test_corpus_from_text_misuse)
                                        "at position 2 is not in the vocabulary (2 characters)");
     ck_assert_ptr_null(qkv_corpus_load(NULL, NULL));
     ck_assert_str_eq(qkv_last_error(), "qkv_corpus_load: path is NULL");
+    qkv_sampler s;
+    ck_assert_int_eq(qkv_sampler_init(&s, NULL, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
+    ck_assert_str_eq(qkv_last_error(), "qkv_sampler_init: c is NULL");
     /* One distinct character is a corpus (a vocabulary of 1), every id 0. */
     qkv_corpus *one = qkv_corpus_from_text("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 30, NULL);
     ck_assert_qkv(one);
     ck_assert_int_eq(one->tok.size, 1);
-    qkv_sampler s;
+    ck_assert_int_eq(qkv_sampler_init(&s, one, (qkv_split)2, 2, 4, 1), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "split 2"));
     ck_assert_int_eq(qkv_sampler_init(&s, one, QKV_SPLIT_TRAIN, 2, 4, 1), 0);
     int32_t x[8], y[8];
     qkv_sampler_next(&s, x, y);

@@ -6,6 +6,11 @@
 int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int batch_size,
                      int block_size, uint64_t seed)
 {
+    if (!s || !c)
+        return qkv_set_error("qkv_sampler_init: %s is NULL", !s ? "s" : "c");
+    if (split != QKV_SPLIT_TRAIN && split != QKV_SPLIT_VAL)
+        return qkv_set_error("qkv_sampler_init: split %d is neither QKV_SPLIT_TRAIN nor "
+                             "QKV_SPLIT_VAL", (int)split);
     if (batch_size < 1 || block_size < 1)
         return qkv_set_error("sampler: batch size %d and block size %d must be >= 1", batch_size,
                              block_size);
