@@ -75,10 +75,10 @@ void qkv_free(void *p);
  * started: a steady training step must not change it. */
 uint64_t qkv_alloc_count(void);
 
-/* Run qkv's parallel kernels on n threads (n >= 1), or on the default with
- * n = 0 (OMP_NUM_THREADS, else every core available). As OpenMP's
- * omp_set_num_threads, it holds for work started from the calling thread.
- * 0, or -1 when n < 0. */
+/* Run qkv's parallel kernels on n threads (n >= 1), or with n = 0 on the
+ * default: the count before the first qkv_set_threads (OMP_NUM_THREADS, else
+ * every core available). As OpenMP's omp_set_num_threads, it holds for work
+ * started from the calling thread. 0, or -1 when n < 0. */
 int qkv_set_threads(int n);
 
 /* The number of threads qkv's parallel kernels use from the calling thread. */
