@@ -72,9 +72,9 @@ typedef struct qkv_corpus {
  * splits need block_size + 1 tokens each for qkv_sampler_init. */
 qkv_corpus *qkv_corpus_from_text(const char *text, size_t len, const qkv_tokenizer *vocab);
 
-/* Read and encode a text file (qkv_corpus_from_text of its bytes). With vocab NULL the vocabulary is built from
- * the text; otherwise the text is encoded with vocab (a resumed run's), and
- * a byte outside it is an error. NULL on failure, with a message naming the
+/* Read and encode a text file (qkv_corpus_from_text of its bytes). With
+ * vocab NULL the vocabulary is built from the text; otherwise the text is
+ * encoded with vocab (a resumed run's), and a byte outside it is an error. NULL on failure, with a message naming the
  * path and the reason (missing, unreadable, empty, unknown character). */
 qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab);
 

@@ -40,7 +40,9 @@ typedef enum qkv_optim_kind {
 } qkv_optim_kind;
 
 /* Zero-initialised, (qkv_optim_config){0} is AdamW with nanoGPT's betas and
- * eps and no weight decay. qkv_optim_new fills the zero fields in o->cfg. */
+ * eps and no weight decay. qkv_optim_new fills the zero fields in o->cfg. (A
+ * beta of exactly 0 therefore means the default: for no averaging give a tiny
+ * value such as 1e-12.) */
 typedef struct qkv_optim_config {
     qkv_optim_kind kind; /* the update rule; 0 = QKV_OPTIM_ADAMW */
     double beta1;        /* AdamW: decay of the mean of gradients; 0 = 0.9 */
@@ -105,8 +107,9 @@ typedef struct qkv_lr_schedule {
 } qkv_lr_schedule;
 
 /* The learning rate for step it (from 0): lr·(it+1)/(warmup+1) while
- * it < warmup, then (decay_iters 0: lr) min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr)
- * up to decay_iters, then min_lr. */
+ * it < warmup, then min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr)
+ * up to decay_iters, then min_lr (with decay_iters 0: lr after the warmup).
+ * NAN with a message when s is NULL. */
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
 
 /* ---- gradient clipping ---- */
