@@ -19,7 +19,8 @@
  *     qkv_sample_opts so = {.temperature = 0.8, .top_k = 5};       // top_p: all
  *
  * The exceptions are a model's sizes (vocab_size, n_embd, n_head, ...), which
- * have no sensible default: left 0 they are an error naming the field.
+ * have no sensible default: left 0 they are an error naming the field; and
+ * the training run's qkv_train_config, which starts from qkv_train_defaults().
  * Functions named qkv_*_defaults() return a tested recipe (nanoGPT's).
  */
 #ifndef QKV_BASE_H
