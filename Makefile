@@ -14,7 +14,7 @@ WARN    := -Wall -Wextra
 BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -Iinclude $(WARN) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c data/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/viz/*.c data/*.c)
 CLI_SRC  := $(wildcard models/cli/*.c)
 SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -83,6 +83,7 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
 test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme $(if $(SAN),,fuzz-smoke)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
+	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
@@ -203,6 +204,8 @@ valgrind: $(BUILD)/qkv
 	    --tokens 20 --no-cache --threads 1 > /dev/null
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv eval --ckpt $(VG_DIR)/v.ckpt \
 	    --data $(VG_DIR)/text.txt --eval-iters 2 --threads 1
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
+	    --text "the quick brown" --html $(VG_DIR)/attn.html --threads 1 > /dev/null
 	@for bad in "train --data $(VG_DIR)/missing.txt $(VG_TINY)" \
 	            "train --resume $(VG_DIR)/v.ckpt --data /dev/null --threads 1" \
 	            "sample --ckpt $(VG_DIR)/text.txt --threads 1" \
@@ -210,6 +213,6 @@ valgrind: $(BUILD)/qkv
 	    OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv $$bad 2>&1; rc=$$?; \
 	    if [ $$rc -ne 1 ]; then echo "valgrind: 'qkv $$bad' ended with $$rc, expected 1"; exit 1; fi; \
 	done
-	@echo "valgrind: train, resume, sample (cached and not), eval and four failing runs: no errors, no leaks"
+	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html and four failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)

@@ -70,26 +70,6 @@ START_TEST(test_zero_optim_config_is_adamw_without_decay)
 }
 END_TEST
 
-START_TEST(test_optim_apply_names_its_own_step)
-{
-    qkv_params *p = small_params();
-    qkv_optim *o = qkv_optim_new(p, &(qkv_optim_config){0});
-    ck_assert_qkv(o);
-    double norm;
-    ck_assert_int_eq(qkv_optim_apply(o, p, 1.5, 1.0, 0.1, &norm), 0);
-    ck_assert_int_eq(qkv_optim_apply(o, p, 1.5, 1.0, 0.1, &norm), 0);
-    ck_assert_int_eq(qkv_optim_apply(o, p, NAN, 1.0, 0.1, &norm), -1);
-    ck_assert_error("step 2:", "the loss is nan");
-    ck_assert_int_eq(o->step, 2);
-    ck_assert_int_eq(qkv_optim_apply(NULL, p, 1, 1, 0.1, NULL), -1);
-    ck_assert_error("qkv_optim_apply", "o is NULL");
-    ck_assert_int_eq(qkv_optim_apply(o, NULL, 1, 1, 0.1, NULL), -1);
-    ck_assert_error("qkv_optim_apply", "p is NULL");
-    qkv_optim_free(o);
-    qkv_params_free(p);
-}
-END_TEST
-
 START_TEST(test_zero_lr_schedule_is_constant)
 {
     qkv_lr_schedule zero = {0}, lr = {.lr = 3e-4}, warm = {.lr = 2e-3, .warmup_iters = 3};
@@ -180,7 +160,6 @@ static Suite *defaults_suite(void)
     Suite *s = suite_create("defaults");
     TCase *tc = tcase_create("defaults");
     tcase_add_test(tc, test_zero_optim_config_is_adamw_without_decay);
-    tcase_add_test(tc, test_optim_apply_names_its_own_step);
     tcase_add_test(tc, test_zero_lr_schedule_is_constant);
     tcase_add_test(tc, test_block_config_needs_only_its_width_and_heads);
     tcase_add_test(tc, test_model_configs_require_only_their_sizes);

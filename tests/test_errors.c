@@ -506,7 +506,7 @@ START_TEST(test_trainer_bad_arguments)
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
     ck_assert_qkv(t);
     qkv_clear_error();
-    ck_assert(isnan(qkv_gpt_mean_loss(t->model, &t->eval[0], 0, t->arena, t->x, t->y)));
+    ck_assert(isnan(qkv_gpt_mean_loss(t->model, &t->eval[0], 0, t->run->arena, t->x, t->y)));
     ck_assert_error("iters 0");
     qkv_trainer_free(t);
 
@@ -538,10 +538,10 @@ typedef struct snapshot {
 static snapshot take_snapshot(const qkv_trainer *t)
 {
     size_t n = t->model->params->total * sizeof(qkv_real);
-    snapshot s = {malloc(n), malloc(n), malloc(n), t->step, t->opt->step};
+    snapshot s = {malloc(n), malloc(n), malloc(n), t->run->step, t->run->opt->step};
     memcpy(s.data, t->model->params->data, n);
-    memcpy(s.m, t->opt->m, n);
-    memcpy(s.v, t->opt->v, n);
+    memcpy(s.m, t->run->opt->m, n);
+    memcpy(s.v, t->run->opt->v, n);
     return s;
 }
 
@@ -549,10 +549,10 @@ static void assert_unchanged(const qkv_trainer *t, snapshot *s)
 {
     size_t n = t->model->params->total * sizeof(qkv_real);
     ck_assert_msg(memcmp(s->data, t->model->params->data, n) == 0, "the parameters changed");
-    ck_assert_msg(memcmp(s->m, t->opt->m, n) == 0, "AdamW's first moments changed");
-    ck_assert_msg(memcmp(s->v, t->opt->v, n) == 0, "AdamW's second moments changed");
-    ck_assert_int_eq(t->step, s->step);
-    ck_assert_int_eq(t->opt->step, s->opt_step);
+    ck_assert_msg(memcmp(s->m, t->run->opt->m, n) == 0, "AdamW's first moments changed");
+    ck_assert_msg(memcmp(s->v, t->run->opt->v, n) == 0, "AdamW's second moments changed");
+    ck_assert_int_eq(t->run->step, s->step);
+    ck_assert_int_eq(t->run->opt->step, s->opt_step);
     free(s->data);
     free(s->m);
     free(s->v);
