@@ -4,15 +4,24 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "../tensor/check.h"
 #include "qkv/seq2seq.h"
 #include "qkv/svg.h"
 
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
                                       int layer, char *output)
 {
+    const char *fn = "qkv_seq2seq_cross_weights";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, "input", input) ||
+        qkv__null(fn, "output", output))
+        return NULL;
+    if (!r->arena) {
+        qkv_set_error("%s: r->arena is NULL: the weights come from it", fn);
+        return NULL;
+    }
     int L = m->cfg.n_layer, Tmax = m->cfg.max_tgt;
     if (layer < 0 || layer >= L) {
-        qkv_set_error("seq2seq: layer %d does not exist; the decoder has layers 0 to %d", layer,
+        qkv_set_error("qkv_seq2seq_cross_weights: layer %d does not exist; the decoder has layers 0 to %d", layer,
                       L - 1);
         return NULL;
     }
@@ -37,15 +46,17 @@ qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, co
     qkv_set_grad_enabled(was);
 done:
     qkv_seq2seq_batch_free(b);
+    if (!result)
+        qkv__fail_in(fn);
     return result;
 }
 
-int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
+static int attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
 {
     char shape[64];
-    if (!weights || weights->ndim != 4 || weights->shape[0] != 1)
+    if (weights->ndim != 4 || weights->shape[0] != 1)
         return qkv_set_error("attn svg %s: weights %s are not the (1,H,Tq,Tk) of one sequence",
-                             path, weights ? qkv_shape_str(weights, shape, sizeof shape) : "NULL");
+                             path, qkv_shape_str(weights, shape, sizeof shape));
     int H = weights->shape[1], Tq = weights->shape[2], Tk = weights->shape[3];
     if (!spec->average && (spec->head < -1 || spec->head >= H))
         return qkv_set_error("attn svg %s: head %d does not exist; there are heads 0 to %d", path,
@@ -84,4 +95,13 @@ int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg
     int rc = qkv_svg_heatmap(path, &hm);
     qkv_free(values);
     return rc;
+}
+
+int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
+{
+    const char *fn = "qkv_attn_svg";
+    if (qkv__null(fn, "path", path) || qkv__check_input(fn, "weights", weights) < 0 ||
+        qkv__null(fn, "spec", spec))
+        return -1;
+    return attn_svg(path, weights, spec) < 0 ? qkv__fail_in(fn) : 0;
 }

@@ -1,8 +1,10 @@
 /* Training the encoder-decoder on pairs drawn from a task's generator (see
  * qkv/seq2seq.h). The generator is the data: every step sees fresh pairs
  * from the training split, and no input of the test split is ever trained on. */
+#include <math.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "seq2seq_internal.h"
 #include "train_step.h"
 
@@ -10,8 +12,13 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
                                              const qkv_train_config *tc,
                                              const qkv_seq2seq_task *task)
 {
-    if (qkv__check_train_config("seq2seq train config", tc) < 0)
+    const char *fn = "qkv_seq2seq_trainer_new";
+    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) || qkv__null(fn, "task", task))
         return NULL;
+    if (qkv__check_train_config("seq2seq train config", tc) < 0) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     if (task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX) {
         qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
                       QKV__TEXT_MAX - 1);
@@ -71,6 +78,8 @@ static int next_batch(qkv_seq2seq_trainer *t)
 
 int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss_out, double *norm_out)
 {
+    if (qkv__null("qkv_seq2seq_trainer_step", "t", t))
+        return -1;
     qkv_params *p = t->model->params;
     if (next_batch(t) < 0)
         return -1;
@@ -86,6 +95,8 @@ int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss_out, double *n
 
 double qkv_seq2seq_trainer_eval(const qkv_seq2seq_trainer *t)
 {
+    if (qkv__null("qkv_seq2seq_trainer_eval", "t", t))
+        return NAN;
     return qkv_seq2seq_accuracy(t->model, t->task, t->cfg.eval_iters * t->cfg.batch_size,
                                 t->cfg.seed + 2, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "../train/bytes.h"
 #include "gpt_internal.h"
 #include "train_step.h"
@@ -55,8 +56,13 @@ static int unpack_blob(qkv_gpt_config *mc, qkv_train_config *tc, const void *blo
 qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
                              const qkv_corpus *corpus)
 {
-    if (qkv__check_train_config("train config", tc) < 0)
+    const char *fn = "qkv_trainer_new";
+    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) || qkv__null(fn, "corpus", corpus))
         return NULL;
+    if (qkv__check_train_config("train config", tc) < 0) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     if (corpus->tok.size != mc->vocab_size) {
         qkv_set_error("trainer: the corpus has %d distinct characters but the model's vocabulary "
                       "is %d", corpus->tok.size, mc->vocab_size);
@@ -101,6 +107,8 @@ void qkv_trainer_free(qkv_trainer *t)
 
 int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
 {
+    if (qkv__null("qkv_trainer_step", "t", t))
+        return -1;
     qkv_params *p = t->model->params;
     int B = t->cfg.batch_size, T = t->model->cfg.block_size;
     qkv_sampler_next(&t->train, t->x, t->y);
@@ -117,8 +125,12 @@ int qkv_trainer_step(qkv_trainer *t, double *loss_out, double *norm_out)
 double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
                          int32_t *x, int32_t *y)
 {
+    const char *fn = "qkv_gpt_mean_loss";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "s", s) || qkv__null(fn, "arena", arena) ||
+        qkv__null(fn, "x", x) || qkv__null(fn, "y", y))
+        return NAN;
     if (iters < 1) {
-        qkv_set_error("mean loss: iters %d must be >= 1", iters);
+        qkv_set_error("%s: iters %d must be >= 1", fn, iters);
         return NAN;
     }
     bool was = qkv_set_grad_enabled(false);
@@ -128,8 +140,10 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena 
         qkv_sampler_next(s, x, y);
         qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, s->batch_size, s->block_size);
         sum += loss ? loss->data[0] : NAN;
-        if (loss && isnan(loss->data[0]))
-            qkv_set_error("mean loss: batch %d has a NaN loss (the weights are not finite)", i);
+        if (!loss)
+            qkv__fail_in(fn);
+        else if (isnan(loss->data[0]))
+            qkv_set_error("qkv_gpt_mean_loss: batch %d has a NaN loss (the weights are not finite)", i);
         qkv_arena_reset(arena);
     }
     qkv_set_grad_enabled(was);
@@ -138,6 +152,13 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena 
 
 double qkv_trainer_eval(qkv_trainer *t, qkv_split split)
 {
+    if (qkv__null("qkv_trainer_eval", "t", t))
+        return NAN;
+    if (split != QKV_SPLIT_TRAIN && split != QKV_SPLIT_VAL) {
+        qkv_set_error("qkv_trainer_eval: split %d is neither QKV_SPLIT_TRAIN nor QKV_SPLIT_VAL",
+                      (int)split);
+        return NAN;
+    }
     return qkv_gpt_mean_loss(t->model, &t->eval[split], t->cfg.eval_iters, t->arena, t->x, t->y);
 }
 
@@ -167,6 +188,8 @@ static int check_finite(const qkv_params *p, const char *path)
 
 int qkv_trainer_save(const qkv_trainer *t, const char *path)
 {
+    if (qkv__null("qkv_trainer_save", "t", t) || qkv__null("qkv_trainer_save", "path", path))
+        return -1;
     if (check_finite(t->model->params, path) < 0)
         return -1;
     uint8_t blob[BLOB_BYTES];
@@ -176,7 +199,9 @@ int qkv_trainer_save(const qkv_trainer *t, const char *path)
     qkv_ckpt_model model = {.kind = "gpt", .config = blob, .config_len = sizeof blob,
                             .vocab = &t->corpus->tok};
     qkv_ckpt_progress prog = {.step = t->step, .n_rngs = 4, .rngs = rngs};
-    return qkv_checkpoint_save(path, &model, t->model->params, t->opt, &prog);
+    if (qkv_checkpoint_save(path, &model, t->model->params, t->opt, &prog) < 0)
+        return qkv__fail_in("qkv_trainer_save");
+    return 0;
 }
 
 /* 0 when the checkpoint at path holds a model of config mc: its vocabulary
@@ -198,9 +223,18 @@ static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const
 
 qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters)
 {
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
-    if (!ck)
+    const char *fn = "qkv_trainer_resume";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "corpus_path", corpus_path))
         return NULL;
+    if (iters < 0) {
+        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+        return NULL;
+    }
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     qkv_trainer *t = NULL;
     qkv_corpus *corpus = NULL;
     qkv_gpt_config mc;
@@ -224,6 +258,7 @@ qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int i
     qkv_checkpoint_close(ck);
     return t;
 fail:
+    qkv__fail_in(fn);
     qkv_trainer_free(t);
     qkv_corpus_free(corpus);
     qkv_checkpoint_close(ck);
@@ -232,9 +267,14 @@ fail:
 
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
 {
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
-    if (!ck)
+    const char *fn = "qkv_gpt_load";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "vocab", vocab))
         return NULL;
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     qkv_gpt_config mc;
     qkv_gpt *m = NULL;
     if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
@@ -250,5 +290,7 @@ qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
     *vocab = ck->vocab;
 done:
     qkv_checkpoint_close(ck);
+    if (!m)
+        qkv__fail_in(fn);
     return m;
 }

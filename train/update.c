@@ -3,9 +3,18 @@
 
 #include "qkv/optim.h"
 
+#include "../tensor/check.h"
+
 int qkv_optim_apply(qkv_optim *o, qkv_params *p, double loss, double grad_clip, double lr,
                     int64_t step, double *norm_out)
 {
+    const char *fn = "qkv_optim_apply";
+    if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p))
+        return -1;
+    if (!(lr >= 0 && isfinite(lr)))
+        return qkv_set_error("%s: lr %g must be a finite number >= 0", fn, lr);
+    if (!(grad_clip >= 0)) /* NaN too; +inf is "no clipping" */
+        return qkv_set_error("%s: grad_clip %g must be >= 0 (0 = no clipping)", fn, grad_clip);
     /* A non-finite loss or gradient would poison every weight it touched:
      * stop here, while the weights are still the last good ones. */
     if (!isfinite(loss))
