@@ -34,7 +34,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme run
+.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage run
 VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -81,9 +81,13 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 
 # Run every suite even when one fails, then fail if any did.
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme $(if $(SAN),,fuzz-smoke)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme misuse-coverage $(if $(SAN),,fuzz-smoke)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+
+# Every public function has a case in the misuse suite (tests/test_misuse.c).
+misuse-coverage:
+	@sh tests/misuse_coverage.sh
 
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
 bench: $(BUILD)/qkv
