@@ -66,8 +66,10 @@ _Noreturn void misuse_fail(const char *fmt, ...)
 void misuse_check_message(const char *call, int n, const char *const *parts)
 {
     const char *msg = qkv_last_error();
-    if (!strstr(msg, misuse_fn))
-        misuse_fail("%s: the message does not name %s: \"%s\"", call, misuse_fn, msg);
+    size_t n_fn = strlen(misuse_fn);
+    /* "qkv_fn: ...", or "qkv_fn 'module name': ..." for a module's init */
+    if (strncmp(msg, misuse_fn, n_fn) != 0 || (msg[n_fn] != ':' && msg[n_fn] != ' '))
+        misuse_fail("%s: the message does not start with %s: \"%s\"", call, misuse_fn, msg);
     for (int i = 0; i < n; i++)
         if (!strstr(msg, parts[i]))
             misuse_fail("%s: the message does not say \"%s\": \"%s\"", call, parts[i], msg);

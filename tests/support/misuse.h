@@ -1,7 +1,7 @@
 /* The misuse suite's machinery (tests/test_misuse.c): each case calls one
  * public function with a NULL or out-of-range argument, in a child process
  * of its own, and must see the documented failure value and a message that
- * names the function (and the argument), never a signal.
+ * starts with the function's name (and names the argument), never a signal.
  *
  *     MISUSE(qkv_matmul, null_x)
  *     {
@@ -56,8 +56,8 @@ extern const char *misuse_fn;
     }                                                                                         \
     static void misuse_##fn##_##label(void)
 
-/* Fail unless the last message names the running case's function and holds
- * every one of the n strings. */
+/* Fail unless the last message starts with the running case's function name
+ * and holds every one of the n strings. */
 void misuse_check_message(const char *call, int n, const char *const *parts);
 
 #define MISUSE_PARTS(...) (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)), \
