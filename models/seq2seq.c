@@ -30,8 +30,8 @@ int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t 
     const char *fn = "qkv_seq2seq_config_unpack";
     if (qkv__null(fn, "cfg", cfg) || qkv__null(fn, "blob", blob))
         return -1;
-    if (len != QKV_SEQ2SEQ_CONFIG_BYTES)
-        return qkv_set_error("seq2seq config: %zu bytes, expected %d", len,
+    if (len < QKV_SEQ2SEQ_CONFIG_BYTES)
+        return qkv_set_error("%s: seq2seq config: %zu bytes, expected at least %d", fn, len,
                              QKV_SEQ2SEQ_CONFIG_BYTES);
     const uint8_t *p = blob;
     int *sizes[N_SIZES] = {&cfg->max_src, &cfg->max_tgt, &cfg->n_layer, &cfg->n_head, &cfg->n_embd};

@@ -18,12 +18,7 @@ sed -n -e 's/^MISUSE(\(qkv_[a-z0-9_]*\),.*/\1/p' -e 's/^[A-Z]*_CASES(\([a-z0-9_]
 missing=$(comm -23 "$tmp.declared" "$tmp.covered")
 stale=$(comm -13 "$tmp.declared" "$tmp.covered")
 n=$(wc -l < "$tmp.declared")
-if [ -n "$stale" ]; then
-    echo "misuse coverage: cases for functions no header declares:" $stale
-    exit 1
-fi
-if [ -n "$missing" ]; then
-    echo "misuse coverage: FAILED: no misuse case in $suite for:" $missing
-    exit 1
-fi
+[ -z "$stale" ] || echo "misuse coverage: FAILED: cases for functions no header declares:" $stale
+[ -z "$missing" ] || echo "misuse coverage: FAILED: no misuse case in $suite for:" $missing
+[ -z "$stale$missing" ] || exit 1
 echo "misuse coverage: all $n public functions in $inc/*.h have misuse cases"

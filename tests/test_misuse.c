@@ -436,10 +436,6 @@ MISUSE(qkv_optim_step, null_params) { FAILS_INT(qkv_optim_step(optim(), NULL, 1e
 MISUSE(qkv_optim_step, nan_lr) { FAILS_INT(qkv_optim_step(optim(), params(), NAN), "lr"); }
 MISUSE(qkv_optim_step, negative_lr) { FAILS_INT(qkv_optim_step(optim(), params(), -1e-3), "lr"); }
 MISUSE(qkv_optim_step, infinite_lr) { FAILS_INT(qkv_optim_step(optim(), params(), INFINITY), "lr"); }
-MISUSE(qkv_optim_apply, null_optim) { FAILS_INT(qkv_optim_apply(NULL, params(), 1, 1, 1e-3, 0, NULL), "o is NULL"); }
-MISUSE(qkv_optim_apply, null_params) { FAILS_INT(qkv_optim_apply(optim(), NULL, 1, 1, 1e-3, 0, NULL), "p is NULL"); }
-MISUSE(qkv_optim_apply, negative_lr) { FAILS_INT(qkv_optim_apply(optim(), params(), 1, 1, -1, 0, NULL), "lr"); }
-MISUSE(qkv_optim_apply, negative_clip) { FAILS_INT(qkv_optim_apply(optim(), params(), 1, -1, 1e-3, 0, NULL), "grad_clip"); }
 MISUSE(qkv_lr_at, null) { FAILS_NAN(qkv_lr_at(NULL, 0), "s is NULL"); }
 MISUSE(qkv_lr_at, negative_step)
 {
@@ -594,7 +590,7 @@ MISUSE(qkv_dates_sample_split, null_rng)
 }
 MISUSE(qkv_dates_is_test, null) { FAILS_AS(false, qkv_dates_is_test(NULL), "input is NULL"); }
 
-/* ================================================================ svg.h */
+/* ================================================================ viz.h: pictures */
 
 MISUSE(qkv_svg_heatmap, null_path)
 {
@@ -1310,6 +1306,85 @@ MISUSE(qkv_gpt_load, null_path)
 }
 MISUSE(qkv_gpt_load, null_vocab) { FAILS_NULL(qkv_gpt_load(ckpt_path(), NULL), "vocab is NULL"); }
 
+/* ================================================================ training.h */
+
+MISUSE(qkv_train_config_check, null) { FAILS_INT(qkv_train_config_check(NULL), "tc is NULL"); }
+MISUSE(qkv_train_config_check, nan_lr)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    tc.lr = NAN;
+    FAILS_INT(qkv_train_config_check(&tc), "lr nan");
+}
+MISUSE(qkv_train_config_check, zero_batch)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    tc.batch_size = 0;
+    FAILS_INT(qkv_train_config_check(&tc), "batch_size 0");
+}
+MISUSE(qkv_training_new, null_model)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(NULL, &tc), "model is NULL");
+}
+MISUSE(qkv_training_new, null_config)
+{
+    qkv_training_model plug = trainer()->run->model;
+    FAILS_NULL(qkv_training_new(&plug, NULL), "tc is NULL");
+}
+MISUSE(qkv_training_new, no_loss)
+{
+    qkv_training_model plug = {.kind = "x", .params = params()};
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "loss");
+}
+MISUSE(qkv_training_new, too_many_streams)
+{
+    qkv_training_model plug = trainer()->run->model;
+    plug.n_rngs = 99;
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "99");
+}
+MISUSE(qkv_training_free, null) { HARMLESS((qkv_training_free(NULL), 0)); }
+MISUSE(qkv_training_step, null) { FAILS_INT(qkv_training_step(NULL, NULL, NULL), "t is NULL"); }
+MISUSE(qkv_training_lr, null) { FAILS_NAN(qkv_training_lr(NULL, 0), "t is NULL"); }
+MISUSE(qkv_training_lr, negative_step) { FAILS_NAN(qkv_training_lr(trainer()->run, -3), "-3"); }
+MISUSE(qkv_training_eval, null) { FAILS_NAN(qkv_training_eval(NULL, 0), "t is NULL"); }
+MISUSE(qkv_training_eval, which_9) { FAILS_NAN(qkv_training_eval(trainer()->run, 9), "9"); }
+MISUSE(qkv_training_eval, which_negative) { FAILS_NAN(qkv_training_eval(trainer()->run, -1), "-1"); }
+MISUSE(qkv_training_set_iters, null) { FAILS_INT(qkv_training_set_iters(NULL, 5), "t is NULL"); }
+MISUSE(qkv_training_set_iters, zero) { FAILS_INT(qkv_training_set_iters(trainer()->run, 0), "iters 0"); }
+MISUSE(qkv_training_set_iters, huge) { FAILS_INT(qkv_training_set_iters(trainer()->run, INT64_MAX), "iters"); }
+MISUSE(qkv_training_save, null_run) { FAILS_INT(qkv_training_save(NULL, tmp_path("r.ckpt")), "t is NULL"); }
+MISUSE(qkv_training_save, null_path) { FAILS_INT(qkv_training_save(trainer()->run, NULL), "path is NULL"); }
+MISUSE(qkv_training_config_load, null_config)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL);
+    FAILS_INT(qkv_training_config_load(NULL, ck, QKV_GPT_CONFIG_BYTES), "tc is NULL");
+    qkv_checkpoint_close(ck);
+}
+MISUSE(qkv_training_config_load, null_checkpoint)
+{
+    qkv_train_config tc;
+    FAILS_INT(qkv_training_config_load(&tc, NULL, QKV_GPT_CONFIG_BYTES), "ck is NULL");
+}
+MISUSE(qkv_training_config_load, huge_model_bytes)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL);
+    qkv_train_config tc;
+    FAILS_INT(qkv_training_config_load(&tc, ck, SIZE_MAX), "config of");
+    qkv_checkpoint_close(ck);
+}
+MISUSE(qkv_training_load, null_run)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL);
+    FAILS_INT(qkv_training_load(NULL, ck), "t is NULL");
+    qkv_checkpoint_close(ck);
+}
+MISUSE(qkv_training_load, null_checkpoint) { FAILS_INT(qkv_training_load(trainer()->run, NULL), "ck is NULL"); }
+
 /* ================================================================ seq2seq.h */
 
 MISUSE(qkv_seq2seq_config_pack, null_config)
@@ -1499,6 +1574,26 @@ MISUSE(qkv_seq2seq_trainer_new, null_task)
 MISUSE(qkv_seq2seq_trainer_free, null) { HARMLESS((qkv_seq2seq_trainer_free(NULL), 0)); }
 MISUSE(qkv_seq2seq_trainer_step, null) { FAILS_INT(qkv_seq2seq_trainer_step(NULL, NULL, NULL), "t is NULL"); }
 MISUSE(qkv_seq2seq_trainer_eval, null) { FAILS_NAN(qkv_seq2seq_trainer_eval(NULL), "t is NULL"); }
+MISUSE(qkv_seq2seq_trainer_save, null_trainer) { FAILS_INT(qkv_seq2seq_trainer_save(NULL, tmp_path("s.ckpt")), "t is NULL"); }
+MISUSE(qkv_seq2seq_trainer_save, null_path) { FAILS_INT(qkv_seq2seq_trainer_save(s2s_trainer(), NULL), "path is NULL"); }
+MISUSE(qkv_seq2seq_trainer_resume, null_path)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_resume(NULL, qkv_seq2seq_task_find("dates"), 0), "path is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_resume, null_task)
+{
+    const char *path = tmp_path("s2s_run.ckpt");
+    MISUSE_ASSERT(qkv_seq2seq_trainer_save(s2s_trainer(), path) == 0);
+    FAILS_NULL(qkv_seq2seq_trainer_resume(path, NULL, 0), "task is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_resume, negative_iters)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_resume(tmp_path("none"), qkv_seq2seq_task_find("dates"), -2), "-2");
+}
+MISUSE(qkv_seq2seq_trainer_resume, a_gpt_checkpoint)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_resume(ckpt_path(), qkv_seq2seq_task_find("dates"), 0), "gpt");
+}
 MISUSE(qkv_seq2seq_cross_weights, null_model)
 {
     char out[64];
@@ -1541,6 +1636,21 @@ MISUSE(qkv_attn_svg, three_dims)
     qkv_attn_svg_spec s = {.head = -1};
     FAILS_INT(qkv_attn_svg(tmp_path("a.svg"), tensor(QKV_SHAPE(2, 3, 3)), &s), "(2,3,3)");
 }
+
+/* ================================================================ viz.h */
+
+MISUSE(qkv_attn_html_gpt, null_path) { FAILS_INT(qkv_attn_html_gpt(NULL, gpt(), tok(), "ab"), "path is NULL"); }
+MISUSE(qkv_attn_html_gpt, null_model) { FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), NULL, tok(), "ab"), "m is NULL"); }
+MISUSE(qkv_attn_html_gpt, null_vocab) { FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), NULL, "ab"), "vocab is NULL"); }
+MISUSE(qkv_attn_html_gpt, null_text) { FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), tok(), NULL), "text is NULL"); }
+MISUSE(qkv_attn_html_gpt, text_too_long)
+{
+    FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), tok(), "abcabcabcabc"), "12 characters");
+}
+MISUSE(qkv_attn_html_seq2seq, null_path) { FAILS_INT(qkv_attn_html_seq2seq(NULL, s2s(), "1.2.2003"), "path is NULL"); }
+MISUSE(qkv_attn_html_seq2seq, null_model) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), NULL, "1.2.2003"), "m is NULL"); }
+MISUSE(qkv_attn_html_seq2seq, null_input) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), NULL), "input is NULL"); }
+MISUSE(qkv_attn_html_seq2seq, empty_input) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), ""), "input"); }
 
 /* ================================================================ the suite */
 
