@@ -1,6 +1,8 @@
 /* Generation from the GPT, with or without its key/value cache: the GPT's
  * forward as a qkv_lm for the model-agnostic loop in train/generate.c
  * (see qkv/gpt.h). */
+#include "../tensor/check.h"
+#include "../train/decode.h"
 #include "gpt_internal.h"
 
 /* A GPT as generation sees it: the qkv_lm (first, so a qkv_lm * is a
@@ -28,16 +30,13 @@ static qkv_tensor *gpt_logits(void *model, const qkv_run *r, const int32_t *ids,
 
 qkv_lm *qkv_gpt_lm_new(const qkv_gpt *m, bool use_cache)
 {
-    if (!m) {
-        qkv_set_error("qkv_gpt_lm_new: the model is NULL");
+    if (qkv__null("qkv_gpt_lm_new", "m", m))
         return NULL;
-    }
     gpt_lm *g = qkv_calloc(sizeof *g);
-    if (!g)
-        return NULL;
-    g->m = m;
-    if (use_cache && !(g->cache = qkv_kv_cache_new(&m->block, 1, m->cfg.block_size))) {
+    if (!g || (g->m = m, use_cache && !(g->cache = qkv_kv_cache_new(&m->block, 1,
+                                                                    m->cfg.block_size)))) {
         qkv_free(g);
+        qkv__fail_in("qkv_gpt_lm_new");
         return NULL;
     }
     g->lm = (qkv_lm){.model = g, .logits = gpt_logits, .vocab_size = m->cfg.vocab_size,
@@ -62,12 +61,13 @@ int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int 
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud)
 {
-    if (!m)
-        return qkv_set_error("qkv_gpt_generate: the model is NULL");
+    const char *fn = "qkv_gpt_generate";
+    if (qkv__null(fn, "m", m))
+        return -1;
     qkv_lm *lm = qkv_gpt_lm_new(m, use_cache);
     if (!lm)
-        return -1;
-    int rc = qkv_generate(lm, prompt, n_prompt, n_new, opts, rng, emit, ud);
+        return qkv__fail_in(fn);
+    int rc = qkv__generate(fn, lm, prompt, n_prompt, n_new, opts, rng, emit, ud);
     qkv_gpt_lm_free(lm);
     return rc;
 }

@@ -332,17 +332,24 @@ START_TEST(test_misuse)
     const int32_t p[2] = {1, 2};
     qkv_real scratch[2 * V], logits[V] = {0};
     FAILS_INT(qkv_sample_token(NULL, V, &opts, &rng, scratch), "qkv_sample_token", "logits");
-    FAILS_INT(qkv_sample_token(logits, V, &opts, NULL, scratch), "qkv_sample_token", "rng");
+    FAILS_INT(qkv_sample_token(logits, V, &(qkv_sample_opts){.temperature = 1}, NULL, scratch),
+              "qkv_sample_token", "rng");
+    ck_assert_int_eq(qkv_sample_token(logits, V, &opts, NULL, scratch), 0); /* greedy: no rng */
+    qkv_real nan_logits[V] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    FAILS_INT(qkv_sample_token(nan_logits, V, &(qkv_sample_opts){.temperature = 1}, &rng, scratch),
+              "qkv_sample_token", "not finite");
     FAILS_INT(qkv_sample_token(logits, V, &opts, &rng, NULL), "qkv_sample_token", "scratch");
     FAILS_INT(qkv_sample_token(logits, 0, &opts, &rng, scratch), "qkv_sample_token", "V 0");
-    FAILS_INT(qkv_sample_token(logits, V, NULL, &rng, scratch), "sample", "NULL");
-    FAILS_INT(qkv_sample_opts_check(NULL), "sample", "NULL");
+    FAILS_INT(qkv_sample_token(logits, V, NULL, &rng, scratch), "qkv_sample_token", "opts is NULL");
+    FAILS_INT(qkv_sample_opts_check(NULL), "qkv_sample_opts_check", "opts is NULL");
     FAILS_INT(qkv_generate(NULL, p, 2, 4, &opts, &rng, NULL, NULL), "qkv_generate", "lm");
     FAILS_INT(qkv_generate(&(qkv_lm){.vocab_size = V, .context = 8}, p, 2, 4, &opts, &rng, NULL,
                            NULL), "qkv_generate", "lm->logits");
     FAILS_INT(qkv_generate(&lm, NULL, 2, 4, &opts, &rng, NULL, NULL), "qkv_generate", "prompt");
-    FAILS_INT(qkv_generate(&lm, p, 2, 4, &opts, NULL, NULL, NULL), "qkv_generate", "rng");
-    FAILS_INT(qkv_generate(&lm, p, 2, 4, NULL, &rng, NULL, NULL), "sample", "NULL");
+    FAILS_INT(qkv_generate(&lm, p, 2, 4, &(qkv_sample_opts){.temperature = 1}, NULL, NULL, NULL),
+              "qkv_generate", "rng");
+    ck_assert_int_eq(qkv_generate(&lm, p, 2, 4, &opts, NULL, NULL, NULL), 0); /* greedy: no rng */
+    FAILS_INT(qkv_generate(&lm, p, 2, 4, NULL, &rng, NULL, NULL), "qkv_generate", "opts is NULL");
     FAILS_INT(qkv_generate(&lm, p, 2, 4, &(qkv_sample_opts){.top_k = -1}, &rng, NULL, NULL),
               "top_k -1");
     qkv_lm no_context = lm, no_vocab = lm;
@@ -355,7 +362,7 @@ START_TEST(test_misuse)
               "prompt token 7 at position 1", "vocabulary of 7");
     FAILS_INT(qkv_generate(&lm, p, 2, -1, &opts, &rng, NULL, NULL), "-1 new tokens");
     /* The callback's failures: its own message, and a tensor that is not rows of V. */
-    t.fail_at = 2;
+    t = (toy){.fail_at = 2};
     FAILS_INT(qkv_generate(&lm, p, 2, 4, &opts, &rng, NULL, NULL), "qkv_generate",
               "position 0", "toy: made to fail");
     t = (toy){.wrong_shape = true};

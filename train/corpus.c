@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "../tensor/check.h"
 #include "internal.h"
 
 /* The one place a corpus is built: len bytes of text encoded with vocab (or
@@ -36,27 +37,26 @@ static qkv_corpus *build(const char *what, const char *text, size_t len,
 
 qkv_corpus *qkv_corpus_from_text(const char *text, size_t len, const qkv_tokenizer *vocab)
 {
-    if (!text) {
-        qkv_set_error("qkv_corpus_from_text: text is NULL");
+    if (qkv__null("qkv_corpus_from_text", "text", text))
         return NULL;
-    }
     return build("qkv_corpus_from_text: the text", text, len, vocab);
 }
 
 qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab)
 {
-    if (!path) {
-        qkv_set_error("qkv_corpus_load: path is NULL");
+    if (qkv__null("qkv_corpus_load", "path", path))
         return NULL;
-    }
     size_t len;
     unsigned char *text = qkv__read_file(path, &len);
-    if (!text)
-        return NULL;
-    char what[600];
-    snprintf(what, sizeof what, "corpus '%s'", path);
-    qkv_corpus *c = build(what, (const char *)text, len, vocab);
-    qkv_free(text);
+    qkv_corpus *c = NULL;
+    if (text) {
+        char what[600];
+        snprintf(what, sizeof what, "corpus '%s'", path);
+        c = build(what, (const char *)text, len, vocab);
+        qkv_free(text);
+    }
+    if (!c)
+        qkv__fail_in("qkv_corpus_load");
     return c;
 }
 

@@ -3,20 +3,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "decode.h"
-#include "qkv/generate.h"
+
+int qkv__check_sample_opts(const char *fn, const qkv_sample_opts *o)
+{
+    if (qkv__null(fn, "opts", o))
+        return -1;
+    if (!(o->temperature >= 0) || !isfinite(o->temperature))
+        return qkv_set_error("%s: temperature %g must be >= 0", fn, o->temperature);
+    if (o->top_k < 0)
+        return qkv_set_error("%s: top_k %d must be >= 0", fn, o->top_k);
+    if (!(o->top_p >= 0 && o->top_p <= 1))
+        return qkv_set_error("%s: top_p %g must be in [0, 1] (0 = 1 = keep all)", fn, o->top_p);
+    return 0;
+}
 
 int qkv_sample_opts_check(const qkv_sample_opts *o)
 {
-    if (!o)
-        return qkv_set_error("sample: the options are NULL");
-    if (!(o->temperature >= 0) || !isfinite(o->temperature))
-        return qkv_set_error("sample: temperature %g must be >= 0", o->temperature);
-    if (o->top_k < 0)
-        return qkv_set_error("sample: top_k %d must be >= 0", o->top_k);
-    if (!(o->top_p >= 0 && o->top_p <= 1))
-        return qkv_set_error("sample: top_p %g must be in [0, 1] (0 = 1 = keep all)", o->top_p);
-    return 0;
+    return qkv__check_sample_opts("qkv_sample_opts_check", o);
 }
 
 static int descending(const void *x, const void *y)
@@ -44,13 +49,12 @@ int32_t qkv__argmax(const qkv_real *x, int n)
 int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o, qkv_rng *rng,
                          qkv_real *scratch)
 {
-    if (!logits || !rng || !scratch)
-        return qkv_set_error("qkv_sample_token: %s is NULL",
-                             !logits ? "logits" : !rng ? "rng" : "scratch");
-    if (V < 1)
-        return qkv_set_error("qkv_sample_token: V %d must be >= 1", V);
-    if (qkv_sample_opts_check(o) < 0)
+    const char *fn = "qkv_sample_token";
+    if (qkv__null(fn, "logits", logits) || qkv__check_sample_opts(fn, o) < 0 ||
+        qkv__null(fn, "scratch", scratch) || (o->temperature > 0 && qkv__null(fn, "rng", rng)))
         return -1;
+    if (V < 1)
+        return qkv_set_error("%s: V %d must be >= 1", fn, V);
     qkv_real *p = scratch, *tmp = scratch + V;
     int32_t best = qkv__argmax(logits, V);
     if (o->temperature == 0)
@@ -67,6 +71,8 @@ int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o
         p[i] = logits[i] >= floor ? (qkv_real)exp((logits[i] - logits[best]) / o->temperature) : 0;
         sum += p[i];
     }
+    if (!(sum > 0 && isfinite(sum))) /* NaN or inf logits: no distribution to draw from */
+        return qkv_set_error("%s: the logits are not finite numbers (NaN or inf)", fn);
     for (int i = 0; i < V; i++)
         p[i] = (qkv_real)(p[i] / sum);
     sum = 1;

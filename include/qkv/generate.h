@@ -51,8 +51,9 @@ typedef struct qkv_sample_opts {
 int qkv_sample_opts_check(const qkv_sample_opts *o);
 
 /* Draw a token from logits (V values) under opts: one uniform draw from rng
- * (none when greedy). scratch holds 2·V values. -1 with a message on a NULL
- * argument, V < 1 or bad opts. */
+ * (none when greedy, and then rng may be NULL). scratch holds 2·V values.
+ * -1 with a message on a NULL argument, bad options, V < 1, or logits that
+ * are not finite. */
 int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *opts, qkv_rng *rng,
                          qkv_real *scratch);
 
@@ -86,7 +87,8 @@ typedef int (*qkv_emit_fn)(int32_t token, void *ud);
  * calling emit (may be NULL) for each. The window holds the newest tokens,
  * at most lm->context; when it is full it slides: the newest context/2
  * stay, at positions from 0 again (a cached model starts over with them).
- * Runs in no-grad mode. 0, or -1 with a message. */
+ * rng may be NULL when opts is greedy. Runs in no-grad mode. 0, or -1 with
+ * a message. */
 int qkv_generate(const qkv_lm *lm, const int32_t *prompt, int n_prompt, int n_new,
                  const qkv_sample_opts *opts, qkv_rng *rng, qkv_emit_fn emit, void *ud);
 
