@@ -54,8 +54,10 @@ static int embed_init(qkv_embed *wte, qkv_embed *wpe, qkv_params *p, const char 
     return qkv_embed_init(wpe, p, name, positions, C, 0.02);
 }
 
-qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
-                             uint64_t seed)
+/* The model of cfg over chars with every parameter declared but none
+ * allocated: small however large cfg is, so a loader can compare the values
+ * a file holds with what the model needs before allocating them. */
+static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars)
 {
     if (qkv_seq2seq_config_check(cfg) < 0)
         return NULL;
@@ -98,14 +100,28 @@ qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer 
     }
     if (qkv_ln_init(&m->dec_ln_f, m->params, "dec.ln_f", C, true) < 0)
         goto fail;
-    qkv_rng rng;
-    qkv_rng_seed(&rng, seed);
-    if (qkv_params_alloc(m->params, &rng) < 0)
-        goto fail;
     return m;
 fail:
     qkv_seq2seq_free(m);
     return NULL;
+}
+
+/* Allocate and initialise the declared parameters of m from seed; m, or NULL (m freed). */
+static qkv_seq2seq *allocate(qkv_seq2seq *m, uint64_t seed)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    if (m && qkv_params_alloc(m->params, &rng) < 0) {
+        qkv_seq2seq_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
+                             uint64_t seed)
+{
+    return allocate(declare(cfg, chars), seed);
 }
 
 void qkv_seq2seq_free(qkv_seq2seq *m)
@@ -200,9 +216,20 @@ qkv_seq2seq *qkv_seq2seq_load(const char *path)
         return NULL;
     qkv_seq2seq_config cfg;
     qkv_seq2seq *m = NULL;
-    if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0 &&
-        (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
-        qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
+    if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0)
+        m = declare(&cfg, &ck->vocab);
+    /* Checked before the allocation, so a file whose config describes a huge
+     * model but which holds a small one is an error, not a huge allocation. */
+    size_t want = 0;
+    for (int i = 0; m && i < m->params->count; i++)
+        want += m->params->items[i].t->size;
+    if (m && want != ck->n_values) {
+        qkv_set_error("%s: its config describes a model of %zu parameter values but it holds %zu",
+                      path, want, ck->n_values);
+        qkv_seq2seq_free(m);
+        m = NULL;
+    }
+    if ((m = allocate(m, 0)) && qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
         qkv_seq2seq_free(m);
         m = NULL;
     }
