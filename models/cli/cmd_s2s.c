@@ -7,8 +7,10 @@
 
 #include "args.h"
 #include "commands.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
+#include "signals.h"
 #include "threads.h"
 
 /* Print "qkv s2s CMD: <last error>" and return 1. */
@@ -18,6 +20,15 @@ static int fail(const char *cmd)
     return 1;
 }
 
+/* Save m at step to out, a signal not cutting it short; 0, or -1 after printing why. */
+static int save(const qkv_seq2seq *m, const char *out, int64_t step)
+{
+    cli_saving(true);
+    int rc = qkv_seq2seq_save(m, out, step);
+    cli_saving(false);
+    return rc < 0 ? -fail("train") : 0;
+}
+
 /* qkv s2s train: train; evaluate and save every --eval-every steps, at the end, on Ctrl-C. */
 static int s2s_train(int argc, char **argv)
 {
@@ -25,6 +36,7 @@ static int s2s_train(int argc, char **argv)
     int steps = 1500, batch = 64, layers = 2, heads = 4, embd = 64, warmup = 100;
     int eval_every = 250, eval_iters = 4, log_every = 50, seed = 1337, threads = omp_get_num_procs();
     double dropout = 0, lr = 3e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
+    bool force = false;
     const arg_spec specs[] = {
         {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
         {"--steps", ARG_INT, &steps, 1, 1e9, "N", "optimizer steps"},
@@ -44,6 +56,7 @@ static int s2s_train(int argc, char **argv)
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of init, pairs and dropout"},
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
         {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write"},
+        {"--force", ARG_FLAG, &force, 0, 0, NULL, "replace an existing --out (a new run refuses to)"},
     };
     const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
                          "task's generator (training split), with held-out exact-match accuracy "
@@ -59,6 +72,8 @@ static int s2s_train(int argc, char **argv)
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
     if (!task)
         return args_error(&cmd, "--task: %s", qkv_last_error());
+    if (cli_claim_outputs("s2s train", out, false, force, false, NULL) < 0)
+        return 1;
     cli_use_threads(threads);
 
     qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
@@ -66,8 +81,10 @@ static int s2s_train(int argc, char **argv)
                            .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
                            .eval_iters = eval_iters, .seed = (uint64_t)seed};
     qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, task);
-    if (!t)
+    if (!t) {
+        qkv_output_unlock(out);
         return fail("train");
+    }
     printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,
            task->max_input, task->max_output, t->model->chars.size);
     printf("model: %d+%d layers, %d heads, width %d, dropout %g: %zu parameters\n", layers, layers,
@@ -76,7 +93,7 @@ static int s2s_train(int argc, char **argv)
            lr, min_lr, warmup, threads);
     fflush(stdout);
 
-    cli_catch_sigint();
+    cli_catch_signals();
     double t_start = cli_now(), t_last = t_start, eval_time = 0, loss_sum = 0, acc = NAN;
     int loss_n = 0, status = 0;
     while (t->step < steps && !cli_interrupted) {
@@ -100,8 +117,8 @@ static int s2s_train(int argc, char **argv)
         if (s % eval_every == 0 || s == steps) {
             double te = cli_now();
             acc = qkv_seq2seq_trainer_eval(t);
-            if (isnan(acc) || qkv_seq2seq_save(t->model, out, s) < 0) {
-                status = fail("train");
+            if (isnan(acc) || save(t->model, out, s) < 0) {
+                status = isnan(acc) ? fail("train") : 1;
                 break;
             }
             double dt = cli_now() - te;
@@ -113,15 +130,21 @@ static int s2s_train(int argc, char **argv)
         fflush(stdout);
     }
     if (cli_interrupted && status == 0) {
-        if (qkv_seq2seq_save(t->model, out, t->step) < 0)
-            status = fail("train");
-        else
+        /* Nothing is saved before the first step: whatever is at out stays. */
+        if (t->step == 0)
+            status = cli_signal_status();
+        else if (save(t->model, out, t->step) < 0)
+            status = 1;
+        else {
             printf("\ninterrupted at step %lld: saved %s\n", (long long)t->step, out);
+            status = cli_signal_status();
+        }
     } else if (status == 0) {
         printf("done: %d steps in %.1fs (%.1fs training); held-out exact match %.1f%%; saved %s\n",
                steps, cli_now() - t_start, cli_now() - t_start - eval_time, 100 * acc, out);
     }
     qkv_seq2seq_trainer_free(t);
+    qkv_output_unlock(out);
     return status;
 }
 

@@ -9,15 +9,20 @@
 #include "args.h"
 #include "commands.h"
 #include "loss_log.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
+#include "signals.h"
 #include "threads.h"
 
 
 /* Save the run to out; on failure print why and return -1. */
 static int save(const qkv_trainer *t, const char *out)
 {
-    if (qkv_trainer_save(t, out) < 0) {
+    cli_saving(true);
+    int rc = qkv_trainer_save(t, out);
+    cli_saving(false);
+    if (rc < 0) {
         fprintf(stderr, "qkv train: %s\n", qkv_last_error());
         return -1;
     }
@@ -50,7 +55,7 @@ int cmd_train(int argc, char **argv)
         threads = omp_get_num_procs(), log_every = 100;
     double dropout = dp->dropout, lr = dt.lr, min_lr = dt.min_lr, weight_decay = dt.weight_decay,
            clip = dt.grad_clip;
-    bool no_bias = false;
+    bool no_bias = false, force = false;
     const arg_spec specs[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby or small; flags below override it"},
@@ -74,6 +79,7 @@ int cmd_train(int argc, char **argv)
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
         {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
+        {"--force", ARG_FLAG, &force, 0, 0, NULL, "replace an existing --out (a new run refuses to)"},
     };
     const arg_cmd cmd = {"train", "Train the character GPT on a text file.", "", specs,
                          (int)(sizeof specs / sizeof specs[0]), 0};
@@ -114,6 +120,9 @@ int cmd_train(int argc, char **argv)
     }
     if (resume && !args_given(&cmd, "--out"))
         out = resume; /* a resumed run keeps saving where it was saved */
+    qkv_protect_input(data); /* a missing corpus is said below, by the loader */
+    if (cli_claim_outputs("train", out, true, force, true, resume) < 0)
+        return 1;
     cli_use_threads(threads);
 
     qkv_trainer *t = NULL;
@@ -132,6 +141,7 @@ int cmd_train(int argc, char **argv)
     if (!t) {
         fprintf(stderr, "qkv train: %s\n", qkv_last_error());
         qkv_corpus_free(corpus);
+        qkv_output_unlock(out);
         return 1;
     }
     const qkv_gpt_config *mc = &t->model->cfg;
@@ -149,10 +159,11 @@ int cmd_train(int argc, char **argv)
                "go further)\n", resume, (long long)t->step, total);
     fflush(stdout);
 
-    cli_catch_sigint();
+    cli_catch_signals();
     loss_log log = {0};
     if (resume)
         log_read(&log, resume, t->step);
+    int log_rc = log_open(&log, out);
     double t_start = cli_now(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
     int interval_n = 0, status = 0;
     int64_t start_step = t->step;
@@ -160,7 +171,9 @@ int cmd_train(int argc, char **argv)
         double loss;
         if (qkv_trainer_step(t, &loss, NULL) < 0) {
             fprintf(stderr, "qkv train: %s\n", qkv_last_error());
-            if (save(t, out) == 0)
+            /* Only progress is saved: a run that failed before its first step
+             * leaves whatever is at out as it was. */
+            if (t->step > start_step && save(t, out) == 0)
                 fprintf(stderr, "qkv train: saved the last good state (step %lld) to %s\n",
                         (long long)t->step, out);
             status = 1;
@@ -180,6 +193,8 @@ int cmd_train(int argc, char **argv)
             interval_n = 0;
             t_last = now;
         }
+        /* A due evaluation runs even when stopping: it draws from the saved
+         * random streams, so skipping it would make a resumed run differ. */
         if (s % eval_every == 0 || s == total) {
             double te = cli_now();
             train_eval = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
@@ -194,26 +209,29 @@ int cmd_train(int argc, char **argv)
                 status = 1;
                 break;
             }
+            log_rc |= log_plot(&log);
             t_last += cli_now() - te; /* evaluation time is not training speed */
         }
+        log_rc |= log_append(&log);
         fflush(stdout);
         if (cli_interrupted) {
-            if (save(t, out) == 0)
+            if (save(t, out) == 0) {
                 printf("\ninterrupted at step %lld: saved %s\nresume with: qkv train --resume %s "
                        "--data %s\n", (long long)t->step, out, out, data);
-            else
+                status = cli_signal_status();
+            } else {
                 status = 1;
+            }
             break;
         }
     }
-    if (status == 0 && !cli_interrupted && t->step >= total && t->step > start_step)
+    if (status == 0 && t->step >= total && t->step > start_step)
         printf("done: %lld steps in %.1fs; final train loss %.4f, val loss %.4f; saved %s\n",
                (long long)t->step - start_step, cli_now() - t_start, train_eval, val, out);
-    if (log.n)
-        write_log(&log, out);
-    free(log.step);
-    free(log.train);
-    free(log.val);
+    log_rc |= log_append(&log) | log_plot(&log) | log_close(&log);
+    if (log_rc < 0 && status == 0)
+        status = 1;
+    qkv_output_unlock(out);
     qkv_trainer_free(t);
     qkv_corpus_free(corpus);
     return status;

@@ -1,6 +1,7 @@
 /* The qkv program: one binary, one subcommand per job. */
 #include "args.h"
 #include "commands.h"
+#include "output.h"
 
 static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
@@ -12,10 +13,14 @@ static const cli_command commands[] = {
     {"lab", cmd_lab, "attention step by step: the worked example, the sqrt(d) scaling, the causal mask"},
 };
 
-/* Hand the command line to the subcommand argv[1] names. */
+/* Hand the command line to the subcommand argv[1] names; exit 1 if its output was lost. */
 int main(int argc, char **argv)
 {
     static const cli_menu menu = {.prog = "qkv", .noun = "command", .cmds = commands,
                                   .n_cmds = (int)(sizeof commands / sizeof commands[0])};
-    return cli_dispatch(&menu, argc, argv);
+    int rc = cli_dispatch(&menu, argc, argv);
+    /* Whatever the command printed must have been written (a full disk, /dev/full). */
+    if (rc == 0 && cli_check_stdout(argc > 1 ? argv[1] : "") < 0)
+        rc = 1;
+    return rc;
 }
