@@ -695,6 +695,14 @@ START_TEST(test_out_that_is_an_input_is_refused)
     }
     ck_assert_str_eq(dir_listing(work), " c.txt link.txt run.csv");
     free(text);
+    /* qkv attn's picture must not replace the checkpoint it reads. */
+    train_tiny("a.ckpt");
+    char *ckpt = work_bytes("a.ckpt", &n);
+    result r = RUN("attn", "--ckpt", "a.ckpt", "--text", "the", "--out", "a.ckpt");
+    EXPECT(r, 1, "'a.ckpt': it is the same file as the input");
+    result_free(&r);
+    expect_unchanged("a.ckpt", ckpt, n);
+    free(ckpt);
 }
 END_TEST
 

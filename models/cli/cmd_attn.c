@@ -126,6 +126,7 @@ int cmd_attn(int argc, char **argv)
     if ((o.input != NULL) == (o.text != NULL))
         return args_error(&cmd, "give exactly one of --input TEXT (a seq2seq checkpoint) and "
                           "--text TEXT (a gpt checkpoint)");
+    qkv_protect_input(o.ckpt); /* --out naming the checkpoint must not replace it */
     cli_use_threads(threads);
     qkv_arena *arena = qkv_arena_new((size_t)1 << 20);
     rc = arena ? (o.input ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;
