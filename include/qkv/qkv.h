@@ -21,5 +21,6 @@
 #include "qkv/svg.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"
+#include "qkv/training.h"
 
 #endif

@@ -69,7 +69,7 @@ void log_read(loss_log *l, const char *ckpt, int64_t upto)
 static int log_failed(loss_log *l, const char *why)
 {
     if (!l->failed)
-        fprintf(stderr, "qkv train: %s\n", why);
+        fprintf(stderr, "%s: %s\n", l->prog, why);
     l->failed = true;
     return -1;
 }
@@ -85,8 +85,9 @@ static int start_csv(loss_log *l)
     return qkv_output_publish(l->csv) < 0 ? log_failed(l, qkv_last_error()) : 0;
 }
 
-int log_open(loss_log *l, const char *ckpt)
+int log_open(loss_log *l, const char *prog, const char *ckpt)
 {
+    l->prog = prog;
     l->ckpt = ckpt;
     return l->n > 0 ? log_append(l) : 0;
 }
@@ -130,10 +131,10 @@ int log_plot(loss_log *l)
             vv[nv++] = l->val[i];
         }
     qkv_svg_series series[2] = {{"train", l->n, l->step, l->train}, {"val", nv, vs, vv}};
-    char path[4096];
+    char path[4096], title[64];
     snprintf(path, sizeof path, "%s.svg", l->ckpt);
-    if (rc == 0 && qkv_svg_lines(path, "qkv train: loss", "step", "loss (nats/char)",
-                                 nv ? 2 : 1, series) < 0)
+    snprintf(title, sizeof title, "%s: loss", l->prog);
+    if (rc == 0 && qkv_svg_lines(path, title, "step", "loss (nats/char)", nv ? 2 : 1, series) < 0)
         rc = log_failed(l, qkv_last_error());
     free(vs);
     free(vv);

@@ -11,6 +11,7 @@
 typedef struct loss_log {
     int n, cap;
     double *step, *train, *val; /* val is NAN where no evaluation ran */
+    const char *prog;           /* "qkv train": messages start with it */
     const char *ckpt;           /* the checkpoint the files sit beside */
     qkv_output *csv;            /* CKPT.csv once log_open ran (in place, appended to) */
     int written;                /* rows in CKPT.csv so far */
@@ -23,10 +24,11 @@ int log_add(loss_log *l, double step, double train, double val);
 /* Read the points of CKPT.csv up to step `upto` into l (a resumed run's log). */
 void log_read(loss_log *l, const char *ckpt, int64_t upto);
 
-/* Log beside ckpt. CKPT.csv is made (header and the rows so far, put in place
- * at once) with the first row, so a run that fails before its first step
- * leaves an existing log as it was. 0, or -1 after printing why. */
-int log_open(loss_log *l, const char *ckpt);
+/* Log beside ckpt for the program prog ("qkv train"). CKPT.csv is made
+ * (the header and the rows so far, put in place at once) with the first
+ * row, so a run that fails before its first step leaves an existing log as
+ * it was. 0, or -1 after printing why. */
+int log_open(loss_log *l, const char *prog, const char *ckpt);
 
 /* Append the rows not yet in CKPT.csv (making it first) and flush them, so a
  * kill loses at most the row being written. Call once a step's row is

@@ -16,12 +16,11 @@ static bool same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-int cli_claim_outputs(const char *cmd, const char *out, bool with_log, bool replace,
-                      bool resumable, const char *resumed)
+int cli_claim_outputs(const char *cmd, const char *out, bool replace, const char *resumed)
 {
     char path[4096];
     const char *suffixes[] = {"", ".csv", ".svg"};
-    for (int i = 0; i < (with_log ? 3 : 1); i++) {
+    for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s%s", out, suffixes[i]);
         if (qkv_output_check(path) < 0) {
             fprintf(stderr, "qkv %s: --out: %s\n", cmd, qkv_last_error());
@@ -32,9 +31,8 @@ int cli_claim_outputs(const char *cmd, const char *out, bool with_log, bool repl
     bool continued = resumed && same_file(out, resumed);
     if (!replace && !continued && stat(out, &st) == 0) {
         fprintf(stderr, "qkv %s: --out: '%s' exists already (a trained model?); a new run never "
-                "replaces it: %s%s%swrite elsewhere with --out, or pass --force to replace it\n",
-                cmd, out, resumable ? "continue it with --resume " : "", resumable ? out : "",
-                resumable ? ", " : "");
+                "replaces it: continue it with --resume %s, write elsewhere with --out, or pass "
+                "--force to replace it\n", cmd, out, out);
         return -1;
     }
     if (qkv_output_lock(out) < 0) {
