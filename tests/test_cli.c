@@ -684,37 +684,47 @@ static void patch_checkpoint(const char *from, const char *to, size_t at, uint64
     free(b);
 }
 
-/* Read the piped stdout of a run into *out (growing it) until it holds want. */
-static void read_until(int fd, char **out, size_t *len, size_t *cap, const char *want)
+/* A run whose stdout is a one-page pipe that this process reads. */
+typedef struct piped {
+    pid_t pid;
+    int fd;
+    char *out;      /* what it printed so far (NUL-terminated) */
+    size_t len, cap;
+} piped;
+
+/* Read more of p's stdout; false at its end. */
+static bool read_more(piped *p)
 {
-    while (!strstr(*out, want)) {
-        if (*len + 4097 > *cap)
-            ck_assert_ptr_nonnull(*out = realloc(*out, *cap = 2 * *cap + 4097));
-        ssize_t got = read(fd, *out + *len, 4096);
-        if (got < 0 && errno == EINTR)
-            continue;
-        ck_assert_msg(got > 0, "the run ended before printing '%s':\n%s", want, *out);
-        *len += (size_t)got;
-        (*out)[*len] = 0;
-    }
+    if (p->len + 4097 > p->cap)
+        ck_assert_ptr_nonnull(p->out = realloc(p->out, p->cap = 2 * p->cap + 4097));
+    ssize_t got;
+    while ((got = read(p->fd, p->out + p->len, 4096)) < 0 && errno == EINTR)
+        ;
+    if (got <= 0)
+        return false;
+    p->len += (size_t)got;
+    p->out[p->len] = 0;
+    return true;
 }
 
-/* Read the rest of a piped stdout and wait for the run. */
-static result drain(pid_t pid, int fd, char *out, size_t len, size_t cap)
+/* Start `qkv args...` with its stdout piped, and read it until it holds want. */
+static piped start_until(const char *const *args, const char *want)
 {
-    for (ssize_t got;;) {
-        if (len + 4097 > cap)
-            ck_assert_ptr_nonnull(out = realloc(out, cap = 2 * cap + 4097));
-        got = read(fd, out + len, 4096);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
-        out[len] = 0;
-    }
-    close(fd);
-    return finish(pid, out);
+    piped p = {.cap = 4097};
+    p.pid = spawn(args, &p.fd);
+    ck_assert_ptr_nonnull(p.out = calloc(p.cap, 1));
+    while (!strstr(p.out, want))
+        ck_assert_msg(read_more(&p), "the run ended before printing '%s':\n%s", want, p.out);
+    return p;
+}
+
+/* Read the rest of p's stdout and wait for it. */
+static result drain(piped *p)
+{
+    while (read_more(p))
+        ;
+    close(p->fd);
+    return finish(p->pid, p->out);
 }
 
 /* The number of lines of work/name (0 if it does not exist); each must be whole. */
@@ -837,11 +847,8 @@ END_TEST
  * train) writing the same path fails at once, and the first ends well. */
 START_TEST(test_a_second_run_writing_the_same_checkpoint_fails_at_once)
 {
-    int fd;
-    pid_t first = spawn((const char *const[]){LONG_RUN("same.ckpt")}, &fd);
-    size_t len = 0, cap = 1 << 16;
-    char *out = calloc(cap, 1);
-    read_until(fd, &out, &len, &cap, "\nstep "); /* it holds the lock: it is training */
+    /* Once it trains, it holds the lock. */
+    piped first = start_until((const char *const[]){LONG_RUN("same.ckpt")}, "\nstep ");
     /* (It saves only at its end, so same.ckpt does not exist yet: no --force needed.) */
     result r = RUN("train", "--data", text_path, TINY, "--iters", "2", "--out", "same.ckpt");
     EXPECT(r, 1, "'same.ckpt' is being written by another process");
@@ -849,7 +856,7 @@ START_TEST(test_a_second_run_writing_the_same_checkpoint_fails_at_once)
     r = RUN("s2s", "train", "--steps", "2", "--out", "same.ckpt");
     EXPECT(r, 1, "'same.ckpt' is being written by another process");
     result_free(&r);
-    r = drain(first, fd, out, len, cap);
+    r = drain(&first);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "done: "));
     result_free(&r);
@@ -901,25 +908,18 @@ END_TEST
  * run continues it. */
 START_TEST(test_sigterm_saves_and_the_log_is_written_as_it_goes)
 {
-    int fd;
-    pid_t pid = spawn((const char *const[]){LONG_RUN("kill.ckpt")}, &fd);
-    size_t len = 0, cap = 1 << 16;
-    char *out = calloc(cap, 1);
-    read_until(fd, &out, &len, &cap, "step     20/");
+    piped p = start_until((const char *const[]){LONG_RUN("kill.ckpt")}, "step     20/");
     int rows = csv_rows("kill.ckpt.csv"); /* the header and steps 1..19 at least */
     ck_assert_msg(rows >= 20, "kill.ckpt.csv has %d lines at step 20", rows);
-    ck_assert_int_eq(kill(pid, SIGKILL), 0);
-    result r = drain(pid, fd, out, len, cap);
+    ck_assert_int_eq(kill(p.pid, SIGKILL), 0);
+    result r = drain(&p);
     ck_assert_int_eq(r.status, 128 + SIGKILL);
     ck_assert_int_ge(csv_rows("kill.ckpt.csv"), rows);
     result_free(&r);
 
-    pid = spawn((const char *const[]){LONG_RUN("term.ckpt")}, &fd);
-    len = 0, cap = 1 << 16;
-    out = calloc(cap, 1);
-    read_until(fd, &out, &len, &cap, "\nstep ");
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    r = drain(pid, fd, out, len, cap);
+    p = start_until((const char *const[]){LONG_RUN("term.ckpt")}, "\nstep ");
+    ck_assert_int_eq(kill(p.pid, SIGTERM), 0);
+    r = drain(&p);
     EXPECT(r, 143, "qkv: stopping");
     long step = -1;
     const char *at = strstr(r.out, "interrupted at step ");
@@ -947,14 +947,11 @@ END_TEST
  * the save short; the run saves and exits 130. */
 START_TEST(test_ctrl_c_says_so_at_once_and_more_signals_keep_the_save)
 {
-    int fd;
-    pid_t pid = spawn((const char *const[]){LONG_RUN("int.ckpt")}, &fd);
-    size_t len = 0, cap = 1 << 16;
-    char *out = calloc(cap, 1);
-    read_until(fd, &out, &len, &cap, "\nstep "); /* then stop reading: the pipe fills */
+    /* Then stop reading: the pipe fills. */
+    piped p = start_until((const char *const[]){LONG_RUN("int.ckpt")}, "\nstep ");
     char err_path[256];
     snprintf(err_path, sizeof err_path, "%s/err", root);
-    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    ck_assert_int_eq(kill(p.pid, SIGINT), 0);
     char *err = NULL;
     for (int i = 0; i < 500 && !(err && strstr(err, "qkv: stopping")); i++) {
         free(err);
@@ -963,10 +960,10 @@ START_TEST(test_ctrl_c_says_so_at_once_and_more_signals_keep_the_save)
     }
     ck_assert_msg(strstr(err, "qkv: stopping"), "nothing said within 5 s: '%s'", err);
     free(err);
-    ck_assert_int_eq(kill(pid, SIGINT), 0);
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(kill(pid, SIGINT), 0);
-    result r = drain(pid, fd, out, len, cap);
+    ck_assert_int_eq(kill(p.pid, SIGINT), 0);
+    ck_assert_int_eq(kill(p.pid, SIGTERM), 0);
+    ck_assert_int_eq(kill(p.pid, SIGINT), 0);
+    result r = drain(&p);
     EXPECT(r, 130, "qkv: stopping");
     ck_assert_msg(strstr(r.err, "qkv: already stopping") || strstr(r.err, "qkv: saving"),
                   "stderr:\n%s", r.err);
