@@ -106,9 +106,26 @@ fail:
     return NULL;
 }
 
-/* Allocate and initialise the declared parameters of m from seed; m, or NULL (m freed). */
-static qkv_seq2seq *allocate(qkv_seq2seq *m, uint64_t seed)
+int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config *cfg,
+                             const char *path)
 {
+    qkv_seq2seq *m = declare(cfg, &ck->vocab);
+    if (!m)
+        return -1;
+    size_t want = 0;
+    for (int i = 0; i < m->params->count; i++)
+        want += m->params->items[i].t->size;
+    qkv_seq2seq_free(m);
+    if (want != ck->n_values)
+        return qkv_set_error("%s: its config describes a model of %zu parameter values but it "
+                             "holds %zu", path, want, ck->n_values);
+    return 0;
+}
+
+qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
+                             uint64_t seed)
+{
+    qkv_seq2seq *m = declare(cfg, chars);
     qkv_rng rng;
     qkv_rng_seed(&rng, seed);
     if (m && qkv_params_alloc(m->params, &rng) < 0) {
@@ -116,12 +133,6 @@ static qkv_seq2seq *allocate(qkv_seq2seq *m, uint64_t seed)
         return NULL;
     }
     return m;
-}
-
-qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
-                             uint64_t seed)
-{
-    return allocate(declare(cfg, chars), seed);
 }
 
 void qkv_seq2seq_free(qkv_seq2seq *m)
@@ -216,20 +227,9 @@ qkv_seq2seq *qkv_seq2seq_load(const char *path)
         return NULL;
     qkv_seq2seq_config cfg;
     qkv_seq2seq *m = NULL;
-    if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0)
-        m = declare(&cfg, &ck->vocab);
-    /* Checked before the allocation, so a file whose config describes a huge
-     * model but which holds a small one is an error, not a huge allocation. */
-    size_t want = 0;
-    for (int i = 0; m && i < m->params->count; i++)
-        want += m->params->items[i].t->size;
-    if (m && want != ck->n_values) {
-        qkv_set_error("%s: its config describes a model of %zu parameter values but it holds %zu",
-                      path, want, ck->n_values);
-        qkv_seq2seq_free(m);
-        m = NULL;
-    }
-    if ((m = allocate(m, 0)) && qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
+    if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0 &&
+        qkv__seq2seq_check_holds(ck, &cfg, path) == 0 && (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
+        qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
         qkv_seq2seq_free(m);
         m = NULL;
     }

@@ -1089,6 +1089,9 @@ START_TEST(test_a_seq2seq_checkpoint_claiming_a_huge_model_is_refused_first)
     result r = RUN("s2s", "run", "--ckpt", "wide.ckpt", "March 3rd, 1998");
     EXPECT(r, 1, "its config describes a model of", "parameter values but it holds");
     result_free(&r);
+    r = RUN("s2s", "train", "--resume", "wide.ckpt", "--steps", "4");
+    EXPECT(r, 1, "its config describes a model of", "parameter values but it holds");
+    result_free(&r);
 }
 END_TEST
 
