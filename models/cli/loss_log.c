@@ -94,9 +94,9 @@ int log_open(loss_log *l, const char *prog, const char *ckpt)
 
 int log_append(loss_log *l)
 {
-    if (l->failed || !l->ckpt)
+    if (l->failed)
         return -1;
-    if (l->written == l->n)
+    if (!l->ckpt || l->written == l->n) /* not opened (not this rank's to write), or nothing new */
         return 0;
     if (!l->csv && start_csv(l) < 0)
         return -1;
@@ -120,7 +120,7 @@ int log_append(loss_log *l)
 
 int log_plot(loss_log *l)
 {
-    if (l->failed || l->n == 0)
+    if (l->failed || !l->ckpt || l->n == 0)
         return l->failed ? -1 : 0;
     /* The training curve at every logged point, validation where evaluated. */
     double *vs = malloc((size_t)(l->n + 1) * sizeof *vs), *vv = malloc((size_t)(l->n + 1) * sizeof *vv);

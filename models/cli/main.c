@@ -1,7 +1,10 @@
 /* The qkv program: one binary, one subcommand per job. */
 #include "args.h"
 #include "commands.h"
+#include "dist.h"
 #include "output.h"
+
+#include <stdio.h>
 
 static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
@@ -13,14 +16,19 @@ static const cli_command commands[] = {
     {"lab", cmd_lab, "attention step by step: the worked example, the sqrt(d) scaling, the causal mask"},
 };
 
-/* Hand the command line to the subcommand argv[1] names; exit 1 if its output was lost. */
+/* Hand the command line to the subcommand argv[1] names. */
 int main(int argc, char **argv)
 {
     static const cli_menu menu = {.prog = "qkv", .noun = "command", .cmds = commands,
                                   .n_cmds = (int)(sizeof commands / sizeof commands[0])};
-    int rc = cli_dispatch(&menu, argc, argv);
+    if (dist_init(&argc, &argv) < 0) {
+        fprintf(stderr, "qkv: %s\n", qkv_last_error());
+        return 1;
+    }
+    int status = cli_dispatch(&menu, argc, argv);
     /* Whatever the command printed must have been written (a full disk, /dev/full). */
-    if (rc == 0 && cli_check_stdout(argc > 1 ? argv[1] : "") < 0)
-        rc = 1;
-    return rc;
+    if (status == 0 && cli_check_stdout(argc > 1 ? argv[1] : "") < 0)
+        status = 1;
+    dist_finish();
+    return status;
 }

@@ -39,4 +39,4 @@ void cli_catch_signals(void)
 
 void cli_saving(bool on) { in_save = on; }
 
-int cli_signal_status(void) { return 128 + cli_interrupted; }
+int cli_signal_status(void) { return 128 + (cli_interrupted ? cli_interrupted : SIGINT); }

@@ -20,7 +20,8 @@ void cli_saving(bool on);
 
 /* The exit status of a run that a signal stopped and that saved cleanly:
  * 128 + the signal (130 for SIGINT, 143 for SIGTERM), the shells' convention,
- * so a script sees that the run did not finish though its checkpoint is good. */
+ * so a script sees that the run did not finish though its checkpoint is good.
+ * A rank stopped by another rank's signal ends with 130 too. */
 int cli_signal_status(void);
 
 #endif

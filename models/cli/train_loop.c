@@ -9,6 +9,7 @@
 #include "loss_log.h"
 #include "runtime.h"
 #include "signals.h"
+#include "train_ranks.h"
 
 /* Steps a timed run takes before its speed is trusted: the first ones size
  * the arena and the kernels' buffers and are slower than the rest. */
@@ -101,14 +102,18 @@ static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s
     return s + n;
 }
 
-/* Save the run to l->out, a signal not cutting it short; on failure print why and return -1. */
+/* Save the run to l->out (rank 0 writes; every rank learns whether it
+ * worked); on failure print why and return -1. */
 static int save(const train_loop *l)
 {
-    cli_saving(true);
-    int rc = qkv_training_save(l->run, l->out);
+    cli_saving(true); /* a second signal then only says to wait */
+    bool failed = ranks_writer() && qkv_training_save(l->run, l->out) < 0;
     cli_saving(false);
-    if (rc < 0) {
+    if (failed)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
+    if (ranks_any(failed)) {
+        if (!failed)
+            fprintf(stderr, "%s: rank 0 could not save %s\n", l->prog, l->out);
         return -1;
     }
     return 0;
@@ -157,13 +162,13 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     st->t_last += dt; /* evaluation time is not training speed */
     if (save(l) < 0)
         return -1;
-    log_plot(&st->log); /* a failed plot is said and the run goes on; the status says so */
+    log_plot(&st->log); /* a failed plot is said and the run goes on; its status says so */
     return 0;
 }
 
 /* A step or an evaluation failed: say why, and keep the last good state.
  * Only progress is saved: a run that failed before its first step leaves
- * whatever is at out as it was. */
+ * whatever is at out as it was. (Every rank takes the same branch.) */
 static void failed(const train_loop *l, const loop_state *st)
 {
     fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
@@ -182,17 +187,25 @@ int train_loop_run(const train_loop *l)
     fflush(stdout);
     if (l->resume)
         log_read(&st.log, l->resume, run->step);
-    log_open(&st.log, l->prog, l->out);
+    if (ranks_writer())
+        log_open(&st.log, l->prog, l->out);
     /* A timed run lays its schedule out once the warm-up has measured its
      * speed; until then it follows the saved one, made long enough to get there. */
     if (l->budget > 0 && run->cfg.iters <= run->step + WARMUP_STEPS)
         qkv_training_set_iters(run, run->step + WARMUP_STEPS + 1);
+    if (ranks_join(run) < 0) {
+        fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
+        return 1;
+    }
     cli_catch_signals();
     st.t_start = st.t_last = cli_now();
     int status = 0;
+    bool stopped = false;
     while (run->step < run->cfg.iters) {
         double loss;
+        ranks_step_begin();
         if (qkv_training_step(run, &loss, NULL) < 0) {
+            ranks_step_failed();
             failed(l, &st);
             status = 1;
             break;
@@ -204,7 +217,7 @@ int train_loop_run(const train_loop *l)
             st.t_warm = cli_now();
             st.eval_warm = st.eval_time;
         } else if (l->budget > 0 && s - st.start_step > WARMUP_STEPS) {
-            qkv_training_set_iters(run, budget_iters(l, &st, s, cli_now()));
+            qkv_training_set_iters(run, ranks_longest(budget_iters(l, &st, s, cli_now())));
         }
         if (s % l->log_every == 0 || s == run->cfg.iters)
             progress(l, &st, s);
@@ -219,7 +232,7 @@ int train_loop_run(const train_loop *l)
         }
         log_append(&st.log); /* the step's row is complete: on disk now */
         fflush(stdout);
-        if (cli_interrupted) {
+        if ((stopped = ranks_stop(cli_interrupted))) {
             if (save(l) < 0) {
                 status = 1;
                 break;
@@ -231,7 +244,7 @@ int train_loop_run(const train_loop *l)
             break;
         }
     }
-    if (status == 0 && !cli_interrupted && run->step > st.start_step)
+    if (status == 0 && !stopped && run->step > st.start_step)
         printf("done: %lld steps in %.1fs; final %s; saved %s\n",
                (long long)(run->step - st.start_step), cli_now() - st.t_start, st.last.summary,
                l->out);
