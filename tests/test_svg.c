@@ -372,8 +372,8 @@ START_TEST(test_errors_name_the_path)
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), nowhere));
     /* A device is never written to (nor replaced). */
     ck_assert_int_eq(qkv_svg_heatmap("/dev/full", &spec), -1);
-    ck_assert_str_eq(qkv_last_error(), "svg: cannot write '/dev/full': it is a character "
-                                       "device, and qkv only ever replaces regular files");
+    ck_assert_str_eq(qkv_last_error(), "qkv_svg_heatmap: cannot write '/dev/full': it is a "
+                                       "character device, and qkv only ever replaces regular files");
 
     char path[128];
     temp_path(path, sizeof path, "never");
