@@ -185,10 +185,6 @@ int train_loop_run(const train_loop *l)
         printf("the run saved in %s is already at step %lld of %d; nothing to do (pass %s to "
                "go further)\n", l->resume, (long long)run->step, run->cfg.iters, l->iters_flag);
     fflush(stdout);
-    if (l->resume)
-        log_read(&st.log, l->resume, run->step);
-    if (ranks_writer())
-        log_open(&st.log, l->prog, l->out);
     /* A timed run lays its schedule out once the warm-up has measured its
      * speed; until then it follows the saved one, made long enough to get there. */
     if (l->budget > 0 && run->cfg.iters <= run->step + WARMUP_STEPS)
@@ -197,6 +193,10 @@ int train_loop_run(const train_loop *l)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
         return 1;
     }
+    if (l->resume)
+        log_read(&st.log, l->resume, run->step);
+    if (ranks_writer())
+        log_open(&st.log, l->prog, l->out);
     cli_catch_signals();
     st.t_start = st.t_last = cli_now();
     int status = 0;
