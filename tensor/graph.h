@@ -3,6 +3,7 @@
 #ifndef QKV_GRAPH_H
 #define QKV_GRAPH_H
 
+#include "check.h"
 #include "qkv/tensor.h"
 
 /* Loops over fewer values than this run on one thread: waking the thread
@@ -31,9 +32,6 @@ struct qkv_node {
 
 /* Whether node n's backward must assign in[i]'s gradient rather than add to it. */
 static inline bool qkv__fresh(const qkv_node *n, int i) { return n->fresh >> i & 1; }
-
-/* True when any of the n inputs is NULL (an earlier op failed; its message stands). */
-bool qkv__any_null(int n, qkv_tensor *const *ts);
 
 /* A new tensor for an op's result, shaped like t. */
 qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);
