@@ -82,17 +82,25 @@ typedef struct train_case {
     int batch, threads, warmup, steps;
 } train_case;
 
+/* A trainer for tc on tc->threads threads over a random corpus (*c, to be
+ * freed after the trainer); NULL on failure. */
+static qkv_trainer *case_trainer(const train_case *tc, qkv_corpus **c)
+{
+    cli_use_threads(tc->threads);
+    *c = random_corpus(tc->model.vocab_size, 200000);
+    qkv_train_config cfg = qkv_train_defaults();
+    cfg.batch_size = tc->batch;
+    cfg.iters = tc->warmup + tc->steps;
+    return *c ? qkv_trainer_new(&tc->model, &cfg, *c) : NULL;
+}
+
 /* Median ms per training step of one train_case (run in a child). */
 static result bench_train(const void *arg)
 {
     const train_case *tc = arg;
     result r = {0};
-    cli_use_threads(tc->threads);
-    qkv_corpus *c = random_corpus(tc->model.vocab_size, 200000);
-    qkv_train_config cfg = qkv_train_defaults();
-    cfg.batch_size = tc->batch;
-    cfg.iters = tc->warmup + tc->steps;
-    qkv_trainer *t = c ? qkv_trainer_new(&tc->model, &cfg, c) : NULL;
+    qkv_corpus *c;
+    qkv_trainer *t = case_trainer(tc, &c);
     double ms[64];
     int n = tc->steps < 64 ? tc->steps : 64;
     for (int i = 0; t && i < tc->warmup + n; i++) {
@@ -129,12 +137,8 @@ static int slower_first(const void *x, const void *y)
 static result bench_ops(const void *arg)
 {
     const train_case *tc = arg;
-    cli_use_threads(tc->threads);
-    qkv_corpus *c = random_corpus(tc->model.vocab_size, 200000);
-    qkv_train_config cfg = qkv_train_defaults();
-    cfg.batch_size = tc->batch;
-    cfg.iters = tc->warmup + tc->steps;
-    qkv_trainer *t = c ? qkv_trainer_new(&tc->model, &cfg, c) : NULL;
+    qkv_corpus *c;
+    qkv_trainer *t = case_trainer(tc, &c);
     double total = 0;
     int done = 0;
     for (int i = 0; t && i < tc->warmup + tc->steps; i++) {
