@@ -22,7 +22,10 @@ static int check_opts(const char *fn, const qkv_sample_opts *o)
     return 0;
 }
 
-int qkv_sample_opts_check(const qkv_sample_opts *o) { return check_opts("qkv_sample_opts_check", o); }
+int qkv_sample_opts_check(const qkv_sample_opts *o)
+{
+    return check_opts("qkv_sample_opts_check", o);
+}
 
 static int descending(const void *x, const void *y)
 {
@@ -129,13 +132,15 @@ int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int 
         return -1;
     int V = m->cfg.vocab_size, block = m->cfg.block_size;
     if (n_prompt < 1)
-        return qkv_set_error("qkv_gpt_generate: the prompt needs at least one token (got %d)", n_prompt);
+        return qkv_set_error("qkv_gpt_generate: the prompt needs at least one token (got %d)",
+                             n_prompt);
     if (n_new < 0)
         return qkv_set_error("qkv_gpt_generate: cannot generate %d new tokens", n_new);
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= V)
             return qkv_set_error("qkv_gpt_generate: prompt token %d at position %d is outside the "
-                                 "vocabulary of %d", prompt[i], i, V);
+                                 "vocabulary of %d",
+                                 prompt[i], i, V);
     int32_t *window = qkv_alloc((size_t)block * sizeof *window);
     qkv_real *scratch = qkv_alloc(2 * (size_t)V * sizeof *scratch);
     qkv_arena *arena = qkv_arena_new(1 << 20);

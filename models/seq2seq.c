@@ -173,7 +173,8 @@ static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_run *r,
         return -1;
     if (!r->arena)
         return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
-                             "in", fn);
+                             "in",
+                             fn);
     return 0;
 }
 

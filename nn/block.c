@@ -17,8 +17,8 @@ int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_bloc
 {
     char attn[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
     if (qkv__check_init("qkv_block_init", m, p, name) < 0 ||
-        qkv__check_config("qkv_block_init", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
-        qkv__nn_name(mlp, name, "mlp") < 0)
+        qkv__check_config("qkv_block_init", name, cfg) < 0 ||
+        qkv__nn_name(attn, name, "attn") < 0 || qkv__nn_name(mlp, name, "mlp") < 0)
         return -1;
     if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
         qkv_self_attn_init(&m->attn, p, attn, cfg, causal) < 0 ||
@@ -63,8 +63,9 @@ int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
 {
     char attn[QKV_PARAM_NAME_MAX], cross[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
     if (qkv__check_init("qkv_cross_block_init", m, p, name) < 0 ||
-        qkv__check_config("qkv_cross_block_init", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
-        qkv__nn_name(cross, name, "cross") < 0 || qkv__nn_name(mlp, name, "mlp") < 0)
+        qkv__check_config("qkv_cross_block_init", name, cfg) < 0 ||
+        qkv__nn_name(attn, name, "attn") < 0 || qkv__nn_name(cross, name, "cross") < 0 ||
+        qkv__nn_name(mlp, name, "mlp") < 0)
         return -1;
     if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
         qkv_self_attn_init(&m->attn, p, attn, cfg, true) < 0 ||

@@ -86,9 +86,10 @@ qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *t
         if (targets[i] == ignore_index)
             continue;
         if (targets[i] < 0 || targets[i] >= V) {
-            qkv_set_error("qkv_cross_entropy: target %d at row %zu is outside [0, %d), the %d classes "
-                          "of the logits (ignore_index is %d)",
-                          (int)targets[i], i, V, V, (int)ignore_index);
+            qkv_set_error(
+                "qkv_cross_entropy: target %d at row %zu is outside [0, %d), the %d classes "
+                "of the logits (ignore_index is %d)",
+                (int)targets[i], i, V, V, (int)ignore_index);
             return NULL;
         }
         count++;

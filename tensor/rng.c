@@ -41,7 +41,10 @@ uint64_t qkv_rng_u64(qkv_rng *r) { return qkv__null("qkv_rng_u64", "r", r) ? 0 :
 
 static double uniform(uint64_t *s) { return (double)(next(s) >> 11) * 0x1.0p-53; }
 
-double qkv_rng_uniform(qkv_rng *r) { return qkv__null("qkv_rng_uniform", "r", r) ? NAN : uniform(r->s); }
+double qkv_rng_uniform(qkv_rng *r)
+{
+    return qkv__null("qkv_rng_uniform", "r", r) ? NAN : uniform(r->s);
+}
 
 double qkv_rng_normal(qkv_rng *r)
 {

@@ -143,8 +143,8 @@ int qkv__check_input(const char *fn, const char *arg, const qkv_tensor *t)
         return qkv__null_input(fn, arg);
     if (!t->data)
         return qkv_set_error("%s: input %s%s%s has no values yet: declare its parameters, then "
-                             "call qkv_params_alloc before using them", fn, arg,
-                             t->name ? " " : "", t->name ? t->name : "");
+                             "call qkv_params_alloc before using them",
+                             fn, arg, t->name ? " " : "", t->name ? t->name : "");
     return 0;
 }
 

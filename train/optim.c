@@ -42,8 +42,9 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
         return qkv_set_error("%s: unknown kind %d", fn, (int)cfg->kind);
     if (cfg->kind == QKV_OPTIM_ADAMW &&
         !(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0))
-        return qkv_set_error("qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
-                             cfg->beta1, cfg->beta2, cfg->eps);
+        return qkv_set_error(
+            "qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
+            cfg->beta1, cfg->beta2, cfg->eps);
     if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
         return qkv_set_error("%s: weight decay (%g) and momentum (%g) must be >= 0", fn,
                              cfg->weight_decay, cfg->momentum);
