@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "graph.h"
 
 /* The most values all parameters together may hold: far enough below
  * SIZE_MAX that no size or byte count computed from it can wrap around. */
@@ -148,7 +148,7 @@ int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
         for (size_t j = 0; j < t->size; j++)
             t->data[j] = it->init == QKV_INIT_ONES    ? 1
                          : it->init == QKV_INIT_ZEROS ? 0
-                                                      : (qkv_real)(it->std * qkv_rng_normal(rng));
+                                                      : (qkv_real)(it->std * qkv__rng_normal(rng));
     }
     return 0;
 }

@@ -81,7 +81,7 @@ qkv_tensor *qkv_randn(qkv_arena *a, int ndim, const int *shape, qkv_real std, qk
     qkv_tensor *t = tensor_new("qkv_randn", a, ndim, shape);
     if (t)
         for (size_t i = 0; i < t->size; i++)
-            t->data[i] = (qkv_real)(std * qkv_rng_normal(rng));
+            t->data[i] = (qkv_real)(std * qkv__rng_normal(rng));
     return t;
 }
 
@@ -95,7 +95,7 @@ qkv_tensor *qkv_rand_uniform(qkv_arena *a, int ndim, const int *shape, qkv_real 
     qkv_tensor *t = tensor_new(fn, a, ndim, shape);
     if (t)
         for (size_t i = 0; i < t->size; i++)
-            t->data[i] = (qkv_real)(lo + (hi - lo) * qkv_rng_uniform(rng));
+            t->data[i] = (qkv_real)(lo + (hi - lo) * qkv__rng_uniform(rng));
     return t;
 }
 
