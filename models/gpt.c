@@ -173,10 +173,7 @@ qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *id
     const char *fn = "qkv_gpt_logits";
     if (check_forward(fn, m, r, idx, B, T) < 0)
         return NULL;
-    qkv_tensor *y = logits(m, r, idx, B, T, weights);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, logits(m, r, idx, B, T, weights));
 }
 
 qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
@@ -185,8 +182,5 @@ qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
     const char *fn = "qkv_gpt_loss";
     if (check_forward(fn, m, r, idx, B, T) < 0 || qkv__null(fn, "targets", targets))
         return NULL;
-    qkv_tensor *y = qkv_cross_entropy(r->arena, logits(m, r, idx, B, T, NULL), targets, -1);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, qkv_cross_entropy(r->arena, logits(m, r, idx, B, T, NULL), targets, -1));
 }

@@ -42,7 +42,7 @@ qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor
     if (check_input("qkv_linear_forward", m, r, x) < 0)
         return NULL;
     /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
-    return qkv_affine(r->arena, x, m->weight, m->bias);
+    return qkv__result("qkv_linear_forward", qkv_affine(r->arena, x, m->weight, m->bias));
 }
 
 /* Rows [first, first + count) of the parameter t, sharing its values and its

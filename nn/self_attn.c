@@ -39,7 +39,8 @@ qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_
         project_qkv(m, r, x, &q, &k, &v) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
-    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights);
+    return qkv__result(fn,
+                       qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
 }
 
 qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
@@ -73,5 +74,6 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
      * rule j <= i + (len - Tnew) lets query i see every cached position and
      * the new ones up to itself. */
     qkv_mask mask = {.causal = true};
-    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k_all, v_all, &mask, NULL);
+    return qkv__result(
+        fn, qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k_all, v_all, &mask, NULL));
 }

@@ -148,6 +148,13 @@ int qkv__check_input(const char *fn, const char *arg, const qkv_tensor *t)
     return 0;
 }
 
+qkv_tensor *qkv__result(const char *fn, qkv_tensor *y)
+{
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
+}
+
 int qkv__check_inputs(const char *fn, const qkv_arena *a, const char *names, int n,
                       qkv_tensor *const *ts)
 {

@@ -2144,6 +2144,72 @@ MISUSE(qkv_attn_html_seq2seq, empty_input)
     FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), ""), "input");
 }
 
+/* ================================================================ more sizes out of range */
+
+MISUSE(qkv_seq2seq_greedy, zero_length)
+{
+    int32_t out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3}, NULL, 1, 0, true, out), "0");
+}
+MISUSE(qkv_seq2seq_greedy, longer_than_the_model)
+{
+    static int32_t src[1000], out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), src, NULL, 1, 1000, true, out), "1000");
+}
+MISUSE(qkv_embed_forward, null_shape)
+{
+    qkv_embed e;
+    qkv_params *p = fresh();
+    qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
+    alloc(p);
+    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){0}, 1, NULL), "shape is NULL");
+}
+MISUSE(qkv_embed_forward, id_out_of_range)
+{
+    qkv_embed e;
+    qkv_params *p = fresh();
+    qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
+    alloc(p);
+    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){7}, QKV_SHAPE(1)), "id 7");
+}
+MISUSE(qkv_reshape, ndim_0) { FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), 0, (int[]){6}), "not 0"); }
+MISUSE(qkv_slice, zero_len) { FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), 0, 0), "[0, 0)"); }
+MISUSE(qkv_layernorm, nan_eps) { FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), NULL, NULL, NAN), "eps"); }
+MISUSE(qkv_dropout, negative_p) { FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), -0.5f, rng(), true), "p"); }
+MISUSE(qkv_checkpoint_save, kind_too_long)
+{
+    qkv_ckpt_model m = {.kind = "a-model-kind-much-longer-than-thirty-one-characters"};
+    FAILS_INT(qkv_checkpoint_save(tmp_path("c"), &m, params(), NULL, NULL), "kind");
+}
+MISUSE(qkv_checkpoint_open, kind_not_matching) { FAILS_NULL(qkv_checkpoint_open(ckpt_path(), "seq2seq"), "gpt"); }
+MISUSE(qkv_kv_cache_new, heads_not_dividing)
+{
+    qkv_block_config cfg = *block_config();
+    cfg.n_head = 3;
+    FAILS_NULL(qkv_kv_cache_new(&cfg, 1, 8), "n_head 3");
+}
+MISUSE(qkv_block_forward_cached, grad_mode_on)
+{
+    qkv_block m = block();
+    FAILS_NULL(qkv_block_forward_cached(&m, run(), btc(8), cache(), 0), "grad");
+}
+MISUSE(qkv_block_forward_cached, cache_full)
+{
+    qkv_block m = block();
+    qkv_set_grad_enabled(false);
+    qkv_kv_cache *c = cache(); /* 8 positions */
+    MISUSE_ASSERT(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0) != NULL);
+    FAILS_NULL(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0), "do not fit");
+}
+MISUSE(qkv_gpt_generate, negative_new) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, -3, &OPTS, rng(), true, NULL, NULL), "-3"); }
+MISUSE(qkv_gpt_generate, prompt_id_out_of_range) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){9}, 1, 2, &OPTS, rng(), true, NULL, NULL), "9"); }
+MISUSE(qkv_sample_token, top_k_negative)
+{
+    qkv_real logits[5] = {0}, scratch[10];
+    qkv_sample_opts o = {.temperature = 1, .top_k = -1, .top_p = 1};
+    FAILS_INT(qkv_sample_token(logits, 5, &o, rng(), scratch), "top_k -1");
+}
+
 /* ================================================================ the suite */
 
 START_TEST(test_case) { misuse_run(_i); }
