@@ -57,10 +57,8 @@ qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, i
                       qkv_shape_str(table, s, sizeof s));
         return NULL;
     }
-    if (!ids) {
-        qkv_set_error("qkv_embedding: ids is NULL");
+    if (qkv__null("qkv_embedding", "ids", ids))
         return NULL;
-    }
     if (ndim < 1 || ndim > QKV_MAX_DIMS - 1) {
         qkv_set_error("qkv_embedding: ids must be given with 1 to %d dims (not %d)",
                       QKV_MAX_DIMS - 1, ndim);

@@ -41,6 +41,9 @@ MISUSE(qkv_alloc, huge_minus_align) { FAILS_NULL(qkv_alloc(SIZE_MAX - 8), "too l
 MISUSE(qkv_calloc, huge) { FAILS_NULL(qkv_calloc(SIZE_MAX), "too large"); }
 MISUSE(qkv_free, null) { HARMLESS((qkv_free(NULL), 0)); }
 MISUSE(qkv_alloc_count, takes_no_arguments) { (void)qkv_alloc_count(); }
+MISUSE(qkv_set_threads, negative) { FAILS_INT(qkv_set_threads(-1), "n -1"); }
+MISUSE(qkv_set_threads, int_min) { FAILS_INT(qkv_set_threads(-2147483647 - 1), "n"); }
+MISUSE(qkv_threads, takes_no_arguments) { MISUSE_ASSERT(qkv_threads() >= 1); }
 
 /* ================================================================ arena.h */
 
@@ -703,6 +706,19 @@ MISUSE(qkv_corpus_load, directory) { FAILS_NULL(qkv_corpus_load("/tmp", NULL), "
 MISUSE(qkv_corpus_load, byte_outside_vocab)
 {
     FAILS_NULL(qkv_corpus_load(text_path(), tok()), "text.txt");
+}
+MISUSE(qkv_corpus_from_text, null_text)
+{
+    FAILS_NULL(qkv_corpus_from_text(NULL, 3, NULL), "text is NULL");
+}
+MISUSE(qkv_corpus_from_text, null_text_len_0)
+{
+    FAILS_NULL(qkv_corpus_from_text(NULL, 0, NULL), "text is NULL");
+}
+MISUSE(qkv_corpus_from_text, len_0) { FAILS_NULL(qkv_corpus_from_text("abc", 0, NULL), "empty"); }
+MISUSE(qkv_corpus_from_text, byte_outside_vocab)
+{
+    FAILS_NULL(qkv_corpus_from_text("abz", 3, tok()), "'z'", "position 2");
 }
 MISUSE(qkv_corpus_free, null) { HARMLESS((qkv_corpus_free(NULL), 0)); }
 MISUSE(qkv_sampler_init, null_sampler)
@@ -1585,6 +1601,118 @@ MISUSE(qkv_gpt_generate, negative_temperature)
               "temperature -1");
 }
 
+/* A model for qkv_generate: uniform logits over 5 tokens, or NULL when asked to fail. */
+static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+{
+    (void)ids, (void)n, (void)pos;
+    if (model) {
+        qkv_set_error("flat: asked to fail");
+        return NULL;
+    }
+    return qkv_zeros(r->arena, QKV_SHAPE(1, 5));
+}
+static const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
+static const int32_t PROMPT[2] = {1, 2};
+
+MISUSE(qkv_generate, null_lm)
+{
+    FAILS_INT(qkv_generate(NULL, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm is NULL");
+}
+MISUSE(qkv_generate, null_logits_fn)
+{
+    qkv_lm lm = FLAT;
+    lm.logits = NULL;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->logits is NULL");
+}
+MISUSE(qkv_generate, null_prompt)
+{
+    FAILS_INT(qkv_generate(&FLAT, NULL, 2, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL");
+}
+MISUSE(qkv_generate, null_opts)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, NULL, rng(), NULL, NULL), "opts is NULL");
+}
+MISUSE(qkv_generate, null_rng)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, &OPTS, NULL, NULL, NULL), "rng is NULL");
+}
+MISUSE(qkv_generate, empty_prompt)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 0, 3, &OPTS, rng(), NULL, NULL), "got 0");
+}
+MISUSE(qkv_generate, negative_n_new)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, -1, &OPTS, rng(), NULL, NULL), "-1 new tokens");
+}
+MISUSE(qkv_generate, prompt_outside_vocab)
+{
+    FAILS_INT(qkv_generate(&FLAT, (int32_t[]){1, 5}, 2, 3, &OPTS, rng(), NULL, NULL), "token 5");
+}
+MISUSE(qkv_generate, context_0)
+{
+    qkv_lm lm = FLAT;
+    lm.context = 0;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->context 0");
+}
+MISUSE(qkv_generate, vocab_int_min)
+{
+    qkv_lm lm = FLAT;
+    lm.vocab_size = -2147483647 - 1;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->vocab_size");
+}
+MISUSE(qkv_generate, failing_model)
+{
+    qkv_lm lm = FLAT;
+    lm.model = &lm;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "flat: asked to fail");
+}
+MISUSE(qkv_generate, logits_of_the_wrong_size)
+{
+    qkv_lm lm = FLAT;
+    lm.vocab_size = 3;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "(1,5)", "vocab_size 3");
+}
+MISUSE(qkv_generate_text, null_lm)
+{
+    FAILS_INT(qkv_generate_text(NULL, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "lm is NULL");
+}
+MISUSE(qkv_generate_text, null_tok)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, NULL, "a", 3, &OPTS, rng(), NULL, NULL), "tok is NULL");
+}
+MISUSE(qkv_generate_text, null_prompt)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, tok(), NULL, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL");
+}
+MISUSE(qkv_generate_text, empty_prompt)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, tok(), "", 3, &OPTS, rng(), NULL, NULL), "empty");
+}
+MISUSE(qkv_generate_text, vocab_mismatch)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "3 tokens",
+              "vocab_size is 5");
+}
+MISUSE(qkv_generate_text, prompt_outside_vocab)
+{
+    qkv_tokenizer t;
+    qkv_tokenizer_build(&t, "abcde", 5);
+    FAILS_INT(qkv_generate_text(&FLAT, &t, "az", 3, &OPTS, rng(), NULL, NULL), "'z'");
+}
+MISUSE(qkv_generate_text, null_opts)
+{
+    qkv_tokenizer t;
+    qkv_tokenizer_build(&t, "abcde", 5);
+    FAILS_INT(qkv_generate_text(&FLAT, &t, "a", 3, NULL, rng(), NULL, NULL), "opts is NULL");
+}
+MISUSE(qkv_gpt_lm_new, null_model) { FAILS_NULL(qkv_gpt_lm_new(NULL, true), "m is NULL"); }
+MISUSE(qkv_gpt_lm_free, null) { HARMLESS((qkv_gpt_lm_free(NULL), 0)); }
+MISUSE(qkv_gpt_lm_free, not_made_by_lm_new)
+{
+    qkv_lm lm = FLAT;
+    REFUSES(qkv_gpt_lm_free(&lm), "not made by qkv_gpt_lm_new");
+}
+
 /* ================================================================ trainer.h */
 
 MISUSE(qkv_train_defaults, takes_no_arguments) { MISUSE_ASSERT(qkv_train_defaults().iters > 0); }
@@ -2172,16 +2300,28 @@ MISUSE(qkv_embed_forward, id_out_of_range)
     alloc(p);
     FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){7}, QKV_SHAPE(1)), "id 7");
 }
-MISUSE(qkv_reshape, ndim_0) { FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), 0, (int[]){6}), "not 0"); }
+MISUSE(qkv_reshape, ndim_0)
+{
+    FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), 0, (int[]){6}), "not 0");
+}
 MISUSE(qkv_slice, zero_len) { FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), 0, 0), "[0, 0)"); }
-MISUSE(qkv_layernorm, nan_eps) { FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), NULL, NULL, NAN), "eps"); }
-MISUSE(qkv_dropout, negative_p) { FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), -0.5f, rng(), true), "p"); }
+MISUSE(qkv_layernorm, nan_eps)
+{
+    FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), NULL, NULL, NAN), "eps");
+}
+MISUSE(qkv_dropout, negative_p)
+{
+    FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), -0.5f, rng(), true), "p");
+}
 MISUSE(qkv_checkpoint_save, kind_too_long)
 {
     qkv_ckpt_model m = {.kind = "a-model-kind-much-longer-than-thirty-one-characters"};
     FAILS_INT(qkv_checkpoint_save(tmp_path("c"), &m, params(), NULL, NULL), "kind");
 }
-MISUSE(qkv_checkpoint_open, kind_not_matching) { FAILS_NULL(qkv_checkpoint_open(ckpt_path(), "seq2seq"), "gpt"); }
+MISUSE(qkv_checkpoint_open, kind_not_matching)
+{
+    FAILS_NULL(qkv_checkpoint_open(ckpt_path(), "seq2seq"), "gpt");
+}
 MISUSE(qkv_kv_cache_new, heads_not_dividing)
 {
     qkv_block_config cfg = *block_config();
@@ -2201,14 +2341,35 @@ MISUSE(qkv_block_forward_cached, cache_full)
     MISUSE_ASSERT(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0) != NULL);
     FAILS_NULL(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0), "do not fit");
 }
-MISUSE(qkv_gpt_generate, negative_new) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, -3, &OPTS, rng(), true, NULL, NULL), "-3"); }
-MISUSE(qkv_gpt_generate, prompt_id_out_of_range) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){9}, 1, 2, &OPTS, rng(), true, NULL, NULL), "9"); }
+MISUSE(qkv_gpt_generate, negative_new)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, -3, &OPTS, rng(), true, NULL, NULL), "-3");
+}
+MISUSE(qkv_gpt_generate, prompt_id_out_of_range)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){9}, 1, 2, &OPTS, rng(), true, NULL, NULL), "9");
+}
 MISUSE(qkv_sample_token, top_k_negative)
 {
     qkv_real logits[5] = {0}, scratch[10];
     qkv_sample_opts o = {.temperature = 1, .top_k = -1, .top_p = 1};
     FAILS_INT(qkv_sample_token(logits, 5, &o, rng(), scratch), "top_k -1");
 }
+
+/* ================================================================ file.h */
+
+MISUSE(qkv_protect_input, null_path) { FAILS_INT(qkv_protect_input(NULL), "path is NULL"); }
+MISUSE(qkv_output_check, null_path) { FAILS_INT(qkv_output_check(NULL), "path is NULL"); }
+MISUSE(qkv_output_lock, null_path) { FAILS_INT(qkv_output_lock(NULL), "path is NULL"); }
+MISUSE(qkv_output_lock, empty_path) { FAILS_INT(qkv_output_lock(""), "path is empty"); }
+MISUSE(qkv_output_unlock, null_path) { HARMLESS((qkv_output_unlock(NULL), 0)); }
+MISUSE(qkv_output_unlock, not_held) { HARMLESS((qkv_output_unlock(tmp_path("never.ckpt")), 0)); }
+MISUSE(qkv_output_open, null_path) { FAILS_NULL(qkv_output_open(NULL), "path is NULL"); }
+MISUSE(qkv_output_file, null_output) { MISUSE_ASSERT(qkv_output_file(NULL) == NULL); }
+MISUSE(qkv_output_publish, null_output) { FAILS_INT(qkv_output_publish(NULL), "o is NULL"); }
+MISUSE(qkv_output_commit, null_output) { FAILS_INT(qkv_output_commit(NULL), "o is NULL"); }
+MISUSE(qkv_output_abort, null_output) { HARMLESS((qkv_output_abort(NULL), 0)); }
+MISUSE(qkv_input_open, null_path) { FAILS_NULL(qkv_input_open(NULL), "path is NULL"); }
 
 /* ================================================================ the suite */
 

@@ -30,12 +30,24 @@ int qkv__optim_moments(int kind)
     return kind == QKV_OPTIM_ADAMW ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
 }
 
+/* cfg with each field left 0 replaced by its default (see qkv_optim_config). */
+static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
+{
+    qkv_optim_config c = *cfg;
+    if (c.kind == 0)
+        c.kind = QKV_OPTIM_ADAMW;
+    if (c.kind == QKV_OPTIM_ADAMW) {
+        c.beta1 = c.beta1 != 0 ? c.beta1 : 0.9;
+        c.beta2 = c.beta2 != 0 ? c.beta2 : 0.99;
+        c.eps = c.eps != 0 ? c.eps : 1e-8;
+    }
+    return c;
+}
+
 /* 0 when cfg is a usable configuration for the allocated params p, else -1. */
 static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 {
     const char *fn = "qkv_optim_new";
-    if (qkv__null(fn, "p", p) || qkv__null(fn, "cfg", cfg))
-        return -1;
     if (!p->data)
         return qkv_set_error("%s: the parameters are not allocated yet (qkv_params_alloc)", fn);
     if (cfg->kind != QKV_OPTIM_ADAMW && cfg->kind != QKV_OPTIM_SGD)
@@ -53,14 +65,17 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
 {
-    if (check_config(p, cfg) < 0)
+    if (qkv__null("qkv_optim_new", "p", p) || qkv__null("qkv_optim_new", "cfg", cfg))
+        return NULL;
+    qkv_optim_config c = with_defaults(cfg);
+    if (check_config(p, &c) < 0)
         return NULL;
     qkv_optim *o = qkv_calloc(sizeof *o);
     if (!o)
         return NULL;
-    o->cfg = *cfg;
+    o->cfg = c;
     o->n = p->total;
-    o->n_moments = qkv__optim_moments(cfg->kind);
+    o->n_moments = qkv__optim_moments(c.kind);
     o->m = qkv_calloc(o->n * sizeof(qkv_real));
     if (o->m && o->n_moments == 2)
         o->v = qkv_calloc(o->n * sizeof(qkv_real));
