@@ -156,7 +156,10 @@ static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qk
     return y;
 }
 
-qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x) { return softmax(a, "qkv_softmax", x, NULL, 1); }
+qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x)
+{
+    return softmax(a, "qkv_softmax", x, NULL, 1);
+}
 
 qkv_tensor *qkv_softmax_masked(qkv_arena *a, qkv_tensor *x, const qkv_mask *mask, qkv_real scale)
 {

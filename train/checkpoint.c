@@ -175,8 +175,8 @@ static int check_progress(const qkv_ckpt_progress *prog)
     return 0;
 }
 
-/* 0 when prog (or NULL) can be saved: a step >= 0 and RNG states that are
- * there and not all zero (the loader refuses those). */
+/* 0 when prog (or NULL), which check_progress passed, can be saved: a step
+ * >= 0 and RNG states that are not all zero (the loader refuses those). */
 static int check_progress_saved(const qkv_ckpt_progress *prog)
 {
     if (!prog)
@@ -184,8 +184,6 @@ static int check_progress_saved(const qkv_ckpt_progress *prog)
     if (prog->step < 0)
         return qkv_set_error("the training step %lld is negative", (long long)prog->step);
     for (int r = 0; r < prog->n_rngs; r++) {
-        if (!prog->rngs[r])
-            return qkv_set_error("RNG %d of the progress is NULL", r);
         if (rng_state_zero(prog->rngs[r]->s))
             return qkv_set_error("RNG state %d is all zero (never seeded?); the loader would "
                                  "refuse it",

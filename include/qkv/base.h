@@ -10,7 +10,10 @@
  * The argument contract: every public function checks its pointers, sizes
  * and enumerations, and a bad one is a failure whose message starts with the
  * function's name and names the argument ("qkv_gpt_load: vocab is NULL"). A
- * function that returns nothing does nothing and leaves such a message.
+ * function that returns nothing does nothing and leaves such a message. A
+ * failure further in keeps its own words after the name of each public
+ * function it went through ("qkv_gpt_load: qkv_checkpoint_open: cannot open
+ * 'x.ckpt': No such file or directory").
  *
  * A NULL tensor is how a failed op hands its failure on, so ops take NULL
  * inputs: they fail too, and the message names the op and the input and
