@@ -3,6 +3,7 @@
 #ifndef QKV_GRAPH_H
 #define QKV_GRAPH_H
 
+#include "qkv/ops.h" /* so every op's definition meets its public declaration */
 #include "qkv/tensor.h"
 
 /* Loops over fewer values than this run on one thread: waking the thread

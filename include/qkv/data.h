@@ -22,9 +22,7 @@
 #include "qkv/base.h"
 #include "qkv/rng.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* ---- tokenizer: one token per byte present in the corpus ---- */
 
@@ -91,7 +89,5 @@ int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int b
  * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values. */
 void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

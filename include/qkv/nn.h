@@ -32,9 +32,7 @@
 #include "qkv/ops.h"
 #include "qkv/params.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* What every forward needs besides its inputs. */
 typedef struct qkv_run {
@@ -264,7 +262,5 @@ qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_r
                                            qkv_tensor *k, qkv_tensor *v,
                                            const uint8_t *mem_valid);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

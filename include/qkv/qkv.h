@@ -1,6 +1,12 @@
-/* qkv/qkv.h — everything qkv offers, in one include.
+/* qkv/qkv.h — the library in one include: tensors and autograd, the nn
+ * modules, training (optimizers, batches, checkpoints) and the character GPT.
  *
  *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
+ *
+ * Installed but not included here, because they serve the qkv program's own
+ * tasks rather than a program built on the library: qkv/seq2seq.h (the
+ * date-normalisation encoder-decoder), qkv/dates.h (its data) and qkv/svg.h
+ * (the plots and attention pictures). Include them by name.
  */
 #ifndef QKV_QKV_H
 #define QKV_QKV_H
@@ -9,16 +15,14 @@
 #include "qkv/base.h"
 #include "qkv/checkpoint.h"
 #include "qkv/data.h"
-#include "qkv/dates.h"
 #include "qkv/gpt.h"
 #include "qkv/nn.h"
 #include "qkv/ops.h"
 #include "qkv/optim.h"
 #include "qkv/params.h"
 #include "qkv/rng.h"
-#include "qkv/seq2seq.h"
-#include "qkv/svg.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"
+#include "qkv/version.h"
 
 #endif

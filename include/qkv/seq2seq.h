@@ -35,9 +35,7 @@
 #include "qkv/nn.h"
 #include "qkv/trainer.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* The special tokens; the alphabet's characters follow them. */
 enum {
@@ -277,7 +275,5 @@ typedef struct qkv_attn_svg_spec {
  * (bad shape or head, unwritable file). */
 int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -1,7 +1,7 @@
 /* qkv/svg.h — pictures as self-contained SVG files: heatmaps of attention
  * weights and line plots of loss curves. Open them in any web browser.
  *
- *     qkv_real w[2 * 3 * 4] = {...};              // 2 heads, 3 queries, 4 keys
+ *     qkv_real w[2 * 3 * 4] = {0.7, 0.2, 0.1, 0}; // 2 heads, 3 queries, 4 keys (the rest 0)
  *     qkv_svg_heatmap_spec spec = {
  *         .title = "cross-attention, layer 0", .panels = 2, .rows = 3, .cols = 4,
  *         .values = w, .row_labels = "ab\n", .col_labels = "a b.",
@@ -23,9 +23,7 @@
 
 #include "qkv/base.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* What a heatmap shows: `panels` matrices of rows×cols side by side (one per
  * attention head, say), sharing one colour scale. */
@@ -68,7 +66,5 @@ typedef struct qkv_svg_series {
 int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
                   int n_series, const qkv_svg_series *series);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

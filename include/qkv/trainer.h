@@ -26,9 +26,7 @@
 #include "qkv/gpt.h"
 #include "qkv/optim.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 typedef struct qkv_train_config {
     int iters;           /* optimizer steps in the whole run (the lr schedule ends here) */
@@ -100,7 +98,5 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena 
  * into vocab. NULL with a message on failure. */
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "qkv/seq2seq.h"
 #include "threads.h"
 
 /* What the user asked to draw. */

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "qkv/seq2seq.h"
 #include "runtime.h"
 #include "threads.h"
 

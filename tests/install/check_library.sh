@@ -1,0 +1,53 @@
+#!/bin/sh
+# Is the installed qkv packaged like a C library? A versioned libqkv.so with
+# its SONAME and symlinks; only the public API exported (every function the
+# installed headers declare, no internal qkv__ name); no qkv__ name in an
+# installed header; and a program compiled with -DQKV_DOUBLE refused at
+# link time by the float library, with the message naming the mismatch.
+#
+#     tests/install/check_library.sh PREFIX WORKDIR     (make test-install runs it)
+set -eu
+prefix=$1 work=$2
+lib=$prefix/lib
+cc=${CC:-cc}
+mkdir -p "$work"
+fail() { echo "install check: FAILED: $*" >&2; exit 1; }
+pc() { PKG_CONFIG_PATH=$lib/pkgconfig pkg-config "$@" qkv; }
+
+# libqkv.so -> libqkv.so.MAJOR (the SONAME) -> libqkv.so.MAJOR.MINOR.PATCH
+version=$(pc --modversion)
+major=${version%%.*}
+real=$lib/libqkv.so.$version
+[ -f "$real" ] && [ ! -L "$real" ] || fail "no file $real"
+[ "$(readlink "$lib/libqkv.so.$major")" = "libqkv.so.$version" ] || fail "libqkv.so.$major is not a link to libqkv.so.$version"
+[ "$(readlink "$lib/libqkv.so")" = "libqkv.so.$major" ] || fail "libqkv.so is not a link to libqkv.so.$major"
+soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libqkv.so.$major" ] || fail "readelf -d: SONAME '$soname', expected libqkv.so.$major"
+echo "install check: readelf -d: SONAME [$soname]; libqkv.so -> libqkv.so.$major -> libqkv.so.$version"
+
+# The dynamic symbol table holds the public API and nothing else.
+nm -D --defined-only "$real" | awk '{print $3}' | sort -u > "$work/exported"
+if grep -v '^qkv_' "$work/exported" > "$work/foreign" || grep '^qkv__' "$work/exported" >> "$work/foreign"; then
+    fail "nm -D: exported beyond the public API: $(tr '\n' ' ' < "$work/foreign")"
+fi
+for h in "$prefix"/include/qkv/*.h; do
+    # Comments out (usage blocks call functions too), then every qkv_name( left.
+    $cc -fpreprocessed -E -P "$h" 2>/dev/null | grep -o 'qkv_[a-z0-9_]*[[:space:]]*(' | tr -d ' \t(' || true
+done | sort -u > "$work/declared"
+comm -23 "$work/declared" "$work/exported" > "$work/missing"
+[ ! -s "$work/missing" ] || fail "declared in include/qkv but not exported by libqkv.so (a header without QKV_BEGIN_DECLS?): $(tr '\n' ' ' < "$work/missing")"
+if grep -l 'qkv__' "$prefix"/include/qkv/*.h > "$work/internal_names"; then
+    fail "an internal qkv__ name in an installed header: $(tr '\n' ' ' < "$work/internal_names")"
+fi
+echo "install check: nm -D: $(wc -l < "$work/exported") symbols, all qkv_, no qkv__, every one of the $(wc -l < "$work/declared") functions the headers declare"
+
+# The precision guard: the same program links as float and not as double.
+printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { printf("%%d\\n", (int)sizeof(qkv_real)); return 0; }\n' > "$work/precision.c"
+$cc -Wall -Wextra -pedantic -Werror $(pc --cflags) "$work/precision.c" -o "$work/precision" $(pc --libs) \
+    -Wl,-rpath,"$(pc --variable=libdir)" && [ "$("$work/precision")" = 4 ] || fail "the float program did not build and run"
+if $cc -DQKV_DOUBLE $(pc --cflags) "$work/precision.c" -o "$work/precision64" $(pc --libs) 2> "$work/precision64.err"; then
+    fail "a -DQKV_DOUBLE program linked against the float library"
+fi
+grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/precision64.err" ||
+    fail "a -DQKV_DOUBLE program failed to link, but not for its precision: $(cat "$work/precision64.err")"
+echo "install check: a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
