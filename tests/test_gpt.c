@@ -123,7 +123,7 @@ START_TEST(test_resume_is_bit_exact)
     qkv_trainer_free(b);
     b = qkv_trainer_resume(ckpt, path, 0);
     ck_assert_qkv(b);
-    ck_assert_int_eq(b->step, 10);
+    ck_assert_int_eq(b->run->step, 10);
     run_steps(b, 10, split + 10);
     qkv_trainer_eval(b, QKV_SPLIT_VAL);
 
@@ -132,7 +132,7 @@ START_TEST(test_resume_is_bit_exact)
     ck_assert_uint_eq(pa->total, pb->total);
     ck_assert_msg(memcmp(pa->data, pb->data, pa->total * sizeof(qkv_real)) == 0,
                   "parameters differ after resume");
-    ck_assert_msg(memcmp(a->opt->m, b->opt->m, pa->total * sizeof(qkv_real)) == 0,
+    ck_assert_msg(memcmp(a->run->opt->m, b->run->opt->m, pa->total * sizeof(qkv_real)) == 0,
                   "AdamW moments differ after resume");
     qkv_trainer_free(a);
     qkv_trainer_free(b);

@@ -23,6 +23,7 @@
 #include "qkv/rng.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"
+#include "qkv/training.h"
 #include "qkv/version.h"
 
 #endif

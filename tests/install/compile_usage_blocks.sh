@@ -19,14 +19,16 @@ for h in "$prefix"/include/qkv/*.h; do
         printf '#include <qkv/qkv.h>\n#include <qkv/%s.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n' "$name"
         # The header's first comment: code is indented by 5 spaces after " *";
         # blank " *" lines inside the code are kept, the first prose line ends
-        # it. A definition starting with "static" (a callback) goes before main.
+        # it. A definition starting with "static" or "typedef" (a callback, the
+        # type it uses) goes before main, up to its closing "}" at column 0.
         awk 'NR > 1 && /\*\// { exit }
              /^ \*     / { code = 1; line = substr($0, 8)
-                          if (line ~ /^static /) top = 1
+                          first = !top && line ~ /^(static|typedef) /
+                          if (first) top = 1
                           if (top) defs = defs line "\n"; else body = body "    " line "\n"
-                          if (top && (line ~ /^}/ || (line ~ /^static / && line ~ /} *$/))) top = 0
+                          if (top && (line ~ /^}/ || (first && line ~ /[;}] *$/))) top = 0
                           next }
-             code && /^ \*$/ { if (!top) body = body "\n"; next }
+             code && /^ \*$/ { if (top) defs = defs "\n"; else body = body "\n"; next }
              code { exit }
              END { if (body != "") printf "%s\nint main(void)\n{\n%s    return 0;\n}\n", defs, body }' "$h"
     } > "$src"
