@@ -130,7 +130,7 @@ install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 test-install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 	@rm -rf $(BUILD)/prefix $(BUILD)/install-check
 	@$(MAKE) --no-print-directory -s install PREFIX=$(CURDIR)/$(BUILD)/prefix BUILD=$(BUILD) SAN="$(SAN)"
-	@CC="$(CC)" sh tests/install/check_library.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check
+	@CC="$(CC)" SAN="$(SAN)" sh tests/install/check_library.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check
 	@CC="$(CC)" SAN="$(SAN)" sh tests/install/build_examples.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/examples
 	@CC="$(CC)" SAN="$(SAN)" sh tests/install/compile_usage_blocks.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/usage
 
@@ -141,9 +141,9 @@ test-readme: $(BUILD)/libqkv.a
 	@test -s $(BUILD)/readme/example.c || { echo "README example not found"; exit 1; }
 	@$(CC) $(BASE) $(BUILD)/readme/example.c -o $(BUILD)/readme/example $(BUILD)/libqkv.a $(LDLIBS)
 	@$(BUILD)/readme/example > $(BUILD)/readme/example.out && echo "README example: compiled and ran"
-	@for cxx in g++ clang++; do \
+	@for cxx in g++ $(if $(SAN),,clang++); do \
 	    if ! command -v $$cxx > /dev/null; then echo "README example as C++: SKIPPED: no $$cxx"; continue; fi; \
-	    $$cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror -Iinclude $(BUILD)/readme/example.c -x none \
+	    $$cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror $(SAN) -Iinclude $(BUILD)/readme/example.c -x none \
 	        -o $(BUILD)/readme/example.$$cxx $(BUILD)/libqkv.a $(LDLIBS) && \
 	    $(BUILD)/readme/example.$$cxx | cmp -s - $(BUILD)/readme/example.out && \
 	    echo "README example: compiled as C++ with $$cxx, ran, printed what the C build printed" || exit 1; \

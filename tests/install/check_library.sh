@@ -26,7 +26,8 @@ soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 echo "install check: readelf -d: SONAME [$soname]; libqkv.so -> libqkv.so.$major -> libqkv.so.$version"
 
 # The dynamic symbol table holds the public API and nothing else.
-nm -D --defined-only "$real" | awk '{print $3}' | sort -u > "$work/exported"
+# (__odr_asan.NAME: AddressSanitizer's marker for an exported global, under make sanitize.)
+nm -D --defined-only "$real" | awk '$3 !~ /^__odr_asan/ {print $3}' | sort -u > "$work/exported"
 if grep -v '^qkv_' "$work/exported" > "$work/foreign" || grep '^qkv__' "$work/exported" >> "$work/foreign"; then
     fail "nm -D: exported beyond the public API: $(tr '\n' ' ' < "$work/foreign")"
 fi
@@ -43,9 +44,9 @@ echo "install check: nm -D: $(wc -l < "$work/exported") symbols, all qkv_, no qk
 
 # The precision guard: the same program links as float and not as double.
 printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { printf("%%d\\n", (int)sizeof(qkv_real)); return 0; }\n' > "$work/precision.c"
-$cc -Wall -Wextra -pedantic -Werror $(pc --cflags) "$work/precision.c" -o "$work/precision" $(pc --libs) \
+$cc -Wall -Wextra -pedantic -Werror ${SAN:-} $(pc --cflags) "$work/precision.c" -o "$work/precision" $(pc --libs) \
     -Wl,-rpath,"$(pc --variable=libdir)" && [ "$("$work/precision")" = 4 ] || fail "the float program did not build and run"
-if $cc -DQKV_DOUBLE $(pc --cflags) "$work/precision.c" -o "$work/precision64" $(pc --libs) 2> "$work/precision64.err"; then
+if $cc -DQKV_DOUBLE ${SAN:-} $(pc --cflags) "$work/precision.c" -o "$work/precision64" $(pc --libs) 2> "$work/precision64.err"; then
     fail "a -DQKV_DOUBLE program linked against the float library"
 fi
 grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/precision64.err" ||
