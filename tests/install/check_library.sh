@@ -2,7 +2,8 @@
 # Is the installed qkv packaged like a C library? A versioned libqkv.so with
 # its SONAME and symlinks; only the public API exported (every function the
 # installed headers declare, no internal qkv__ name); no qkv__ name in an
-# installed header; and a program compiled with -DQKV_DOUBLE refused at
+# installed header; qkv_version(), QKV_VERSION_STRING and qkv.pc agreeing;
+# and a program compiled with -DQKV_DOUBLE refused at
 # link time by the float library, with the message naming the mismatch.
 #
 #     tests/install/check_library.sh PREFIX WORKDIR     (make test-install runs it)
@@ -43,12 +44,15 @@ fi
 echo "install check: nm -D: $(wc -l < "$work/exported") symbols, all qkv_, no qkv__, every one of the $(wc -l < "$work/declared") functions the headers declare"
 
 # The precision guard: the same program links as float and not as double.
-printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { printf("%%d\\n", (int)sizeof(qkv_real)); return 0; }\n' > "$work/precision.c"
+# It prints what it sees: the element size, the headers' and the library's version.
+printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { printf("%%d %%s %%s\\n", (int)sizeof(qkv_real), QKV_VERSION_STRING, qkv_version()); return 0; }\n' > "$work/precision.c"
 $cc -Wall -Wextra -pedantic -Werror ${SAN:-} $(pc --cflags) "$work/precision.c" -o "$work/precision" $(pc --libs) \
-    -Wl,-rpath,"$(pc --variable=libdir)" && [ "$("$work/precision")" = 4 ] || fail "the float program did not build and run"
+    -Wl,-rpath,"$(pc --variable=libdir)" || fail "the float program did not build"
+seen=$("$work/precision") || fail "the float program did not run"
+[ "$seen" = "4 $version $version" ] || fail "the float program saw '$seen', expected '4 $version $version' (sizeof(qkv_real), QKV_VERSION_STRING, qkv_version())"
 if $cc -DQKV_DOUBLE ${SAN:-} $(pc --cflags) "$work/precision.c" -o "$work/precision64" $(pc --libs) 2> "$work/precision64.err"; then
     fail "a -DQKV_DOUBLE program linked against the float library"
 fi
 grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/precision64.err" ||
     fail "a -DQKV_DOUBLE program failed to link, but not for its precision: $(cat "$work/precision64.err")"
-echo "install check: a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
+echo "install check: qkv_version() = QKV_VERSION_STRING = qkv.pc's $version; a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
