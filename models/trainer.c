@@ -16,11 +16,37 @@ static qkv_tensor *gpt_loss(void *trainer, const qkv_run *r, int lo, int hi)
     return qkv_gpt_loss(t->model, r, t->x + (size_t)lo * T, t->y + (size_t)lo * T, hi - lo, T);
 }
 
-/* The GPT's evaluation for the run: the mean loss of split `which`. */
+/* The mean loss of m over iters batches from s, on rows [lo, hi) of each. */
+static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
+                             int32_t *x, int32_t *y, int lo, int hi)
+{
+    if (iters < 1) {
+        qkv_set_error("mean loss: iters %d must be >= 1", iters);
+        return NAN;
+    }
+    bool was = qkv_set_grad_enabled(false);
+    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
+    size_t T = (size_t)s->block_size;
+    double sum = 0;
+    for (int i = 0; i < iters && !isnan(sum); i++) {
+        qkv_sampler_next(s, x, y);
+        qkv_tensor *loss = qkv_gpt_loss(m, &run, x + lo * T, y + lo * T, hi - lo, s->block_size);
+        sum += loss ? loss->data[0] : NAN;
+        if (loss && isnan(loss->data[0]))
+            qkv_set_error("mean loss: batch %d has a NaN loss (the weights are not finite)", i);
+        qkv_arena_reset(arena);
+    }
+    qkv_set_grad_enabled(was);
+    return sum / iters;
+}
+
+/* The GPT's evaluation for the run: the mean loss of split `which`, on the
+ * rows of each batch the run computes (all of them, but for data parallelism). */
 static double gpt_eval(void *trainer, qkv_arena *arena, int which)
 {
     qkv_trainer *t = trainer;
-    return qkv_gpt_mean_loss(t->model, &t->eval[which], t->run->cfg.eval_iters, arena, t->x, t->y);
+    return mean_loss_rows(t->model, &t->eval[which], t->run->cfg.eval_iters, arena, t->x, t->y,
+                          t->run->batch_lo, t->run->batch_hi);
 }
 
 qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
@@ -82,23 +108,7 @@ int qkv_trainer_step(qkv_trainer *t, double *loss, double *grad_norm)
 double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
                          int32_t *x, int32_t *y)
 {
-    if (iters < 1) {
-        qkv_set_error("mean loss: iters %d must be >= 1", iters);
-        return NAN;
-    }
-    bool was = qkv_set_grad_enabled(false);
-    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
-    double sum = 0;
-    for (int i = 0; i < iters && !isnan(sum); i++) {
-        qkv_sampler_next(s, x, y);
-        qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, s->batch_size, s->block_size);
-        sum += loss ? loss->data[0] : NAN;
-        if (loss && isnan(loss->data[0]))
-            qkv_set_error("mean loss: batch %d has a NaN loss (the weights are not finite)", i);
-        qkv_arena_reset(arena);
-    }
-    qkv_set_grad_enabled(was);
-    return sum / iters;
+    return mean_loss_rows(m, s, iters, arena, x, y, 0, s->batch_size);
 }
 
 double qkv_trainer_eval(qkv_trainer *t, qkv_split split)

@@ -5,8 +5,8 @@
  *
  * Installed but not included here, because they serve the qkv program's own
  * tasks rather than a program built on the library: qkv/seq2seq.h (the
- * date-normalisation encoder-decoder), qkv/dates.h (its data) and qkv/svg.h
- * (the plots and attention pictures). Include them by name.
+ * date-normalisation encoder-decoder), qkv/dates.h (its data) and qkv/viz.h
+ * (plots, attention pictures and pages). Include them by name.
  */
 #ifndef QKV_QKV_H
 #define QKV_QKV_H

@@ -1,5 +1,6 @@
 /* qkv/seq2seq.h — an encoder-decoder transformer with cross-attention, its
- * training on a generated task (dates), greedy decoding and attention pictures.
+ * training on a generated task (dates), greedy decoding and its cross-attention
+ * (the pictures of it are in qkv/viz.h).
  *
  * The encoder reads the whole input at once (token + position embeddings,
  * n_layer unmasked blocks, a final LayerNorm); the decoder writes the output
@@ -268,24 +269,6 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
  * weights come from r's arena. NULL with a message. */
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
                                       int layer, char *output);
-
-/* How qkv_attn_svg draws the weights of one attention (1,H,Tq,Tk). */
-typedef struct qkv_attn_svg_spec {
-    const char *title;      /* above the panels, or NULL */
-    int head;               /* draw this head only; -1 for one panel per head */
-    bool average;           /* one panel: the mean over the heads (head is ignored) */
-    bool causal;            /* cells above the diagonal were masked: leave them blank */
-    const char *row_labels; /* Tq characters (the queries' text), or NULL */
-    const char *col_labels; /* Tk characters (the keys' text), or NULL */
-    const char *rows_name;  /* caption of the row axis, or NULL */
-    const char *cols_name;  /* caption of the column axis, or NULL */
-} qkv_attn_svg_spec;
-
-/* Write attention weights (1,H,Tq,Tk) as a heatmap (qkv_svg_heatmap) to
- * path: one Tq×Tk panel per head drawn, one cell per unmasked weight, on a
- * colour scale from 0 to the largest weight drawn. 0, or -1 with a message
- * (bad shape or head, unwritable file). */
-int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec);
 
 QKV_END_DECLS
 #endif

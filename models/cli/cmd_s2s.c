@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "dist.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
 #include "runtime.h"
@@ -69,6 +70,8 @@ static int s2s_train(int argc, char **argv)
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
     if (rc >= 0)
         return rc;
+    if (dist_size() > 1)
+        return args_error(&cmd, "runs on one process: data parallelism over MPI is qkv train's");
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (min_lr > lr)

@@ -8,18 +8,26 @@
 
 #include "args.h"
 #include "commands.h"
+#include "dist.h"
 #include "qkv/qkv.h"
 #include "threads.h"
 #include "train_loop.h"
+#include "train_ranks.h"
 
-/* The GPT's evaluation for the loop: the train and val losses. */
+/* The GPT's evaluation for the loop: the train and val losses (with several
+ * ranks, each evaluates its slice of every batch and the means are averaged). */
 static int evaluate(void *trainer, train_eval *e)
 {
     qkv_trainer *t = trainer;
-    e->train = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
-    e->val = qkv_trainer_eval(t, QKV_SPLIT_VAL);
+    double loss[2] = {qkv_trainer_eval(t, QKV_SPLIT_TRAIN), qkv_trainer_eval(t, QKV_SPLIT_VAL)};
+    bool failed = isnan(loss[0]) || isnan(loss[1]);
+    if (ranks_any(failed))
+        return failed ? -1 : qkv_set_error("another rank's evaluation failed (its message is above)");
+    ranks_mean(loss, 2);
+    e->train = loss[0];
+    e->val = loss[1];
     snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
-    return isnan(e->train) || isnan(e->val) ? -1 : 0;
+    return 0;
 }
 
 /* A --config preset: the model's size and the run's length. */
@@ -76,7 +84,9 @@ int cmd_train(int argc, char **argv)
         {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
     };
-    const arg_cmd cmd = {"train", "Train the character GPT on a text file.", "", specs,
+    const arg_cmd cmd = {"train", "Train the character GPT on a text file. In a `make MPI=1` build, "
+                         "`mpirun -np N qkv train ...` trains it data-parallel on N processes "
+                         "(--batch is the global batch; across machines: mpirun --hostfile HOSTS).", "", specs,
                          (int)(sizeof specs / sizeof specs[0]), 0};
     const char *pos[1];
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
@@ -112,6 +122,8 @@ int cmd_train(int argc, char **argv)
                            "--weight-decay", "--grad-clip", "--eval-iters", "--seed"};
     if ((rc = train_refuse_on_resume(&cmd, resume, fixed, (int)(sizeof fixed / sizeof *fixed))) >= 0)
         return rc;
+    if (batch % dist_size())
+        return args_error(&cmd, "--batch %d does not split evenly over %d ranks", batch, dist_size());
     if (resume && !args_given(&cmd, "--out"))
         out = resume; /* a resumed run keeps saving where it was saved */
     cli_use_threads(threads);
@@ -129,11 +141,17 @@ int cmd_train(int argc, char **argv)
                                .eval_iters = eval_iters, .seed = (uint64_t)seed};
         t = qkv_trainer_new(&mc, &tc, corpus);
     }
-    if (!t) {
-        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+    /* A rank that could not start must not leave the others waiting. */
+    if (ranks_any(!t)) {
+        fprintf(stderr, "qkv train: %s\n",
+                t ? "another rank could not start (its message is above)" : qkv_last_error());
+        qkv_trainer_free(t);
         qkv_corpus_free(corpus);
         return 1;
     }
+    if (dist_size() > 1)
+        printf("%d ranks x %d threads: each computes %d of every %d sequences\n", dist_size(),
+               threads, t->run->cfg.batch_size / dist_size(), t->run->cfg.batch_size);
     const qkv_gpt_config *mc = &t->model->cfg;
     const qkv_train_config *tc = &t->run->cfg;
     const qkv_corpus *c = t->corpus;

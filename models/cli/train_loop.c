@@ -8,6 +8,7 @@
 
 #include "loss_log.h"
 #include "runtime.h"
+#include "train_ranks.h"
 
 /* Steps a timed run takes before its speed is trusted: the first ones size
  * the arena and the kernels' buffers and are slower than the rest. */
@@ -100,11 +101,16 @@ static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s
     return s + n;
 }
 
-/* Save the run to l->out; on failure print why and return -1. */
+/* Save the run to l->out (rank 0 writes; every rank learns whether it
+ * worked); on failure print why and return -1. */
 static int save(const train_loop *l)
 {
-    if (qkv_training_save(l->run, l->out) < 0) {
+    bool failed = ranks_writer() && qkv_training_save(l->run, l->out) < 0;
+    if (failed)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
+    if (ranks_any(failed)) {
+        if (!failed)
+            fprintf(stderr, "%s: rank 0 could not save %s\n", l->prog, l->out);
         return -1;
     }
     return 0;
@@ -177,12 +183,19 @@ int train_loop_run(const train_loop *l)
      * speed; until then it follows the saved one, made long enough to get there. */
     if (l->budget > 0 && run->cfg.iters <= run->step + WARMUP_STEPS)
         qkv_training_set_iters(run, run->step + WARMUP_STEPS + 1);
+    if (ranks_join(run) < 0) {
+        fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
+        return 1;
+    }
     cli_catch_sigint();
     st.t_start = st.t_last = cli_now();
     int status = 0;
+    bool stopped = false;
     while (run->step < run->cfg.iters) {
         double loss;
+        ranks_step_begin();
         if (qkv_training_step(run, &loss, NULL) < 0) {
+            ranks_step_failed();
             failed(l);
             status = 1;
             break;
@@ -194,7 +207,7 @@ int train_loop_run(const train_loop *l)
             st.t_warm = cli_now();
             st.eval_warm = st.eval_time;
         } else if (l->budget > 0 && s - st.start_step > WARMUP_STEPS) {
-            qkv_training_set_iters(run, budget_iters(l, &st, s, cli_now()));
+            qkv_training_set_iters(run, ranks_longest(budget_iters(l, &st, s, cli_now())));
         }
         if (s % l->log_every == 0 || s == run->cfg.iters)
             progress(l, &st, s);
@@ -208,7 +221,7 @@ int train_loop_run(const train_loop *l)
             }
         }
         fflush(stdout);
-        if (cli_interrupted) {
+        if ((stopped = ranks_stop(cli_interrupted))) {
             if (save(l) < 0) {
                 status = 1;
                 break;
@@ -219,11 +232,11 @@ int train_loop_run(const train_loop *l)
             break;
         }
     }
-    if (status == 0 && !cli_interrupted && run->step > st.start_step)
+    if (status == 0 && !stopped && run->step > st.start_step)
         printf("done: %lld steps in %.1fs; final %s; saved %s\n",
                (long long)(run->step - st.start_step), cli_now() - st.t_start, st.last.summary,
                l->out);
-    if (st.log.n)
+    if (st.log.n && ranks_writer())
         write_log(&st.log, l->out);
     free(st.log.step);
     free(st.log.train);
