@@ -32,10 +32,23 @@ nm -D --defined-only "$real" | awk '$3 !~ /^__odr_asan/ {print $3}' | sort -u > 
 if grep -v '^qkv_' "$work/exported" > "$work/foreign" || grep '^qkv__' "$work/exported" >> "$work/foreign"; then
     fail "nm -D: exported beyond the public API: $(tr '\n' ' ' < "$work/foreign")"
 fi
-for h in "$prefix"/include/qkv/*.h; do
-    # Comments out (usage blocks call functions too), then every qkv_name( left.
-    $cc -fpreprocessed -E -P "$h" 2>/dev/null | grep -o 'qkv_[a-z0-9_]*[[:space:]]*(' | tr -d ' \t(' || true
-done | sort -u > "$work/declared"
+# Every qkv_name( outside comments (usage blocks call functions too) in the headers.
+awk '{
+    out = ""
+    while ($0 != "") {
+        if (in_comment) {
+            i = index($0, "*/"); if (!i) break
+            $0 = substr($0, i + 2); in_comment = 0
+        } else {
+            i = index($0, "/*"); j = index($0, "//")
+            if (j && (!i || j < i)) { out = out substr($0, 1, j - 1); break }
+            if (!i) { out = out $0; break }
+            out = out substr($0, 1, i - 1); $0 = substr($0, i + 2); in_comment = 1
+        }
+    }
+    print out
+}' "$prefix"/include/qkv/*.h | grep -o 'qkv_[a-z0-9_]*[[:space:]]*(' | tr -d ' \t(' | sort -u > "$work/declared"
+[ -s "$work/declared" ] || fail "found no function declared in $prefix/include/qkv"
 comm -23 "$work/declared" "$work/exported" > "$work/missing"
 [ ! -s "$work/missing" ] || fail "declared in include/qkv but not exported by libqkv.so (a header without QKV_BEGIN_DECLS?): $(tr '\n' ' ' < "$work/missing")"
 if grep -l 'qkv__' "$prefix"/include/qkv/*.h > "$work/internal_names"; then
