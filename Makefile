@@ -45,7 +45,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme run FORCE
+.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage run FORCE
 # The version lives in include/qkv/version.h; the SONAME carries its major number.
 VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
 SONAME  := libqkv.so.$(firstword $(subst ., ,$(VERSION)))
@@ -118,10 +118,14 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v mpirun >/dev/null && echo 1)
 
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme $(if $(SAN),,fuzz-smoke)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage $(if $(SAN),,fuzz-smoke)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+
+# Every public function has a case in the misuse suite (tests/test_misuse.c).
+misuse-coverage:
+	@sh tests/misuse_coverage.sh
 
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
 bench: $(BUILD)/qkv

@@ -4,19 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "decode.h"
 #include "gpt_internal.h"
 
-int qkv_sample_opts_check(const qkv_sample_opts *o)
+/* qkv_sample_opts_check, with fn naming the public function in a message. */
+static int check_opts(const char *fn, const qkv_sample_opts *o)
 {
+    if (qkv__null(fn, "opts", o))
+        return -1;
     if (!(o->temperature >= 0) || !isfinite(o->temperature))
-        return qkv_set_error("sample: temperature %g must be >= 0", o->temperature);
+        return qkv_set_error("%s: temperature %g must be >= 0", fn, o->temperature);
     if (o->top_k < 0)
-        return qkv_set_error("sample: top_k %d must be >= 0", o->top_k);
+        return qkv_set_error("%s: top_k %d must be >= 0", fn, o->top_k);
     if (!(o->top_p > 0 && o->top_p <= 1))
-        return qkv_set_error("sample: top_p %g must be in (0, 1]", o->top_p);
+        return qkv_set_error("%s: top_p %g must be in (0, 1]", fn, o->top_p);
     return 0;
 }
+
+int qkv_sample_opts_check(const qkv_sample_opts *o) { return check_opts("qkv_sample_opts_check", o); }
 
 static int descending(const void *x, const void *y)
 {
@@ -43,6 +49,12 @@ int32_t qkv__argmax(const qkv_real *x, int n)
 int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o, qkv_rng *rng,
                          qkv_real *scratch)
 {
+    const char *fn = "qkv_sample_token";
+    if (qkv__null(fn, "logits", logits) || check_opts(fn, o) < 0 ||
+        qkv__null(fn, "scratch", scratch) || (o->temperature > 0 && qkv__null(fn, "rng", rng)))
+        return -1;
+    if (V < 1)
+        return qkv_set_error("%s: V %d must be >= 1", fn, V);
     qkv_real *p = scratch, *tmp = scratch + V;
     int32_t best = qkv__argmax(logits, V);
     if (o->temperature == 0)
@@ -58,6 +70,8 @@ int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o
         p[i] = logits[i] >= floor ? (qkv_real)exp((logits[i] - logits[best]) / o->temperature) : 0;
         sum += p[i];
     }
+    if (!(sum > 0 && isfinite(sum))) /* NaN or inf logits: no distribution to draw from */
+        return qkv_set_error("%s: the logits are not finite numbers (NaN or inf)", fn);
     for (int i = 0; i < V; i++)
         p[i] = (qkv_real)(p[i] / sum);
     sum = 1;
@@ -109,16 +123,18 @@ int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int 
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud)
 {
-    int V = m->cfg.vocab_size, block = m->cfg.block_size;
-    if (qkv_sample_opts_check(opts) < 0)
+    const char *fn = "qkv_gpt_generate";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "prompt", prompt) || check_opts(fn, opts) < 0 ||
+        (opts->temperature > 0 && qkv__null(fn, "rng", rng)))
         return -1;
+    int V = m->cfg.vocab_size, block = m->cfg.block_size;
     if (n_prompt < 1)
-        return qkv_set_error("generate: the prompt needs at least one token (got %d)", n_prompt);
+        return qkv_set_error("qkv_gpt_generate: the prompt needs at least one token (got %d)", n_prompt);
     if (n_new < 0)
-        return qkv_set_error("generate: cannot generate %d new tokens", n_new);
+        return qkv_set_error("qkv_gpt_generate: cannot generate %d new tokens", n_new);
     for (int i = 0; i < n_prompt; i++)
         if (prompt[i] < 0 || prompt[i] >= V)
-            return qkv_set_error("generate: prompt token %d at position %d is outside the "
+            return qkv_set_error("qkv_gpt_generate: prompt token %d at position %d is outside the "
                                  "vocabulary of %d", prompt[i], i, V);
     int32_t *window = qkv_alloc((size_t)block * sizeof *window);
     qkv_real *scratch = qkv_alloc(2 * (size_t)V * sizeof *scratch);

@@ -5,10 +5,17 @@
 
 qkv_kv_cache *qkv_kv_cache_new(const qkv_block_config *cfg, int batch, int max_len)
 {
-    if (qkv__check_config("kv_cache", "", cfg) < 0)
+    const char *fn = "qkv_kv_cache_new";
+    if (qkv__check_config(fn, "", cfg) < 0)
         return NULL;
     if (batch < 1 || max_len < 1) {
-        qkv_set_error("kv_cache: batch %d and max_len %d must be >= 1", batch, max_len);
+        qkv_set_error("%s: batch %d and max_len %d must be >= 1", fn, batch, max_len);
+        return NULL;
+    }
+    /* in double, so the check itself cannot wrap around */
+    if ((double)cfg->n_layer * batch * max_len * cfg->n_embd * sizeof(qkv_real) > (double)(SIZE_MAX / 4)) {
+        qkv_set_error("%s: %d layers of %d sequences of %d positions of width %d are too large",
+                      fn, cfg->n_layer, batch, max_len, cfg->n_embd);
         return NULL;
     }
     qkv_kv_cache *c = qkv_calloc(sizeof *c);
@@ -37,7 +44,11 @@ void qkv_kv_cache_free(qkv_kv_cache *c)
     qkv_free(c);
 }
 
-void qkv_kv_cache_reset(qkv_kv_cache *c) { memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len); }
+void qkv_kv_cache_reset(qkv_kv_cache *c)
+{
+    if (!qkv__null("qkv_kv_cache_reset", "c", c))
+        memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len);
+}
 
 /* 0 when k (B,Tnew,C) fits layer's cache; otherwise -1 with a message. */
 static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)

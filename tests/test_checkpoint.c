@@ -281,7 +281,8 @@ START_TEST(test_wrong_kind_names_both)
     qkv_checkpoint *ck = qkv_checkpoint_open_bytes(b, n, "k.ckpt", "seq2seq");
     ck_assert_ptr_null(ck);
     ck_assert_str_eq(qkv_last_error(),
-                     "checkpoint 'k.ckpt' holds a 'gpt' model, not the expected 'seq2seq'");
+                     "qkv_checkpoint_open_bytes: checkpoint 'k.ckpt' holds a 'gpt' model, not the "
+                     "expected 'seq2seq'");
     free(b);
 }
 END_TEST
@@ -340,7 +341,8 @@ START_TEST(test_missing_file)
     const char *path = tmp_path("absent.ckpt");
     ck_assert_ptr_null(qkv_checkpoint_open(path, "gpt"));
     char want[256];
-    snprintf(want, sizeof want, "checkpoint: cannot open '%s': No such file or directory", path);
+    snprintf(want, sizeof want,
+             "qkv_checkpoint_open: cannot open '%s': No such file or directory", path);
     ck_assert_str_eq(qkv_last_error(), want);
 }
 END_TEST
@@ -359,7 +361,8 @@ START_TEST(test_parameter_mismatch_names_both_shapes)
     qkv_real before = wider->data[0];
     ck_assert_int_eq(qkv_checkpoint_load(ck, wider, NULL, NULL), -1);
     snprintf(want, sizeof want,
-             "parameter 'fc.weight' has shape (2,4,2) in checkpoint '%s' but (3,4,2) in the model",
+             "qkv_checkpoint_load: parameter 'fc.weight' has shape (2,4,2) in checkpoint '%s' but "
+             "(3,4,2) in the model",
              path);
     ck_assert_str_eq(qkv_last_error(), want);
     ck_assert_float_eq(wider->data[0], before); /* nothing was loaded */

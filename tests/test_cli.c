@@ -364,7 +364,7 @@ START_TEST(test_text_outside_the_vocabulary)
     train_tiny("run.ckpt");
     /* A prompt character the model never saw. */
     result r = RUN("sample", "--ckpt", "run.ckpt", "--prompt", "the Zebra", "--tokens", "5");
-    EXPECT(r, 1, "qkv sample: --prompt: encode: character 'Z' at position 4 is not in the "
+    EXPECT(r, 1, "qkv sample: --prompt: qkv_encode: character 'Z' at position 4 is not in the "
                  "vocabulary");
     result_free(&r);
     /* Evaluating or resuming on a text with other characters. */

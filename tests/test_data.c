@@ -84,7 +84,7 @@ START_TEST(test_encode_names_unknown_character)
     int32_t ids[8];
     ck_assert_int_eq(qkv_encode(&tok, "abxc", 4, ids), -1);
     ck_assert_str_eq(qkv_last_error(),
-                     "encode: character 'x' at position 2 is not in the vocabulary (3 characters)");
+                     "qkv_encode: character 'x' at position 2 is not in the vocabulary (3 characters)");
     ck_assert_int_eq(qkv_encode(&tok, "ab\n", 3, ids), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "'\\n' at position 2"));
     ck_assert_int_eq(qkv_encode(&tok, "\xc3\xa9", 2, ids), -1);
@@ -98,7 +98,7 @@ START_TEST(test_decode_rejects_bad_id)
     qkv_tokenizer_build(&tok, "abc", 3);
     char out[4];
     ck_assert_int_eq(qkv_decode(&tok, (int32_t[]){0, 3}, 2, out), -1);
-    ck_assert_str_eq(qkv_last_error(), "decode: token id 3 at position 1 is outside [0, 3)");
+    ck_assert_str_eq(qkv_last_error(), "qkv_decode: token id 3 at position 1 is outside [0, 3)");
 }
 END_TEST
 
@@ -120,7 +120,7 @@ START_TEST(test_missing_file_error)
     const char *path = tmpfile_with("nope.txt", NULL, 0);
     ck_assert_ptr_null(qkv_corpus_load(path, NULL));
     char want[256];
-    snprintf(want, sizeof want, "cannot open '%s': No such file or directory", path);
+    snprintf(want, sizeof want, "qkv_corpus_load: cannot open '%s': No such file or directory", path);
     ck_assert_str_eq(qkv_last_error(), want);
 }
 END_TEST
@@ -130,10 +130,10 @@ START_TEST(test_empty_file_and_directory_errors)
     const char *path = tmpfile_with("empty.txt", "", 0);
     ck_assert_ptr_null(qkv_corpus_load(path, NULL));
     char want[256];
-    snprintf(want, sizeof want, "corpus '%s' is empty", path);
+    snprintf(want, sizeof want, "qkv_corpus_load: corpus '%s' is empty", path);
     ck_assert_str_eq(qkv_last_error(), want);
     ck_assert_ptr_null(qkv_corpus_load(tmpdir, NULL));
-    snprintf(want, sizeof want, "cannot read '%s': Is a directory", tmpdir);
+    snprintf(want, sizeof want, "qkv_corpus_load: cannot read '%s': Is a directory", tmpdir);
     ck_assert_str_eq(qkv_last_error(), want);
 }
 END_TEST
@@ -159,7 +159,7 @@ START_TEST(test_corpus_with_given_vocab)
     qkv_corpus *c = qkv_corpus_load(path, &tok);
     ck_assert_ptr_null(c);
     char want[256];
-    snprintf(want, sizeof want, "corpus '%s': encode: character '\\n' at position 3", path);
+    snprintf(want, sizeof want, "corpus '%s': qkv_encode: character '\\n' at position 3", path);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), want));
     path = tmpfile_with("t.txt", "badcab", 6);
     c = qkv_corpus_load(path, &tok);

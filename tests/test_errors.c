@@ -75,10 +75,11 @@ START_TEST(test_backward_errors)
     FAILS_INT(qkv_backward(A, qkv_scale(A, x, 2)), "backward", "one value, not shape (2,3)");
     qkv_tensor *c = filled(QKV_SHAPE(2, 3));
     FAILS_INT(qkv_backward(A, qkv_sum(A, c)), "does not depend on any tensor that requires grad");
-    /* A NULL loss (an earlier op failed) keeps the earlier message. */
+    /* A NULL loss (an earlier op failed) names itself and keeps the earlier message as the cause. */
     qkv_set_error("the earlier failure");
     ck_assert_int_eq(qkv_backward(A, NULL), -1);
-    ck_assert_str_eq(qkv_last_error(), "the earlier failure");
+    ck_assert_str_eq(qkv_last_error(),
+                     "qkv_backward: input loss is NULL: an earlier call failed: the earlier failure");
 }
 END_TEST
 
@@ -93,10 +94,12 @@ START_TEST(test_elementwise_mismatch_names_both_shapes)
     FAILS_NULL(qkv_dropout(A, x, 1, NULL, true), "dropout", "[0, 1), not 1");
     FAILS_NULL(qkv_dropout(A, x, (qkv_real)NAN, NULL, true), "dropout", "not nan");
     FAILS_NULL(qkv_dropout(A, x, 0.5, NULL, true), "dropout", "needs an rng");
-    /* A NULL input is an earlier failure: NULL again, its message kept. */
+    /* A NULL input is an earlier failure: NULL again, its message kept as the
+     * cause, once, however many ops it passed through. */
     qkv_set_error("the earlier failure");
     ck_assert_ptr_null(qkv_gelu(A, qkv_add(A, NULL, x)));
-    ck_assert_str_eq(qkv_last_error(), "the earlier failure");
+    ck_assert_str_eq(qkv_last_error(),
+                     "qkv_gelu: input x is NULL: an earlier call failed: the earlier failure");
 }
 END_TEST
 
@@ -213,16 +216,16 @@ START_TEST(test_module_inits_reject_bad_sizes)
     FAILS_INT(qkv_ln_init(&ln, p, "ln", 0, true), "'ln.weight'", "extent 0");
     FAILS_INT(qkv_head_init(&head, p, "head", 8, 0, true), "extent 0");
     qkv_block_config cfg = {.n_embd = 10, .n_head = 3, .n_layer = 1, .dropout = 0, .bias = true};
-    FAILS_INT(qkv_self_attn_init(&sa, p, "attn", &cfg, true), "self_attn 'attn'",
+    FAILS_INT(qkv_self_attn_init(&sa, p, "attn", &cfg, true), "qkv_self_attn_init 'attn'",
               "n_embd 10 is not a multiple of n_head 3");
-    FAILS_INT(qkv_block_init(&blk, p, "h.0", &cfg, true), "block 'h.0'", "n_head 3");
-    FAILS_INT(qkv_cross_block_init(&cb, p, "d.0", &cfg, 8), "cross_block 'd.0'", "n_head 3");
+    FAILS_INT(qkv_block_init(&blk, p, "h.0", &cfg, true), "qkv_block_init 'h.0'", "n_head 3");
+    FAILS_INT(qkv_cross_block_init(&cb, p, "d.0", &cfg, 8), "qkv_cross_block_init 'd.0'", "n_head 3");
     cfg = (qkv_block_config){.n_embd = 0, .n_head = 1, .n_layer = 1};
-    FAILS_INT(qkv_mlp_init(&mlp, p, "mlp", &cfg), "mlp 'mlp'", "n_embd 0");
+    FAILS_INT(qkv_mlp_init(&mlp, p, "mlp", &cfg), "qkv_mlp_init 'mlp'", "n_embd 0");
     cfg = (qkv_block_config){.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 1.5};
     FAILS_INT(qkv_block_init(&blk, p, "h.1", &cfg, true), "dropout 1.5 is not in [0, 1)");
     cfg.dropout = 0;
-    FAILS_INT(qkv_cross_attn_init(&ca, p, "x", &cfg, 0), "extent 0");
+    FAILS_INT(qkv_cross_attn_init(&ca, p, "x", &cfg, 0), "n_mem 0");
     FAILS_NULL(qkv_kv_cache_new(&cfg, 0, 16), "kv_cache", "batch 0");
     FAILS_NULL(qkv_kv_cache_new(&cfg, 1, -4), "kv_cache", "max_len -4");
     char prefix[QKV_PARAM_NAME_MAX];
@@ -583,7 +586,7 @@ START_TEST(test_nonfinite_loss_stops_the_step_and_keeps_the_parameters)
     ln->t->data[0] = (qkv_real)NAN;
     qkv_clear_error();
     ck_assert(isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
-    ck_assert_error("mean loss: batch 0 has a NaN loss");
+    ck_assert_error("qkv_gpt_mean_loss: batch 0 has a NaN loss");
     qkv_trainer_free(t);
     unlink(corpus);
 }
@@ -752,8 +755,8 @@ START_TEST(test_svg_errors)
     const char *path = "/tmp/qkv_err_never_written.svg";
     FAILS_INT(qkv_svg_heatmap("/nonexistent/dir/a.svg", &spec), "cannot open",
               "/nonexistent/dir/a.svg", "No such file or directory");
-    FAILS_INT(qkv_svg_heatmap(path, NULL), "needs a path and a spec");
-    FAILS_INT(qkv_svg_heatmap(NULL, &spec), "needs a path and a spec");
+    FAILS_INT(qkv_svg_heatmap(path, NULL), "qkv_svg_heatmap", "spec is NULL");
+    FAILS_INT(qkv_svg_heatmap(NULL, &spec), "qkv_svg_heatmap", "path is NULL");
     spec.rows = 0;
     FAILS_INT(qkv_svg_heatmap(path, &spec), "1 panels of 0x3");
     spec.rows = 2;
@@ -764,7 +767,7 @@ START_TEST(test_svg_errors)
     FAILS_INT(qkv_svg_heatmap(path, &spec), path);
     double xs[2] = {0, 1}, ys[2] = {1, 2};
     qkv_svg_series s = {"train", 2, xs, ys};
-    FAILS_INT(qkv_svg_lines(NULL, "t", "x", "y", 1, &s), "needs a path");
+    FAILS_INT(qkv_svg_lines(NULL, "t", "x", "y", 1, &s), "qkv_svg_lines", "path is NULL");
     FAILS_INT(qkv_svg_lines(path, "t", "x", "y", -1, &s), "-1 series");
     s.n = -3;
     FAILS_INT(qkv_svg_lines(path, "t", "x", "y", 1, &s), "series 0 has -3 points");

@@ -372,7 +372,7 @@ START_TEST(test_errors_name_the_path)
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), nowhere));
     if (access("/dev/full", W_OK) == 0) { /* opens fine, but every write fails */
         ck_assert_int_eq(qkv_svg_heatmap("/dev/full", &spec), -1);
-        ck_assert_str_eq(qkv_last_error(), "svg: could not write /dev/full");
+        ck_assert_str_eq(qkv_last_error(), "qkv_svg_heatmap: could not write /dev/full");
     }
 
     char path[128];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tensor/check.h"
 #include "bytes.h"
 #include "internal.h"
 
@@ -126,7 +127,10 @@ static int check_progress(const qkv_ckpt_progress *prog)
 {
     if (prog && (prog->n_rngs < 0 || (prog->n_rngs > 0 && !prog->rngs)))
         return qkv_set_error("the progress lists %d RNGs%s", prog->n_rngs,
-                             prog->n_rngs > 0 ? " but no pointers to them" : "");
+                             prog->n_rngs > 0 ? " but no pointers to them (rngs is NULL)" : "");
+    for (int r = 0; prog && r < prog->n_rngs; r++)
+        if (!prog->rngs[r])
+            return qkv_set_error("progress->rngs[%d] is NULL", r);
     return 0;
 }
 
@@ -197,8 +201,8 @@ static int sync_dir(const char *path)
     return rc;
 }
 
-int qkv_checkpoint_save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
-                        const qkv_optim *opt, const qkv_ckpt_progress *prog)
+static int save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
+                const qkv_optim *opt, const qkv_ckpt_progress *prog)
 {
     if (check_save(model, p, opt, prog) < 0)
         return qkv__error_prefix("checkpoint save '%s'", path);
@@ -219,6 +223,15 @@ int qkv_checkpoint_save(const char *path, const qkv_ckpt_model *model, const qkv
         rc = sync_dir(path);
     qkv_free(tmp);
     return rc < 0 ? qkv__error_prefix("checkpoint save") : 0;
+}
+
+int qkv_checkpoint_save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
+                        const qkv_optim *opt, const qkv_ckpt_progress *progress)
+{
+    const char *fn = "qkv_checkpoint_save";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "model", model) || qkv__null(fn, "p", p))
+        return -1;
+    return save(path, model, p, opt, progress) < 0 ? qkv__fail_in(fn) : 0;
 }
 
 /* ======================================================== loading */
@@ -501,23 +514,37 @@ static qkv_checkpoint *open_owned(unsigned char *bytes, size_t len, const char *
 
 qkv_checkpoint *qkv_checkpoint_open(const char *path, const char *kind)
 {
+    if (qkv__null("qkv_checkpoint_open", "path", path))
+        return NULL;
     size_t len;
     unsigned char *bytes = qkv__read_file(path, &len);
     if (!bytes) {
-        qkv__error_prefix("checkpoint");
+        qkv__fail_in("qkv_checkpoint_open");
         return NULL;
     }
-    return open_owned(bytes, len, path, kind);
+    qkv_checkpoint *ck = open_owned(bytes, len, path, kind);
+    if (!ck)
+        qkv__fail_in("qkv_checkpoint_open");
+    return ck;
 }
 
 qkv_checkpoint *qkv_checkpoint_open_bytes(const void *bytes, size_t len, const char *name,
                                           const char *kind)
 {
-    unsigned char *copy = qkv_alloc(len ? len : 1);
-    if (!copy)
+    const char *fn = "qkv_checkpoint_open_bytes";
+    if (len > 0 && qkv__null(fn, "bytes", bytes))
         return NULL;
-    memcpy(copy, bytes, len);
-    return open_owned(copy, len, name, kind);
+    unsigned char *copy = qkv_alloc(len ? len : 1);
+    if (!copy) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
+    if (len)
+        memcpy(copy, bytes, len);
+    qkv_checkpoint *ck = open_owned(copy, len, name ? name : "(unnamed bytes)", kind);
+    if (!ck)
+        qkv__fail_in(fn);
+    return ck;
 }
 
 void qkv_checkpoint_close(qkv_checkpoint *ck)
@@ -584,8 +611,7 @@ static void get_f32s(qkv_real *x, const unsigned char *src, size_t n)
         x[i] = (qkv_real)qkv__get_f32(src + 4 * i);
 }
 
-int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
-                        qkv_ckpt_progress *prog)
+static int load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt, qkv_ckpt_progress *prog)
 {
     const struct qkv_checkpoint_body *b = ck->body;
     if (!p->data)
@@ -624,4 +650,15 @@ int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
                     qkv__get_u64(b->bytes + b->rngs + 32 * (size_t)r + 8 * (size_t)s);
     }
     return 0;
+}
+
+int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
+                        qkv_ckpt_progress *progress)
+{
+    const char *fn = "qkv_checkpoint_load";
+    if (qkv__null(fn, "ck", ck) || qkv__null(fn, "p", p))
+        return -1;
+    if (!ck->body)
+        return qkv_set_error("%s: ck was not made by qkv_checkpoint_open", fn);
+    return load(ck, p, opt, progress) < 0 ? qkv__fail_in(fn) : 0;
 }

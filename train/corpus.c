@@ -1,6 +1,7 @@
 /* A text file as token ids, split 90/10 (see qkv/data.h). */
 #include "qkv/data.h"
 
+#include "../tensor/check.h"
 #include "internal.h"
 
 /* The corpus of len (> 0) bytes of text read from path. */
@@ -29,16 +30,22 @@ static qkv_corpus *encode_text(const char *path, const char *text, size_t len,
 
 qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab)
 {
+    if (qkv__null("qkv_corpus_load", "path", path))
+        return NULL;
     size_t len;
     unsigned char *text = qkv__read_file(path, &len);
-    if (!text)
+    if (!text) {
+        qkv__fail_in("qkv_corpus_load");
         return NULL;
+    }
     qkv_corpus *c = NULL;
     if (len == 0)
         qkv_set_error("corpus '%s' is empty", path);
     else
         c = encode_text(path, (const char *)text, len, vocab);
     qkv_free(text);
+    if (!c)
+        qkv__fail_in("qkv_corpus_load");
     return c;
 }
 

@@ -1,12 +1,20 @@
 /* Warmup + cosine learning rate, as nanoGPT's get_lr (see qkv/optim.h). */
 #include "qkv/optim.h"
 
+#include "../tensor/check.h"
+
 #include <math.h>
 
 static const double PI = 3.14159265358979323846;
 
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it)
 {
+    if (qkv__null("qkv_lr_at", "s", s))
+        return NAN;
+    if (it < 0) {
+        qkv_set_error("qkv_lr_at: step %lld is negative; steps count from 0", (long long)it);
+        return NAN;
+    }
     /* Warmup starts above 0 (it + 1) so that step 0 already learns something. */
     if (it < s->warmup_iters)
         return s->lr * (double)(it + 1) / (double)(s->warmup_iters + 1);

@@ -1,7 +1,8 @@
 /* qkv/base.h — the element type, error reporting and the allocation hook.
  *
- * Every fallible qkv function reports failure by returning NULL (or -1) and
- * leaving a message for the caller; the library never exits or aborts:
+ * Every fallible qkv function reports failure by returning NULL (or -1, or
+ * NAN, as its comment says) and leaving a message for the caller; the library
+ * never exits or aborts:
  *
  *     qkv_arena *arena = qkv_arena_new(1 << 16);
  *     qkv_tensor *x = qkv_zeros(arena, QKV_SHAPE(2, 3));
@@ -10,8 +11,26 @@
  *     if (!y) fprintf(stderr, "qkv: %s\n", qkv_last_error()); // the message names both shapes
  *     qkv_arena_free(arena);
  *
- * Ops accept NULL inputs and return NULL without touching the message, so a
- * chain of ops can be checked once at its end.
+ * The argument contract: every public function checks its pointers, sizes
+ * and enumerations, and a bad one is a failure whose message starts with the
+ * function's name and names the argument ("qkv_gpt_load: vocab is NULL"). A
+ * function that returns nothing does nothing and leaves such a message.
+ *
+ * A NULL tensor is how a failed op hands its failure on, so ops take NULL
+ * inputs: they fail too, and the message names the op and the input and
+ * keeps the first failure as its cause, once, however long the chain:
+ *
+ *     qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, false), b));
+ *     // "qkv_gelu: input x is NULL: an earlier call failed: qkv_matmul: inner
+ *     //  dimensions differ: shapes (2,3) and (2,3)"
+ *
+ * so a chain of ops can be checked once at its end.
+ *
+ * When the message is valid: right after a call reported failure. A call
+ * that succeeds leaves the message as it was, so a message from an old
+ * failure can still be there: read it only when a call has just failed.
+ * After handling a failure and going on, call qkv_clear_error(), or a later
+ * NULL input would name that old failure as its cause.
  */
 #ifndef QKV_BASE_H
 #define QKV_BASE_H
@@ -73,13 +92,16 @@ __attribute__((used)) static const int *const qkv_precision_guard = &QKV_PRECISI
 /* Alignment of every buffer qkv allocates, in bytes (one AVX-512 register). */
 #define QKV_ALIGN 64
 
-/* The message of the last failure on this thread ("" when none). */
+/* The message of the last failure on this thread ("" when none since the
+ * start or qkv_clear_error). Valid right after a call failed; successes do
+ * not clear it. */
 const char *qkv_last_error(void);
 
 /* Forget the last failure message on this thread. */
 void qkv_clear_error(void);
 
-/* Record a printf-style failure message for this thread; always returns -1. */
+/* Record a printf-style failure message for this thread; always returns -1
+ * (a NULL fmt records "qkv_set_error: fmt is NULL"). */
 int qkv_set_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))

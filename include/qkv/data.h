@@ -81,12 +81,15 @@ typedef struct qkv_sampler {
 } qkv_sampler;
 
 /* A sampler of (B, T) batches from one split of c, seeded with seed. -1
- * when the split is shorter than block_size + 1 tokens or a size is < 1. */
+ * when split is not a qkv_split, the split is shorter than block_size + 1
+ * tokens, a size is < 1 or B·T does not fit an int32. */
 int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int batch_size,
                      int block_size, uint64_t seed);
 
 /* The next batch: B windows at uniform random starts (drawn in order), each
- * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values. */
+ * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values.
+ * A NULL argument or a sampler qkv_sampler_init did not set up leaves x and
+ * y untouched and a message. */
 void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y);
 
 QKV_END_DECLS

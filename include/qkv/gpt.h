@@ -94,7 +94,8 @@ typedef struct qkv_sample_opts {
 int qkv_sample_opts_check(const qkv_sample_opts *o);
 
 /* Draw a token from logits (V values) under opts: one uniform draw from rng
- * (none when greedy). scratch holds 2·V values. */
+ * (none when greedy, and then rng may be NULL). scratch holds 2·V values.
+ * -1 with a message on bad options, V < 1, or logits that are not finite. */
 int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *opts, qkv_rng *rng,
                          qkv_real *scratch);
 

@@ -77,7 +77,8 @@ void qkv_optim_free(qkv_optim *o);
  *     m ← β1·m + (1 − β1)·g,   v ← β2·v + (1 − β2)·g²
  *     w ← w − lr/(1 − β1^t) · m / (√v / √(1 − β2^t) + eps)
  * SGD is PyTorch's with dampening 0: g ← g + wd·w (ndim >= 2 only),
- * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made for. */
+ * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made
+ * for or lr is negative, NaN or infinite. */
 int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
 
 /* ---- learning-rate schedule ---- */
@@ -92,7 +93,7 @@ typedef struct qkv_lr_schedule {
 
 /* The learning rate for step it (from 0): lr·(it+1)/(warmup+1) while
  * it < warmup, then min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr)
- * up to decay_iters, then min_lr. */
+ * up to decay_iters, then min_lr. NAN (with a message) for a negative it. */
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
 
 /* ---- gradient clipping ---- */
@@ -101,7 +102,8 @@ double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
  * order (the same at every thread count); when it exceeds max_norm every
  * gradient is scaled by max_norm / (norm + 1e-6), as PyTorch's
  * clip_grad_norm_. Returns the norm before clipping (a NaN or infinite norm
- * is returned and nothing is scaled), or -1 when p has no gradients. */
+ * is returned and nothing is scaled), or -1 when p has no gradients or
+ * max_norm is negative or NaN. */
 double qkv_clip_grad_norm(qkv_params *p, double max_norm);
 
 QKV_END_DECLS
