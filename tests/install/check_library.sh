@@ -3,6 +3,7 @@
 # its SONAME and symlinks; only the public API exported (every function the
 # installed headers declare, no internal qkv__ name); no qkv__ name in an
 # installed header; qkv_version(), QKV_VERSION_STRING and qkv.pc agreeing;
+# every header compiling as C++11 (g++, clang++);
 # and a program compiled with -DQKV_DOUBLE refused at
 # link time by the float library, with the message naming the mismatch.
 #
@@ -69,3 +70,12 @@ fi
 grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/precision64.err" ||
     fail "a -DQKV_DOUBLE program failed to link, but not for its precision: $(cat "$work/precision64.err")"
 echo "install check: qkv_version() = QKV_VERSION_STRING = qkv.pc's $version; a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
+
+# Every installed header, included together into a C++ file, compiles as C++11.
+for h in "$prefix"/include/qkv/*.h; do printf '#include <qkv/%s>\n' "$(basename "$h")"; done > "$work/all_headers.cc"
+for cxx in g++ clang++; do
+    command -v "$cxx" > /dev/null || { echo "install check: headers as C++ with $cxx: SKIPPED: no $cxx"; continue; }
+    $cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror $(pc --cflags) -fsyntax-only "$work/all_headers.cc" ||
+        fail "the installed headers do not compile as C++11 with $cxx"
+    echo "install check: all $(wc -l < "$work/all_headers.cc") installed headers compile as C++11 with $cxx"
+done
