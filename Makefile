@@ -142,7 +142,7 @@ run: $(BUILD)/qkv
 	if [ -z "$$data" ] && [ -f data/tinyshakespeare.txt ]; then data=data/tinyshakespeare.txt; fi; \
 	if [ -z "$$data" ]; then data=$(BUILD)/default_corpus.txt; bash data/default_corpus.sh $$data; \
 	    echo "no data/tinyshakespeare.txt (data/fetch_shakespeare.sh fetches it): training on qkv's own sources"; fi; \
-	$(BUILD)/qkv train --config baby --data "$$data" --out $(BUILD)/baby.ckpt $(ARGS) && \
+	$(BUILD)/qkv train --config baby --data "$$data" --out $(BUILD)/baby.ckpt --force $(ARGS) && \
 	$(BUILD)/qkv sample --ckpt $(BUILD)/baby.ckpt --tokens 300 --temperature 0.8
 
 install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -243,7 +243,7 @@ valgrind: $(BUILD)/qkv
 	@mkdir -p $(VG_DIR)
 	@for i in $$(seq 200); do echo "the quick brown fox jumps over the lazy dog."; done > $(VG_DIR)/text.txt
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv train --data $(VG_DIR)/text.txt \
-	    $(VG_TINY) --iters 6 --eval-every 3 --log-every 2 --out $(VG_DIR)/v.ckpt
+	    $(VG_TINY) --iters 6 --eval-every 3 --log-every 2 --out $(VG_DIR)/v.ckpt --force
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv train --resume $(VG_DIR)/v.ckpt \
 	    --data $(VG_DIR)/text.txt --iters 8 --threads 1
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv sample --ckpt $(VG_DIR)/v.ckpt \

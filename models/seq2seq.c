@@ -71,8 +71,10 @@ static int embed_init(qkv_embed *wte, qkv_embed *wpe, qkv_params *p, const char 
     return qkv_embed_init(wpe, p, name, positions, C, 0.02);
 }
 
-qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
-                             uint64_t seed)
+/* The model of cfg over chars with every parameter declared but none
+ * allocated: small however large cfg is, so a loader can compare the values
+ * a file holds with what the model needs before allocating them. */
+static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars)
 {
     const char *fn = "qkv_seq2seq_new";
     if (qkv__null(fn, "cfg", cfg) || qkv__null(fn, "chars", chars))
@@ -120,14 +122,39 @@ qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer 
     }
     if (qkv_ln_init(&m->dec_ln_f, m->params, "dec.ln_f", C, true) < 0)
         goto fail;
-    qkv_rng rng;
-    qkv_rng_seed(&rng, seed);
-    if (qkv_params_alloc(m->params, &rng) < 0)
-        goto fail;
     return m;
 fail:
     qkv_seq2seq_free(m);
     return NULL;
+}
+
+int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config *cfg,
+                             const char *path)
+{
+    qkv_seq2seq *m = declare(cfg, &ck->vocab);
+    if (!m)
+        return -1;
+    size_t want = 0;
+    for (int i = 0; i < m->params->count; i++)
+        want += m->params->items[i].t->size;
+    qkv_seq2seq_free(m);
+    if (want != ck->n_values)
+        return qkv_set_error("%s: its config describes a model of %zu parameter values but it "
+                             "holds %zu", path, want, ck->n_values);
+    return 0;
+}
+
+qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
+                             uint64_t seed)
+{
+    qkv_seq2seq *m = declare(cfg, chars);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    if (m && qkv_params_alloc(m->params, &rng) < 0) {
+        qkv_seq2seq_free(m);
+        return NULL;
+    }
+    return m;
 }
 
 void qkv_seq2seq_free(qkv_seq2seq *m)
@@ -279,7 +306,7 @@ qkv_seq2seq *qkv_seq2seq_load(const char *path)
     qkv_seq2seq_config cfg;
     qkv_seq2seq *m = NULL;
     if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0 &&
-        (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
+        qkv__seq2seq_check_holds(ck, &cfg, path) == 0 && (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
         qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
         qkv_seq2seq_free(m);
         m = NULL;

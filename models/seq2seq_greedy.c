@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../tensor/check.h"
-#include "decode.h"
+#include "../train/decode.h"
 #include "seq2seq_internal.h"
 
 /* Columns [from, from+n) of the rows of ids (B, width), as a new (B,n) array in a. */

@@ -141,7 +141,8 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
     qkv_seq2seq_config mc;
     qkv_train_config tc;
     if (qkv_seq2seq_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0)
+        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0 ||
+        qkv__seq2seq_check_holds(ck, &mc, path) < 0)
         goto done;
     if (iters > 0)
         tc.iters = iters;

@@ -56,9 +56,12 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
 {
     if (qkv__null(who, "cfg", cfg))
         return -1;
-    if (cfg->n_embd < 1 || cfg->n_head < 1 || cfg->n_layer < 1)
-        return qkv_set_error("%s '%s': n_embd %d, n_head %d and n_layer %d must all be >= 1", who,
-                             name, cfg->n_embd, cfg->n_head, cfg->n_layer);
+    if (cfg->n_embd < 1 || cfg->n_head < 1)
+        return qkv_set_error("%s '%s': n_embd %d and n_head %d must be >= 1", who, name,
+                             cfg->n_embd, cfg->n_head);
+    if (cfg->n_layer < 0)
+        return qkv_set_error("%s '%s': n_layer %d must be >= 0 (0 = 1, a block on its own)", who,
+                             name, cfg->n_layer);
     if (cfg->n_embd % cfg->n_head != 0)
         return qkv_set_error("%s '%s': n_embd %d is not a multiple of n_head %d", who, name,
                              cfg->n_embd, cfg->n_head);
@@ -70,8 +73,10 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
 
 qkv_real qkv__resid_std(const qkv_block_config *cfg)
 {
-    return (qkv_real)(0.02 / sqrt(2.0 * cfg->n_layer));
+    return (qkv_real)(0.02 / sqrt(2.0 * qkv__n_layer(cfg)));
 }
+
+int qkv__n_layer(const qkv_block_config *cfg) { return cfg->n_layer > 0 ? cfg->n_layer : 1; }
 
 int qkv__check_btc(const char *who, const qkv_tensor *x, int C)
 {

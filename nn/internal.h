@@ -44,6 +44,9 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
  * 0.02/√(2·n_layer), so the stream's variance does not grow with depth (GPT-2). */
 qkv_real qkv__resid_std(const qkv_block_config *cfg);
 
+/* The number of blocks cfg describes: its n_layer, 0 meaning 1 (a block on its own). */
+int qkv__n_layer(const qkv_block_config *cfg);
+
 /* 0 when x is (B,T,C) for this C; otherwise -1 with a message naming who, x's
  * shape and C. A NULL x (an earlier failure) is named as the input x. */
 int qkv__check_btc(const char *who, const qkv_tensor *x, int C);

@@ -21,7 +21,7 @@ qkv_kv_cache *qkv_kv_cache_new(const qkv_block_config *cfg, int batch, int max_l
     qkv_kv_cache *c = qkv_calloc(sizeof *c);
     if (!c)
         return NULL;
-    *c = (qkv_kv_cache){.n_layer = cfg->n_layer, .batch = batch, .n_head = cfg->n_head,
+    *c = (qkv_kv_cache){.n_layer = qkv__n_layer(cfg), .batch = batch, .n_head = cfg->n_head,
                         .max_len = max_len, .head_size = cfg->n_embd / cfg->n_head};
     size_t n = (size_t)c->n_layer * batch * c->n_head * max_len * c->head_size;
     c->len = qkv_calloc((size_t)c->n_layer * sizeof *c->len);

@@ -301,7 +301,7 @@ START_TEST(test_optimizer_misuse)
     cfg.beta1 = 1;
     FAILS_NULL(qkv_optim_new(p, &cfg), "AdamW", "beta1, beta2 < 1", "not 1, 0.99");
     cfg = qkv_adamw_defaults();
-    cfg.eps = 0;
+    cfg.eps = -1e-9; /* 0 would be the default, 1e-8 */
     FAILS_NULL(qkv_optim_new(p, &cfg), "eps > 0");
     cfg = qkv_sgd_defaults();
     cfg.momentum = -0.5;
@@ -430,7 +430,7 @@ START_TEST(test_sampling_and_generation_errors)
     } cases[] = {
         {{-1, 0, 1}, "temperature -1"},     {{NAN, 0, 1}, "temperature nan"},
         {{INFINITY, 0, 1}, "temperature inf"}, {{1, -2, 1}, "top_k -2"},
-        {{1, 0, 0}, "top_p 0 must be in (0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
+        {{1, 0, -0.5}, "top_p -0.5 must be in [0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
     };
     qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
     ck_assert_qkv(m);
@@ -753,7 +753,7 @@ START_TEST(test_svg_errors)
     qkv_real w[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
     qkv_svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 3, .values = w};
     const char *path = "/tmp/qkv_err_never_written.svg";
-    FAILS_INT(qkv_svg_heatmap("/nonexistent/dir/a.svg", &spec), "cannot open",
+    FAILS_INT(qkv_svg_heatmap("/nonexistent/dir/a.svg", &spec), "cannot write",
               "/nonexistent/dir/a.svg", "No such file or directory");
     FAILS_INT(qkv_svg_heatmap(path, NULL), "qkv_svg_heatmap", "spec is NULL");
     FAILS_INT(qkv_svg_heatmap(NULL, &spec), "qkv_svg_heatmap", "path is NULL");
@@ -775,7 +775,7 @@ START_TEST(test_svg_errors)
     FAILS_INT(qkv_svg_lines(path, "t", "x", "y", 1, &s), "series 0");
     FAILS_INT(qkv_svg_lines("/nonexistent/dir/l.svg", "t", "x", "y", 1,
                             &(qkv_svg_series){"train", 2, xs, ys}),
-              "cannot open", "/nonexistent/dir/l.svg");
+              "cannot write", "/nonexistent/dir/l.svg");
     ck_assert_int_eq(access(path, F_OK), -1); /* nothing was written for bad arguments */
 }
 END_TEST

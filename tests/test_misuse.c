@@ -41,6 +41,9 @@ MISUSE(qkv_alloc, huge_minus_align) { FAILS_NULL(qkv_alloc(SIZE_MAX - 8), "too l
 MISUSE(qkv_calloc, huge) { FAILS_NULL(qkv_calloc(SIZE_MAX), "too large"); }
 MISUSE(qkv_free, null) { HARMLESS((qkv_free(NULL), 0)); }
 MISUSE(qkv_alloc_count, takes_no_arguments) { (void)qkv_alloc_count(); }
+MISUSE(qkv_set_threads, negative) { FAILS_INT(qkv_set_threads(-1), "n -1"); }
+MISUSE(qkv_set_threads, int_min) { FAILS_INT(qkv_set_threads(-2147483647 - 1), "n"); }
+MISUSE(qkv_threads, takes_no_arguments) { MISUSE_ASSERT(qkv_threads() >= 1); }
 
 /* ================================================================ version.h */
 
@@ -500,6 +503,10 @@ MISUSE(qkv_corpus_load, null_path) { FAILS_NULL(qkv_corpus_load(NULL, NULL), "pa
 MISUSE(qkv_corpus_load, missing) { FAILS_NULL(qkv_corpus_load(tmp_path("missing.txt"), NULL), "missing.txt"); }
 MISUSE(qkv_corpus_load, directory) { FAILS_NULL(qkv_corpus_load("/tmp", NULL), "/tmp"); }
 MISUSE(qkv_corpus_load, byte_outside_vocab) { FAILS_NULL(qkv_corpus_load(text_path(), tok()), "text.txt"); }
+MISUSE(qkv_corpus_from_text, null_text) { FAILS_NULL(qkv_corpus_from_text(NULL, 3, NULL), "text is NULL"); }
+MISUSE(qkv_corpus_from_text, null_text_len_0) { FAILS_NULL(qkv_corpus_from_text(NULL, 0, NULL), "text is NULL"); }
+MISUSE(qkv_corpus_from_text, len_0) { FAILS_NULL(qkv_corpus_from_text("abc", 0, NULL), "empty"); }
+MISUSE(qkv_corpus_from_text, byte_outside_vocab) { FAILS_NULL(qkv_corpus_from_text("abz", 3, tok()), "'z'", "position 2"); }
 MISUSE(qkv_corpus_free, null) { HARMLESS((qkv_corpus_free(NULL), 0)); }
 MISUSE(qkv_sampler_init, null_sampler) { FAILS_INT(qkv_sampler_init(NULL, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1), "s is NULL"); }
 MISUSE(qkv_sampler_init, null_corpus)
@@ -1242,6 +1249,81 @@ MISUSE(qkv_gpt_generate, negative_temperature)
     FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &o, rng(), false, NULL, NULL), "temperature -1");
 }
 
+/* A model for qkv_generate: uniform logits over 5 tokens, or NULL when asked to fail. */
+static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+{
+    (void)ids, (void)n, (void)pos;
+    if (model) {
+        qkv_set_error("flat: asked to fail");
+        return NULL;
+    }
+    return qkv_zeros(r->arena, QKV_SHAPE(1, 5));
+}
+static const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
+static const int32_t PROMPT[2] = {1, 2};
+
+MISUSE(qkv_generate, null_lm) { FAILS_INT(qkv_generate(NULL, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm is NULL"); }
+MISUSE(qkv_generate, null_logits_fn)
+{
+    qkv_lm lm = FLAT;
+    lm.logits = NULL;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->logits is NULL");
+}
+MISUSE(qkv_generate, null_prompt) { FAILS_INT(qkv_generate(&FLAT, NULL, 2, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL"); }
+MISUSE(qkv_generate, null_opts) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, NULL, rng(), NULL, NULL), "opts is NULL"); }
+MISUSE(qkv_generate, null_rng) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, &OPTS, NULL, NULL, NULL), "rng is NULL"); }
+MISUSE(qkv_generate, empty_prompt) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 0, 3, &OPTS, rng(), NULL, NULL), "got 0"); }
+MISUSE(qkv_generate, negative_n_new) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, -1, &OPTS, rng(), NULL, NULL), "-1 new tokens"); }
+MISUSE(qkv_generate, prompt_outside_vocab) { FAILS_INT(qkv_generate(&FLAT, (int32_t[]){1, 5}, 2, 3, &OPTS, rng(), NULL, NULL), "token 5"); }
+MISUSE(qkv_generate, context_0)
+{
+    qkv_lm lm = FLAT;
+    lm.context = 0;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->context 0");
+}
+MISUSE(qkv_generate, vocab_int_min)
+{
+    qkv_lm lm = FLAT;
+    lm.vocab_size = -2147483647 - 1;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->vocab_size");
+}
+MISUSE(qkv_generate, failing_model)
+{
+    qkv_lm lm = FLAT;
+    lm.model = &lm;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "flat: asked to fail");
+}
+MISUSE(qkv_generate, logits_of_the_wrong_size)
+{
+    qkv_lm lm = FLAT;
+    lm.vocab_size = 3;
+    FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "(1,5)", "vocab_size 3");
+}
+MISUSE(qkv_generate_text, null_lm) { FAILS_INT(qkv_generate_text(NULL, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "lm is NULL"); }
+MISUSE(qkv_generate_text, null_tok) { FAILS_INT(qkv_generate_text(&FLAT, NULL, "a", 3, &OPTS, rng(), NULL, NULL), "tok is NULL"); }
+MISUSE(qkv_generate_text, null_prompt) { FAILS_INT(qkv_generate_text(&FLAT, tok(), NULL, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL"); }
+MISUSE(qkv_generate_text, empty_prompt) { FAILS_INT(qkv_generate_text(&FLAT, tok(), "", 3, &OPTS, rng(), NULL, NULL), "empty"); }
+MISUSE(qkv_generate_text, vocab_mismatch) { FAILS_INT(qkv_generate_text(&FLAT, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "3 tokens", "vocab_size is 5"); }
+MISUSE(qkv_generate_text, prompt_outside_vocab)
+{
+    qkv_tokenizer t;
+    qkv_tokenizer_build(&t, "abcde", 5);
+    FAILS_INT(qkv_generate_text(&FLAT, &t, "az", 3, &OPTS, rng(), NULL, NULL), "'z'");
+}
+MISUSE(qkv_generate_text, null_opts)
+{
+    qkv_tokenizer t;
+    qkv_tokenizer_build(&t, "abcde", 5);
+    FAILS_INT(qkv_generate_text(&FLAT, &t, "a", 3, NULL, rng(), NULL, NULL), "opts is NULL");
+}
+MISUSE(qkv_gpt_lm_new, null_model) { FAILS_NULL(qkv_gpt_lm_new(NULL, true), "m is NULL"); }
+MISUSE(qkv_gpt_lm_free, null) { HARMLESS((qkv_gpt_lm_free(NULL), 0)); }
+MISUSE(qkv_gpt_lm_free, not_made_by_lm_new)
+{
+    qkv_lm lm = FLAT;
+    REFUSES(qkv_gpt_lm_free(&lm), "not made by qkv_gpt_lm_new");
+}
+
 /* ================================================================ trainer.h */
 
 MISUSE(qkv_train_defaults, takes_no_arguments) { MISUSE_ASSERT(qkv_train_defaults().iters > 0); }
@@ -1655,6 +1737,21 @@ MISUSE(qkv_attn_html_seq2seq, null_path) { FAILS_INT(qkv_attn_html_seq2seq(NULL,
 MISUSE(qkv_attn_html_seq2seq, null_model) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), NULL, "1.2.2003"), "m is NULL"); }
 MISUSE(qkv_attn_html_seq2seq, null_input) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), NULL), "input is NULL"); }
 MISUSE(qkv_attn_html_seq2seq, empty_input) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), ""), "input"); }
+
+/* ================================================================ file.h */
+
+MISUSE(qkv_protect_input, null_path) { FAILS_INT(qkv_protect_input(NULL), "path is NULL"); }
+MISUSE(qkv_output_check, null_path) { FAILS_INT(qkv_output_check(NULL), "path is NULL"); }
+MISUSE(qkv_output_lock, null_path) { FAILS_INT(qkv_output_lock(NULL), "path is NULL"); }
+MISUSE(qkv_output_lock, empty_path) { FAILS_INT(qkv_output_lock(""), "path is empty"); }
+MISUSE(qkv_output_unlock, null_path) { HARMLESS((qkv_output_unlock(NULL), 0)); }
+MISUSE(qkv_output_unlock, not_held) { HARMLESS((qkv_output_unlock(tmp_path("never.ckpt")), 0)); }
+MISUSE(qkv_output_open, null_path) { FAILS_NULL(qkv_output_open(NULL), "path is NULL"); }
+MISUSE(qkv_output_file, null_output) { MISUSE_ASSERT(qkv_output_file(NULL) == NULL); }
+MISUSE(qkv_output_publish, null_output) { FAILS_INT(qkv_output_publish(NULL), "o is NULL"); }
+MISUSE(qkv_output_commit, null_output) { FAILS_INT(qkv_output_commit(NULL), "o is NULL"); }
+MISUSE(qkv_output_abort, null_output) { HARMLESS((qkv_output_abort(NULL), 0)); }
+MISUSE(qkv_input_open, null_path) { FAILS_NULL(qkv_input_open(NULL), "path is NULL"); }
 
 /* ================================================================ the suite */
 

@@ -30,6 +30,20 @@ int qkv__optim_moments(int kind)
     return kind == QKV_OPTIM_ADAMW ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
 }
 
+/* cfg with each field left 0 replaced by its default (see qkv_optim_config). */
+static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
+{
+    qkv_optim_config c = *cfg;
+    if (c.kind == 0)
+        c.kind = QKV_OPTIM_ADAMW;
+    if (c.kind == QKV_OPTIM_ADAMW) {
+        c.beta1 = c.beta1 != 0 ? c.beta1 : 0.9;
+        c.beta2 = c.beta2 != 0 ? c.beta2 : 0.99;
+        c.eps = c.eps != 0 ? c.eps : 1e-8;
+    }
+    return c;
+}
+
 /* 0 when cfg is a usable configuration for the allocated params p, else -1. */
 static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 {
@@ -52,14 +66,19 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
 {
-    if (check_config(p, cfg) < 0)
+    if (!p || !cfg) {
+        qkv_set_error("qkv_optim_new: %s is NULL", !p ? "p" : "cfg");
+        return NULL;
+    }
+    qkv_optim_config c = with_defaults(cfg);
+    if (check_config(p, &c) < 0)
         return NULL;
     qkv_optim *o = qkv_calloc(sizeof *o);
     if (!o)
         return NULL;
-    o->cfg = *cfg;
+    o->cfg = c;
     o->n = p->total;
-    o->n_moments = qkv__optim_moments(cfg->kind);
+    o->n_moments = qkv__optim_moments(c.kind);
     o->m = qkv_calloc(o->n * sizeof(qkv_real));
     if (o->m && o->n_moments == 2)
         o->v = qkv_calloc(o->n * sizeof(qkv_real));

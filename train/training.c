@@ -143,6 +143,12 @@ double qkv_training_lr(const qkv_training *t, int64_t step)
     return lr;
 }
 
+/* x for a message: "inf", "-inf" or "NaN (not a number)", never printf's "-nan". */
+static const char *non_finite(double x)
+{
+    return isnan(x) ? "NaN (not a number)" : x > 0 ? "inf" : "-inf";
+}
+
 int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
 {
     if (qkv__null("qkv_training_step", "t", t))
@@ -161,12 +167,12 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
     /* A non-finite loss or gradient would poison every weight it touched:
      * stop here, while the weights are still the last good ones. */
     if (!isfinite(value))
-        return qkv_set_error("step %lld: the loss is %g; stopping before it reaches the weights",
-                             (long long)t->step, value);
+        return qkv_set_error("step %lld: the loss is %s; stopping before it reaches the weights",
+                             (long long)t->step, non_finite(value));
     double norm = qkv_clip_grad_norm(p, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
     if (!isfinite(norm))
-        return qkv_set_error("step %lld: the gradient norm is %g; stopping before it reaches the "
-                             "weights", (long long)t->step, norm);
+        return qkv_set_error("step %lld: the gradient norm is %s; stopping before it reaches the "
+                             "weights", (long long)t->step, non_finite(norm));
     if (qkv_optim_step(t->opt, p, qkv_lr_at(&t->sched, t->step)) < 0)
         return -1;
     t->step++;

@@ -31,6 +31,20 @@
  * failure can still be there: read it only when a call has just failed.
  * After handling a failure and going on, call qkv_clear_error(), or a later
  * NULL input would name that old failure as its cause.
+ *
+ * Configs, the one rule for every public config struct (qkv_optim_config,
+ * qkv_lr_schedule, qkv_block_config, qkv_gpt_config, qkv_sample_opts,
+ * qkv_seq2seq_config, ...): a field left 0 (or false, or NULL) takes the
+ * default its comment names ("0 = ..."), so a zero-initialised config, or
+ * one that sets only what it changes, is valid:
+ *
+ *     qkv_optim_config oc = {0};                                   // AdamW
+ *     qkv_sample_opts so = {.temperature = 0.8, .top_k = 5};       // top_p: all
+ *
+ * The exceptions are a model's sizes (vocab_size, n_embd, n_head, ...), which
+ * have no sensible default: left 0 they are an error naming the field; and
+ * the training run's qkv_train_config, which starts from qkv_train_defaults().
+ * Functions named qkv_*_defaults() return a tested recipe (nanoGPT's).
  */
 #ifndef QKV_BASE_H
 #define QKV_BASE_H
@@ -124,6 +138,15 @@ void qkv_free(void *p);
 /* How many blocks qkv has asked its allocation hook for since the process
  * started: a steady training step must not change it. */
 uint64_t qkv_alloc_count(void);
+
+/* Run qkv's parallel kernels on n threads (n >= 1), or with n = 0 on the
+ * default: the count before the first qkv_set_threads (OMP_NUM_THREADS, else
+ * every core available). As OpenMP's omp_set_num_threads, it holds for work
+ * started from the calling thread. 0, or -1 when n < 0. */
+int qkv_set_threads(int n);
+
+/* The number of threads qkv's parallel kernels use from the calling thread. */
+int qkv_threads(void);
 
 QKV_END_DECLS
 #endif

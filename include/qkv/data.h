@@ -7,6 +7,7 @@
  * UTF-8 at all: any bytes (Latin-1, binary, NUL) are taken as they are.
  *
  *     qkv_corpus *c = qkv_corpus_load("shakespeare.txt", NULL);   // vocab from the text
+ *     // or, from text in memory: qkv_corpus_from_text(text, strlen(text), NULL)
  *     qkv_sampler train;
  *     if (!c || qkv_sampler_init(&train, c, QKV_SPLIT_TRAIN, 12, 64, 1337) < 0) {
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
@@ -47,7 +48,7 @@ int qkv_encode(const qkv_tokenizer *tok, const char *text, size_t len, int32_t *
  * -1 naming the first id outside [0, size) and its position. */
 int qkv_decode(const qkv_tokenizer *tok, const int32_t *ids, size_t n, char *text);
 
-/* ---- corpus: a text file, encoded and split ---- */
+/* ---- corpus: a text, encoded and split ---- */
 
 typedef enum qkv_split {
     QKV_SPLIT_TRAIN, /* the first 90% of the tokens */
@@ -61,9 +62,17 @@ typedef struct qkv_corpus {
     size_t n_train;    /* ids[0, n_train) is the train split, the rest val (nanoGPT's 90/10) */
 } qkv_corpus;
 
-/* Read and encode a text file. With vocab NULL the vocabulary is built from
- * the text; otherwise the text is encoded with vocab (a resumed run's), and
- * a byte outside it is an error. NULL on failure, with a message naming the
+/* A corpus of the len bytes at text (len >= 1), which is encoded into the
+ * corpus's own ids: the caller keeps the buffer and may free it at once.
+ * vocab as for qkv_corpus_load. NULL with a message naming the problem (text
+ * NULL, len 0, a byte outside vocab and where). Any text of at least one
+ * byte makes a corpus, even one distinct character (a vocabulary of 1); its
+ * splits need block_size + 1 tokens each for qkv_sampler_init. */
+qkv_corpus *qkv_corpus_from_text(const char *text, size_t len, const qkv_tokenizer *vocab);
+
+/* Read and encode a text file (qkv_corpus_from_text of its bytes). With
+ * vocab NULL the vocabulary is built from the text; otherwise the text is
+ * encoded with vocab (a resumed run's), and a byte outside it is an error. NULL on failure, with a message naming the
  * path and the reason (missing, unreadable, empty, unknown character). */
 qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab);
 

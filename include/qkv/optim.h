@@ -26,6 +26,9 @@
  * (weight matrices and embedding tables), never to biases or LayerNorm
  * gains: shrinking those towards 0 does not regularise anything useful.
  * This is nanoGPT's rule.
+ *
+ * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
+ * (qkv_optim_config){0} is AdamW, (qkv_lr_schedule){0} a constant 1e-3.
  */
 #ifndef QKV_OPTIM_H
 #define QKV_OPTIM_H
@@ -40,16 +43,22 @@ typedef enum qkv_optim_kind {
     QKV_OPTIM_SGD = 2,   /* stochastic gradient descent with momentum */
 } qkv_optim_kind;
 
+/* Zero-initialised, (qkv_optim_config){0} is AdamW with nanoGPT's betas and
+ * eps and no weight decay. qkv_optim_new fills the zero fields in o->cfg. (A
+ * beta of exactly 0 therefore means the default: for no averaging give a tiny
+ * value such as 1e-12.) */
 typedef struct qkv_optim_config {
-    qkv_optim_kind kind; /* the update rule */
-    double beta1;        /* AdamW: decay of the mean of gradients (0.9) */
-    double beta2;        /* AdamW: decay of the mean of squared gradients (0.99) */
-    double eps;          /* AdamW: added to the denominator (1e-8) */
-    double momentum;     /* SGD: decay of the velocity (0 = plain SGD) */
-    double weight_decay; /* on parameters with ndim >= 2 only; AdamW: decoupled, SGD: L2 */
+    qkv_optim_kind kind; /* the update rule; 0 = QKV_OPTIM_ADAMW */
+    double beta1;        /* AdamW: decay of the mean of gradients; 0 = 0.9 */
+    double beta2;        /* AdamW: decay of the mean of squared gradients; 0 = 0.99 */
+    double eps;          /* AdamW: added to the denominator; 0 = 1e-8 */
+    double momentum;     /* SGD: decay of the velocity; 0 = none (plain SGD) */
+    double weight_decay; /* on parameters with ndim >= 2 only; AdamW: decoupled, SGD: L2;
+                            0 = none */
 } qkv_optim_config;
 
-/* nanoGPT's AdamW: beta1 0.9, beta2 0.99, eps 1e-8, weight decay 0.1. */
+/* nanoGPT's AdamW recipe: the zero config plus weight decay 0.1 (beta1 0.9,
+ * beta2 0.99, eps 1e-8 written out). */
 qkv_optim_config qkv_adamw_defaults(void);
 
 /* SGD with momentum 0.9 and no weight decay. */
@@ -64,8 +73,9 @@ typedef struct qkv_optim {
     qkv_real *v;          /* AdamW: mean of squared gradients; NULL for SGD */
 } qkv_optim;
 
-/* An optimizer for p (allocated) with zeroed moments and step 0; NULL on a bad
- * config or no memory. */
+/* An optimizer for p (allocated) with zeroed moments and step 0, its config
+ * cfg with the zero fields set to their defaults; NULL on a bad config or no
+ * memory. */
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg);
 
 /* Free the optimizer and its moments (NULL is fine). */
@@ -83,17 +93,20 @@ int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
 
 /* ---- learning-rate schedule ---- */
 
-/* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr. */
+/* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr.
+ * Zero-initialised it is a constant 1e-3; (qkv_lr_schedule){.lr = 3e-4} a constant 3e-4. */
 typedef struct qkv_lr_schedule {
-    double lr;            /* peak learning rate, reached at the end of warmup */
-    double min_lr;        /* the floor the cosine ends at */
-    int64_t warmup_iters; /* steps of linear warmup */
-    int64_t decay_iters;  /* step where the cosine reaches min_lr (and stays) */
+    double lr;            /* peak learning rate, reached at the end of warmup; 0 = 1e-3 */
+    double min_lr;        /* the floor the cosine ends at; 0 = 0 */
+    int64_t warmup_iters; /* steps of linear warmup; 0 = none */
+    int64_t decay_iters;  /* step where the cosine reaches min_lr (and stays); 0 = no decay:
+                             lr from the end of warmup on */
 } qkv_lr_schedule;
 
 /* The learning rate for step it (from 0): lr·(it+1)/(warmup+1) while
  * it < warmup, then min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr)
- * up to decay_iters, then min_lr. NAN (with a message) for a negative it. */
+ * up to decay_iters, then min_lr (with decay_iters 0: lr after the warmup).
+ * NAN (with a message) for a NULL s or a negative it. */
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
 
 /* ---- gradient clipping ---- */

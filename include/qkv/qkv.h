@@ -1,5 +1,6 @@
 /* qkv/qkv.h — the library in one include: tensors and autograd, the nn
- * modules, training (optimizers, batches, checkpoints) and the character GPT.
+ * modules, training (the run, optimizers, batches, checkpoints), generation,
+ * safe file output and the character GPT.
  *
  *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
  *
@@ -15,6 +16,8 @@
 #include "qkv/base.h"
 #include "qkv/checkpoint.h"
 #include "qkv/data.h"
+#include "qkv/file.h"
+#include "qkv/generate.h"
 #include "qkv/gpt.h"
 #include "qkv/nn.h"
 #include "qkv/ops.h"

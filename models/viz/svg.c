@@ -6,12 +6,12 @@
  * width of one character, which is close enough for sans-serif digits. */
 #include "viz_internal.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../../tensor/check.h"
+#include "qkv/file.h"
 
 #define REPLACEMENT_CHAR "\xEF\xBF\xBD" /* U+FFFD '�' */
 #define CHAR_WIDTH 0.6                  /* width of a character, in font sizes */
@@ -20,8 +20,8 @@
 
 /* An SVG file being written. fprintf errors are sticky, so svg_end checks them once. */
 typedef struct {
-    FILE *f;          /* the open file */
-    const char *path; /* its name, for error messages */
+    FILE *f;       /* the stream of out */
+    qkv_output *o; /* the file, through the safe-output path (qkv/file.h) */
 } svg;
 
 /* Write text as XML character data: markup characters escaped, control
@@ -70,10 +70,9 @@ static void svg_line(svg *s, double x1, double y1, double x2, double y2, const c
 /* Open path and start a white picture of width×height with an optional title on top. */
 static int svg_begin(svg *s, const char *path, double width, double height, const char *title)
 {
-    s->path = path;
-    s->f = fopen(path, "w");
-    if (!s->f)
-        return qkv_set_error("cannot open %s for writing: %s", path, strerror(errno));
+    if (!(s->o = qkv_output_open(path)))
+        return -1;
+    s->f = qkv_output_file(s->o);
     fprintf(s->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -89,10 +88,7 @@ static int svg_begin(svg *s, const char *path, double width, double height, cons
 static int svg_end(svg *s)
 {
     fputs("</svg>\n", s->f);
-    int failed = ferror(s->f);
-    if (fclose(s->f) != 0 || failed) /* a full disk often shows only when closing */
-        return qkv_set_error("could not write %s", s->path);
-    return 0;
+    return qkv_output_commit(s->o);
 }
 
 /* A number as a short label (at most 3 significant digits, no "-0"). */
