@@ -257,6 +257,7 @@ static Suite *training_suite(void)
 {
     Suite *s = suite_create("training");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* a few hundred training steps: slow under the sanitizers on a busy machine */
     tcase_add_test(tc, test_a_model_of_ones_own_learns);
     tcase_add_test(tc, test_the_grad_hook_runs_between_backward_and_the_update);
     tcase_add_test(tc, test_the_schedule_length_moves_and_is_saved);
