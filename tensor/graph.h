@@ -4,6 +4,7 @@
 #define QKV_GRAPH_H
 
 #include "check.h"
+#include "qkv/ops.h" /* so every op's definition meets its public declaration */
 #include "qkv/tensor.h"
 
 /* Loops over fewer values than this run on one thread: waking the thread

@@ -45,6 +45,10 @@ MISUSE(qkv_set_threads, negative) { FAILS_INT(qkv_set_threads(-1), "n -1"); }
 MISUSE(qkv_set_threads, int_min) { FAILS_INT(qkv_set_threads(-2147483647 - 1), "n"); }
 MISUSE(qkv_threads, takes_no_arguments) { MISUSE_ASSERT(qkv_threads() >= 1); }
 
+/* ================================================================ version.h */
+
+MISUSE(qkv_version, takes_no_arguments) { MISUSE_ASSERT(strcmp(qkv_version(), QKV_VERSION_STRING) == 0); }
+
 /* ================================================================ arena.h */
 
 MISUSE(qkv_arena_new, size_max) { FAILS_NULL(qkv_arena_new(SIZE_MAX), "too large"); }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "qkv/qkv.h"
+#include "qkv/seq2seq.h"
 
 /* One case: which public function it misuses, how, and the call itself. */
 typedef struct misuse_case {
