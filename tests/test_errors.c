@@ -10,8 +10,9 @@
 #include "testing.h"
 
 /* Under AddressSanitizer a huge malloc must return NULL like the real one
- * (qkv reports it), not stop the test. Unused without ASan. */
-const char *__asan_default_options(void);
+ * (qkv reports it), not stop the test. Unused without ASan; visible, since
+ * the build hides symbols by default and ASan looks this one up. */
+__attribute__((visibility("default"))) const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
 /* Every test gets a fresh arena. One thread: these tests are about messages,

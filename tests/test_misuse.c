@@ -9,8 +9,9 @@
 #include "misuse.h"
 #include "testing.h"
 
-/* Under AddressSanitizer a huge malloc must return NULL like the real one. */
-const char *__asan_default_options(void);
+/* Under AddressSanitizer a huge malloc must return NULL like the real one;
+ * visible, since the build hides symbols by default and ASan looks this one up. */
+__attribute__((visibility("default"))) const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
 #define SHAPE23 QKV_SHAPE(2, 3)
