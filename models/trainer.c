@@ -57,6 +57,36 @@ static double gpt_eval(void *trainer, qkv_arena *arena, int which)
                           t->run->batch_lo, t->run->batch_hi);
 }
 
+/* The run of t's model of config mc with settings tc. */
+static qkv_training *new_run(qkv_trainer *t, const qkv_gpt_config *mc, const qkv_train_config *tc)
+{
+    uint8_t blob[QKV_GPT_CONFIG_BYTES];
+    qkv_gpt_config_pack(mc, blob);
+    qkv_rng *streams[] = {&t->train.rng, &t->eval[QKV_SPLIT_TRAIN].rng, &t->eval[QKV_SPLIT_VAL].rng};
+    qkv_training_model plug = {.kind = "gpt", .model = t, .params = t->model->params,
+                               .config = blob, .config_len = sizeof blob, .vocab = &t->corpus->tok,
+                               .rngs = streams, .n_rngs = 3, .loss = gpt_loss, .eval = gpt_eval,
+                               .arena_bytes = (size_t)64 << 20};
+    return qkv_training_new(&plug, tc);
+}
+
+/* t's batches of block_size T, sized by its run's settings (where a
+ * batch_size left 0 is filled in). One seed, separate streams: changing how
+ * often we evaluate never changes the training batches. 0 or -1. */
+static int init_batches(qkv_trainer *t, int T)
+{
+    const qkv_corpus *d = t->corpus;
+    int B = t->run->cfg.batch_size;
+    uint64_t seed = t->run->cfg.seed;
+    if (qkv_sampler_init(&t->train, d, QKV_SPLIT_TRAIN, B, T, seed + 1) < 0 ||
+        qkv_sampler_init(&t->eval[QKV_SPLIT_TRAIN], d, QKV_SPLIT_TRAIN, B, T, seed + 2) < 0 ||
+        qkv_sampler_init(&t->eval[QKV_SPLIT_VAL], d, QKV_SPLIT_VAL, B, T, seed + 3) < 0 ||
+        !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
+        !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y)))
+        return -1;
+    return 0;
+}
+
 qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
                              const qkv_corpus *corpus)
 {
@@ -76,25 +106,8 @@ qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *t
     if (!t)
         return NULL;
     t->corpus = corpus;
-    int B = tc->batch_size, T = mc->block_size;
-    /* One seed, separate streams: changing how often we evaluate never changes the training batches. */
-    if (!(t->model = qkv_gpt_new(mc, tc->seed)) ||
-        qkv_sampler_init(&t->train, corpus, QKV_SPLIT_TRAIN, B, T, tc->seed + 1) < 0 ||
-        qkv_sampler_init(&t->eval[QKV_SPLIT_TRAIN], corpus, QKV_SPLIT_TRAIN, B, T, tc->seed + 2) < 0 ||
-        qkv_sampler_init(&t->eval[QKV_SPLIT_VAL], corpus, QKV_SPLIT_VAL, B, T, tc->seed + 3) < 0 ||
-        !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
-        !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y))) {
-        qkv_trainer_free(t);
-        return NULL;
-    }
-    uint8_t blob[QKV_GPT_CONFIG_BYTES];
-    qkv_gpt_config_pack(mc, blob);
-    qkv_rng *streams[] = {&t->train.rng, &t->eval[QKV_SPLIT_TRAIN].rng, &t->eval[QKV_SPLIT_VAL].rng};
-    qkv_training_model plug = {.kind = "gpt", .model = t, .params = t->model->params,
-                               .config = blob, .config_len = sizeof blob, .vocab = &corpus->tok,
-                               .rngs = streams, .n_rngs = 3, .loss = gpt_loss, .eval = gpt_eval,
-                               .arena_bytes = (size_t)64 << 20};
-    if (!(t->run = qkv_training_new(&plug, tc))) {
+    if (!(t->model = qkv_gpt_new(mc, tc->seed)) || !(t->run = new_run(t, mc, tc)) ||
+        init_batches(t, mc->block_size) < 0) {
         qkv_trainer_free(t);
         return NULL;
     }

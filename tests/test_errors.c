@@ -487,8 +487,8 @@ START_TEST(test_trainer_bad_arguments)
     wrong.block_size = 1024;
     FAILS_NULL(qkv_trainer_new(&wrong, &tc, c), "fewer than block size + 1 = 1025");
     qkv_train_config bad = tc;
-    bad.iters = 0;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "train config", "iters 0");
+    bad.iters = -3;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "train config", "iters -3");
     bad = tc;
     bad.batch_size = -1;
     FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "batch_size -1");
@@ -502,8 +502,8 @@ START_TEST(test_trainer_bad_arguments)
     bad.grad_clip = -1;
     FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "grad_clip -1");
     bad = tc;
-    bad.eval_iters = 0;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters 0");
+    bad.eval_iters = -1;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters -1");
 
     /* Evaluating over no batches is an error, not a silent NaN. */
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
