@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../tensor/check.h"
+#include "../train/resume.h"
 #include "seq2seq_internal.h"
 
 /* Draw the next batch_size training pairs and put pairs [lo, hi) into t->batch. */
@@ -141,24 +142,16 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
     const char *fn = "qkv_seq2seq_trainer_resume";
     if (qkv__null(fn, "path", path) || qkv__null(fn, "task", task))
         return NULL;
-    if (iters < 0) {
-        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+    qkv_train_config tc;
+    qkv_checkpoint *ck =
+        qkv__training_resume_open(fn, path, "seq2seq", QKV_SEQ2SEQ_CONFIG_BYTES, iters, &tc);
+    if (!ck)
         return NULL;
-    }
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
-    if (!ck) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
     qkv_seq2seq_trainer *t = NULL;
     qkv_seq2seq_config mc;
-    qkv_train_config tc;
     if (qkv_seq2seq_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0 ||
         qkv__seq2seq_check_holds(ck, &mc, path) < 0)
         goto done;
-    if (iters > 0)
-        tc.iters = iters;
     if (!(t = qkv_seq2seq_trainer_new(&mc, &tc, task)))
         goto done;
     const qkv_tokenizer *a = &ck->vocab, *b = &t->model->chars;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../tensor/check.h"
+#include "../train/resume.h"
 #include "gpt_internal.h"
 
 /* The GPT's loss for the run: draw the next training batch (all of it, see
@@ -187,27 +188,19 @@ qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int i
     const char *fn = "qkv_trainer_resume";
     if (qkv__null(fn, "path", path) || qkv__null(fn, "corpus_path", corpus_path))
         return NULL;
-    if (iters < 0) {
-        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+    qkv_train_config tc;
+    qkv_checkpoint *ck =
+        qkv__training_resume_open(fn, path, "gpt", QKV_GPT_CONFIG_BYTES, iters, &tc);
+    if (!ck)
         return NULL;
-    }
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
-    if (!ck) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
     qkv_trainer *t = NULL;
     qkv_corpus *corpus = NULL;
     qkv_gpt_config mc;
-    qkv_train_config tc;
     if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        qkv_training_config_load(&tc, ck, QKV_GPT_CONFIG_BYTES) < 0 ||
         check_holds(ck, &mc, path) < 0)
         goto fail;
     if (!(corpus = qkv_corpus_load(corpus_path, &ck->vocab)))
         goto fail;
-    if (iters > 0)
-        tc.iters = iters;
     if (!(t = qkv_trainer_new(&mc, &tc, corpus)))
         goto fail;
     t->own_corpus = corpus;

@@ -652,6 +652,13 @@ START_TEST(test_loading_a_checkpoint_of_another_model)
     ck_assert_int_eq(vocab.size, 5);
     qkv_gpt_free(m);
     FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 88");
+    /* The whole message: the resume names itself, then where it failed. */
+    ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: qkv_training_config_load: gpt "
+                     "checkpoint: config of 32 bytes, expected 88 (a model saved without its run "
+                     "cannot resume)");
+    FAILS_NULL(qkv_trainer_resume(path, corpus, -5), "iters -5");
+    ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: iters -5 is negative (0 keeps the "
+                     "saved run length)");
 
     save_model(path, "gpt", &mc, &mc, "abcdef");
     FAILS_NULL(qkv_gpt_load(path, &vocab), "vocabulary holds 6 characters but the model expects 5");

@@ -7,6 +7,7 @@
 
 #include "../tensor/check.h"
 #include "bytes.h"
+#include "resume.h"
 
 /* tc with each zero field that has a default (see qkv/training.h) filled in:
  * the one place those defaults are written. */
@@ -92,6 +93,27 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     tc->grad_clip = qkv__get_f64(p + 40);
     tc->seed = qkv__get_u64(p + 48);
     return qkv_train_config_check(tc) < 0 ? qkv__fail_in(fn) : 0;
+}
+
+qkv_checkpoint *qkv__training_resume_open(const char *fn, const char *path, const char *kind,
+                                          size_t model_bytes, int iters, qkv_train_config *tc)
+{
+    if (iters < 0) {
+        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+        return NULL;
+    }
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, kind);
+    if (ck && qkv_training_config_load(tc, ck, model_bytes) < 0) {
+        qkv_checkpoint_close(ck);
+        ck = NULL;
+    }
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
+    if (iters > 0)
+        tc->iters = iters;
+    return ck;
 }
 
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
