@@ -18,5 +18,5 @@ qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_run *r, qkv_tensor *x)
     if (qkv__check_forward("qkv_ln_forward", m, r, m ? m->weight : NULL) < 0 ||
         qkv__check_input("qkv_ln_forward", "x", x) < 0)
         return NULL;
-    return qkv_layernorm(r->arena, x, m->weight, m->bias, m->eps);
+    return qkv__result("qkv_ln_forward", qkv_layernorm(r->arena, x, m->weight, m->bias, m->eps));
 }
