@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../tensor/check.h"
+#include "../train/resume.h"
 #include "seq2seq_internal.h"
 
 /* Draw the next batch_size training pairs and put pairs [lo, hi) into t->batch. */
@@ -37,6 +38,36 @@ static double seq2seq_eval(void *trainer, qkv_arena *arena, int which)
     return qkv_seq2seq_trainer_eval(trainer);
 }
 
+/* The run of t's model of config mc with settings tc. */
+static qkv_training *new_run(qkv_seq2seq_trainer *t, const qkv_seq2seq_config *mc,
+                             const qkv_train_config *tc)
+{
+    uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
+    qkv_seq2seq_config_pack(mc, blob);
+    qkv_rng *streams[] = {&t->data_rng};
+    qkv_training_model plug = {.kind = "seq2seq", .model = t, .params = t->model->params,
+                               .config = blob, .config_len = sizeof blob,
+                               .vocab = &t->model->chars, .rngs = streams, .n_rngs = 1,
+                               .loss = seq2seq_loss, .eval = seq2seq_eval};
+    return qkv_training_new(&plug, tc);
+}
+
+/* t's pair stream and batch, sized by its run's settings (where a batch_size
+ * left 0 is filled in). One seed, separate streams: evaluating never changes
+ * the training pairs. 0 or -1. */
+static int init_batch(qkv_seq2seq_trainer *t)
+{
+    int B = t->run->cfg.batch_size;
+    qkv_rng_seed(&t->data_rng, t->run->cfg.seed + 1);
+    if (!(t->batch = qkv_seq2seq_batch_new(t->model, B)) ||
+        !(t->text = qkv_alloc(2 * (size_t)B * QKV__TEXT_MAX)) ||
+        !(t->strings = qkv_alloc(2 * (size_t)B * sizeof *t->strings)))
+        return -1;
+    for (int i = 0; i < 2 * B; i++)
+        t->strings[i] = t->text + (size_t)i * QKV__TEXT_MAX;
+    return 0;
+}
+
 qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
                                              const qkv_train_config *tc,
                                              const qkv_seq2seq_task *task)
@@ -60,25 +91,8 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
     qkv_tokenizer chars;
     const char *alphabet = task->alphabet();
     qkv_tokenizer_build(&chars, alphabet, strlen(alphabet));
-    /* One seed, separate streams: evaluating never changes the training pairs. */
-    qkv_rng_seed(&t->data_rng, tc->seed + 1);
-    if (!(t->model = qkv_seq2seq_new(mc, &chars, tc->seed)) ||
-        !(t->batch = qkv_seq2seq_batch_new(t->model, tc->batch_size)) ||
-        !(t->text = qkv_alloc(2 * (size_t)tc->batch_size * QKV__TEXT_MAX)) ||
-        !(t->strings = qkv_alloc(2 * (size_t)tc->batch_size * sizeof *t->strings))) {
-        qkv_seq2seq_trainer_free(t);
-        return NULL;
-    }
-    for (int i = 0; i < 2 * tc->batch_size; i++)
-        t->strings[i] = t->text + (size_t)i * QKV__TEXT_MAX;
-    uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
-    qkv_seq2seq_config_pack(mc, blob);
-    qkv_rng *streams[] = {&t->data_rng};
-    qkv_training_model plug = {.kind = "seq2seq", .model = t, .params = t->model->params,
-                               .config = blob, .config_len = sizeof blob,
-                               .vocab = &t->model->chars, .rngs = streams, .n_rngs = 1,
-                               .loss = seq2seq_loss, .eval = seq2seq_eval};
-    if (!(t->run = qkv_training_new(&plug, tc))) {
+    if (!(t->model = qkv_seq2seq_new(mc, &chars, tc->seed)) || !(t->run = new_run(t, mc, tc)) ||
+        init_batch(t) < 0) {
         qkv_seq2seq_trainer_free(t);
         return NULL;
     }
@@ -128,24 +142,16 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
     const char *fn = "qkv_seq2seq_trainer_resume";
     if (qkv__null(fn, "path", path) || qkv__null(fn, "task", task))
         return NULL;
-    if (iters < 0) {
-        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+    qkv_train_config tc;
+    qkv_checkpoint *ck =
+        qkv__training_resume_open(fn, path, "seq2seq", QKV_SEQ2SEQ_CONFIG_BYTES, iters, &tc);
+    if (!ck)
         return NULL;
-    }
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
-    if (!ck) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
     qkv_seq2seq_trainer *t = NULL;
     qkv_seq2seq_config mc;
-    qkv_train_config tc;
     if (qkv_seq2seq_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0 ||
         qkv__seq2seq_check_holds(ck, &mc, path) < 0)
         goto done;
-    if (iters > 0)
-        tc.iters = iters;
     if (!(t = qkv_seq2seq_trainer_new(&mc, &tc, task)))
         goto done;
     const qkv_tokenizer *a = &ck->vocab, *b = &t->model->chars;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../tensor/check.h"
+#include "../train/resume.h"
 #include "gpt_internal.h"
 
 /* The GPT's loss for the run: draw the next training batch (all of it, see
@@ -58,6 +59,36 @@ static double gpt_eval(void *trainer, qkv_arena *arena, int which)
                           t->run->batch_lo, t->run->batch_hi);
 }
 
+/* The run of t's model of config mc with settings tc. */
+static qkv_training *new_run(qkv_trainer *t, const qkv_gpt_config *mc, const qkv_train_config *tc)
+{
+    uint8_t blob[QKV_GPT_CONFIG_BYTES];
+    qkv_gpt_config_pack(mc, blob);
+    qkv_rng *streams[] = {&t->train.rng, &t->eval[QKV_SPLIT_TRAIN].rng, &t->eval[QKV_SPLIT_VAL].rng};
+    qkv_training_model plug = {.kind = "gpt", .model = t, .params = t->model->params,
+                               .config = blob, .config_len = sizeof blob, .vocab = &t->corpus->tok,
+                               .rngs = streams, .n_rngs = 3, .loss = gpt_loss, .eval = gpt_eval,
+                               .arena_bytes = (size_t)64 << 20};
+    return qkv_training_new(&plug, tc);
+}
+
+/* t's batches of block_size T, sized by its run's settings (where a
+ * batch_size left 0 is filled in). One seed, separate streams: changing how
+ * often we evaluate never changes the training batches. 0 or -1. */
+static int init_batches(qkv_trainer *t, int T)
+{
+    const qkv_corpus *d = t->corpus;
+    int B = t->run->cfg.batch_size;
+    uint64_t seed = t->run->cfg.seed;
+    if (qkv_sampler_init(&t->train, d, QKV_SPLIT_TRAIN, B, T, seed + 1) < 0 ||
+        qkv_sampler_init(&t->eval[QKV_SPLIT_TRAIN], d, QKV_SPLIT_TRAIN, B, T, seed + 2) < 0 ||
+        qkv_sampler_init(&t->eval[QKV_SPLIT_VAL], d, QKV_SPLIT_VAL, B, T, seed + 3) < 0 ||
+        !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
+        !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y)))
+        return -1;
+    return 0;
+}
+
 qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
                              const qkv_corpus *corpus)
 {
@@ -77,25 +108,8 @@ qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *t
     if (!t)
         return NULL;
     t->corpus = corpus;
-    int B = tc->batch_size, T = mc->block_size;
-    /* One seed, separate streams: changing how often we evaluate never changes the training batches. */
-    if (!(t->model = qkv_gpt_new(mc, tc->seed)) ||
-        qkv_sampler_init(&t->train, corpus, QKV_SPLIT_TRAIN, B, T, tc->seed + 1) < 0 ||
-        qkv_sampler_init(&t->eval[QKV_SPLIT_TRAIN], corpus, QKV_SPLIT_TRAIN, B, T, tc->seed + 2) < 0 ||
-        qkv_sampler_init(&t->eval[QKV_SPLIT_VAL], corpus, QKV_SPLIT_VAL, B, T, tc->seed + 3) < 0 ||
-        !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
-        !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y))) {
-        qkv_trainer_free(t);
-        return NULL;
-    }
-    uint8_t blob[QKV_GPT_CONFIG_BYTES];
-    qkv_gpt_config_pack(mc, blob);
-    qkv_rng *streams[] = {&t->train.rng, &t->eval[QKV_SPLIT_TRAIN].rng, &t->eval[QKV_SPLIT_VAL].rng};
-    qkv_training_model plug = {.kind = "gpt", .model = t, .params = t->model->params,
-                               .config = blob, .config_len = sizeof blob, .vocab = &corpus->tok,
-                               .rngs = streams, .n_rngs = 3, .loss = gpt_loss, .eval = gpt_eval,
-                               .arena_bytes = (size_t)64 << 20};
-    if (!(t->run = qkv_training_new(&plug, tc))) {
+    if (!(t->model = qkv_gpt_new(mc, tc->seed)) || !(t->run = new_run(t, mc, tc)) ||
+        init_batches(t, mc->block_size) < 0) {
         qkv_trainer_free(t);
         return NULL;
     }
@@ -175,27 +189,19 @@ qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int i
     const char *fn = "qkv_trainer_resume";
     if (qkv__null(fn, "path", path) || qkv__null(fn, "corpus_path", corpus_path))
         return NULL;
-    if (iters < 0) {
-        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+    qkv_train_config tc;
+    qkv_checkpoint *ck =
+        qkv__training_resume_open(fn, path, "gpt", QKV_GPT_CONFIG_BYTES, iters, &tc);
+    if (!ck)
         return NULL;
-    }
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
-    if (!ck) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
     qkv_trainer *t = NULL;
     qkv_corpus *corpus = NULL;
     qkv_gpt_config mc;
-    qkv_train_config tc;
     if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        qkv_training_config_load(&tc, ck, QKV_GPT_CONFIG_BYTES) < 0 ||
         check_holds(ck, &mc, path) < 0)
         goto fail;
     if (!(corpus = qkv_corpus_load(corpus_path, &ck->vocab)))
         goto fail;
-    if (iters > 0)
-        tc.iters = iters;
     if (!(t = qkv_trainer_new(&mc, &tc, corpus)))
         goto fail;
     t->own_corpus = corpus;

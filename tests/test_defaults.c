@@ -2,8 +2,11 @@
  * documented default, so zero-initialised configs work; required sizes left
  * 0 are errors naming them. Also the thread-count setting. */
 #include <omp.h>
+#include <unistd.h>
 
 #include "error_text.h"
+#include "qkv/seq2seq.h"
+#include "qkv/trainer.h"
 #include "testing.h"
 
 /* A (2,3) matrix and a (3) bias with fixed values and gradients. */
@@ -138,6 +141,82 @@ START_TEST(test_model_configs_require_only_their_sizes)
 }
 END_TEST
 
+/* Whether two run settings are the same, field by field. */
+static bool same_run_settings(const qkv_train_config *a, const qkv_train_config *b)
+{
+    return a->iters == b->iters && a->batch_size == b->batch_size && a->lr == b->lr &&
+           a->min_lr == b->min_lr && a->warmup == b->warmup &&
+           a->weight_decay == b->weight_decay && a->grad_clip == b->grad_clip &&
+           a->eval_iters == b->eval_iters && a->seed == b->seed;
+}
+
+START_TEST(test_zero_train_config_takes_its_defaults)
+{
+    /* What (qkv_train_config){0} stands for: the recipe's lengths and lr,
+     * and 0 (none) where 0 is a setting of its own. */
+    qkv_train_config want = qkv_train_defaults();
+    want.min_lr = 0, want.warmup = 0, want.weight_decay = 0, want.grad_clip = 0, want.seed = 0;
+    ck_assert(want.iters == 2000 && want.batch_size == 12 && want.lr == 1e-3 &&
+              want.eval_iters == 200);
+    char text[4000];
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = "to be or not to be, that is the question.\n"[i % 42];
+    qkv_corpus *c = qkv_corpus_from_text(text, sizeof text, NULL);
+    ck_assert_qkv(c);
+    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 8, .n_layer = 1, .n_head = 2,
+                         .n_embd = 16};
+    qkv_trainer *t = qkv_trainer_new(&mc, &(qkv_train_config){0}, c);
+    ck_assert_qkv(t);
+    ck_assert(same_run_settings(&t->run->cfg, &want));
+    ck_assert_int_eq(t->train.batch_size, 12);
+    ck_assert_int_eq(t->eval[QKV_SPLIT_VAL].batch_size, 12);
+    ck_assert_double_eq(qkv_training_lr(t->run, 0), 1e-3); /* no warmup */
+    ck_assert_double_eq(qkv_training_lr(t->run, 2000), 0); /* the cosine ends at 0 */
+    double first = 0, loss = 0;
+    for (int i = 0; i < 40; i++) {
+        ck_assert_msg(qkv_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+        if (i == 0)
+            first = loss;
+    }
+    ck_assert_msg(loss < first - 0.2, "the loss went from %g to %g only", first, loss);
+    /* The checkpoint holds the values used, so a resume runs the same run. */
+    char dir[64], path[96];
+    qkv_test_make_tmpdir(dir, sizeof dir, "qkv_defaults");
+    snprintf(path, sizeof path, "%s/zero.ckpt", dir);
+    ck_assert_int_eq(qkv_trainer_save(t, path), 0);
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    ck_assert_qkv(ck);
+    qkv_train_config back;
+    ck_assert_int_eq(qkv_training_config_load(&back, ck, QKV_GPT_CONFIG_BYTES), 0);
+    ck_assert(same_run_settings(&back, &want));
+    qkv_checkpoint_close(ck);
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    qkv_test_remove_tmpdir(dir);
+
+    /* The encoder-decoder too: its batch is sized by the filled-in settings. */
+    const qkv_seq2seq_task *task = qkv_seq2seq_task_find("dates");
+    qkv_seq2seq_config sc = qkv_seq2seq_config_for(task, 1, 2, 16, 0);
+    qkv_seq2seq_trainer *s = qkv_seq2seq_trainer_new(&sc, &(qkv_train_config){0}, task);
+    ck_assert_qkv(s);
+    ck_assert(same_run_settings(&s->run->cfg, &want));
+    ck_assert_msg(qkv_seq2seq_trainer_step(s, &loss, NULL) == 0, "%s", qkv_last_error());
+    ck_assert(isfinite(loss));
+    qkv_seq2seq_trainer_free(s);
+
+    /* Settings that are wrong stay wrong, and say so. */
+    qkv_train_config bad[] = {{.iters = -1}, {.batch_size = -2}, {.lr = -1e-3}, {.min_lr = NAN},
+                              {.warmup = -5}, {.weight_decay = -0.1}, {.grad_clip = -1},
+                              {.eval_iters = -3}, {.lr = INFINITY}};
+    const char *says[] = {"iters -1", "batch_size -2", "lr -0.001", "min_lr nan", "warmup -5",
+                          "weight_decay -0.1", "grad_clip -1", "eval_iters -3", "lr inf"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(qkv_train_config_check(&bad[i]), -1);
+        ck_assert_error("train config", says[i]);
+    }
+}
+END_TEST
+
 START_TEST(test_threads_setting)
 {
     int start = qkv_threads();
@@ -159,10 +238,12 @@ static Suite *defaults_suite(void)
 {
     Suite *s = suite_create("defaults");
     TCase *tc = tcase_create("defaults");
+    tcase_set_timeout(tc, 60); /* it trains a little: slow under the sanitizers on a busy machine */
     tcase_add_test(tc, test_zero_optim_config_is_adamw_without_decay);
     tcase_add_test(tc, test_zero_lr_schedule_is_constant);
     tcase_add_test(tc, test_block_config_needs_only_its_width_and_heads);
     tcase_add_test(tc, test_model_configs_require_only_their_sizes);
+    tcase_add_test(tc, test_zero_train_config_takes_its_defaults);
     tcase_add_test(tc, test_threads_setting);
     suite_add_tcase(s, tc);
     return s;

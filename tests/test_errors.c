@@ -488,8 +488,8 @@ START_TEST(test_trainer_bad_arguments)
     wrong.block_size = 1024;
     FAILS_NULL(qkv_trainer_new(&wrong, &tc, c), "fewer than block size + 1 = 1025");
     qkv_train_config bad = tc;
-    bad.iters = 0;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "train config", "iters 0");
+    bad.iters = -3;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "train config", "iters -3");
     bad = tc;
     bad.batch_size = -1;
     FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "batch_size -1");
@@ -503,8 +503,8 @@ START_TEST(test_trainer_bad_arguments)
     bad.grad_clip = -1;
     FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "grad_clip -1");
     bad = tc;
-    bad.eval_iters = 0;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters 0");
+    bad.eval_iters = -1;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters -1");
 
     /* Evaluating over no batches is an error, not a silent NaN. */
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
@@ -653,6 +653,13 @@ START_TEST(test_loading_a_checkpoint_of_another_model)
     ck_assert_int_eq(vocab.size, 5);
     qkv_gpt_free(m);
     FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 88");
+    /* The whole message: the resume names itself, then where it failed. */
+    ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: qkv_training_config_load: gpt "
+                     "checkpoint: config of 32 bytes, expected 88 (a model saved without its run "
+                     "cannot resume)");
+    FAILS_NULL(qkv_trainer_resume(path, corpus, -5), "iters -5");
+    ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: iters -5 is negative (0 keeps the "
+                     "saved run length)");
 
     save_model(path, "gpt", &mc, &mc, "abcdef");
     FAILS_NULL(qkv_gpt_load(path, &vocab), "vocabulary holds 6 characters but the model expects 5");

@@ -1821,11 +1821,11 @@ MISUSE(qkv_train_config_check, nan_lr)
     tc.lr = NAN;
     FAILS_INT(qkv_train_config_check(&tc), "lr nan");
 }
-MISUSE(qkv_train_config_check, zero_batch)
+MISUSE(qkv_train_config_check, negative_batch)
 {
     qkv_train_config tc = qkv_train_defaults();
-    tc.batch_size = 0;
-    FAILS_INT(qkv_train_config_check(&tc), "batch_size 0");
+    tc.batch_size = -1;
+    FAILS_INT(qkv_train_config_check(&tc), "batch_size -1");
 }
 MISUSE(qkv_training_new, null_model)
 {

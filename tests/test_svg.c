@@ -402,6 +402,7 @@ static Suite *svg_suite(void)
 {
     Suite *s = suite_create("svg");
     TCase *tc = tcase_create("svg");
+    tcase_set_timeout(tc, 60); /* slow under the sanitizers on a busy machine (the heatmap passed 4 s) */
     tcase_add_test(tc, test_checker_rejects_broken_xml);
     tcase_add_test(tc, test_heatmap_has_one_cell_per_value_in_every_panel);
     tcase_add_test(tc, test_masked_cells_are_left_out);

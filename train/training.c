@@ -8,12 +8,33 @@
 #include "../tensor/check.h"
 #include "bytes.h"
 #include "internal.h"
+#include "resume.h"
+
+/* tc with each zero field that has a default (see qkv/training.h) filled in:
+ * the one place those defaults are written. */
+static qkv_train_config filled(const qkv_train_config *tc)
+{
+    qkv_train_config c = *tc;
+    if (c.iters == 0)
+        c.iters = 2000;
+    if (c.batch_size == 0)
+        c.batch_size = 12;
+    if (c.lr == 0)
+        c.lr = 1e-3;
+    if (c.eval_iters == 0)
+        c.eval_iters = 200;
+    return c;
+}
 
 qkv_train_config qkv_train_defaults(void)
 {
-    return (qkv_train_config){.iters = 2000, .batch_size = 12, .lr = 1e-3, .min_lr = 1e-4,
-                              .warmup = 100, .weight_decay = 0.1, .grad_clip = 1.0,
-                              .eval_iters = 200, .seed = 1337};
+    qkv_train_config tc = filled(&(qkv_train_config){0});
+    tc.min_lr = 1e-4;
+    tc.warmup = 100;
+    tc.weight_decay = 0.1;
+    tc.grad_clip = 1.0;
+    tc.seed = 1337;
+    return tc;
 }
 
 int qkv_train_config_check(const qkv_train_config *tc)
@@ -21,20 +42,20 @@ int qkv_train_config_check(const qkv_train_config *tc)
     if (qkv__null("qkv_train_config_check", "tc", tc))
         return -1;
     const char *who = "qkv_train_config_check: train config";
-    if (tc->iters < 1)
-        return qkv_set_error("%s: iters %d must be >= 1", who, tc->iters);
-    if (tc->batch_size < 1)
-        return qkv_set_error("%s: batch_size %d must be >= 1", who, tc->batch_size);
-    if (!(tc->lr > 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr))
-        return qkv_set_error("%s: lr %g and min_lr %g must be > 0 and >= 0", who, tc->lr,
+    if (tc->iters < 0)
+        return qkv_set_error("%s: iters %d must be >= 1 (or 0 for 2000)", who, tc->iters);
+    if (tc->batch_size < 0)
+        return qkv_set_error("%s: batch_size %d must be >= 1 (or 0 for 12)", who, tc->batch_size);
+    if (!(tc->lr >= 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr))
+        return qkv_set_error("%s: lr %g and min_lr %g must be >= 0 and finite", who, tc->lr,
                              tc->min_lr);
     if (tc->warmup < 0)
         return qkv_set_error("%s: warmup %d must be >= 0", who, tc->warmup);
     if (!(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
         return qkv_set_error("%s: weight_decay %g and grad_clip %g must be >= 0", who,
                              tc->weight_decay, tc->grad_clip);
-    if (tc->eval_iters < 1)
-        return qkv_set_error("%s: eval_iters %d must be >= 1", who, tc->eval_iters);
+    if (tc->eval_iters < 0)
+        return qkv_set_error("%s: eval_iters %d must be >= 1 (or 0 for 200)", who, tc->eval_iters);
     return 0;
 }
 
@@ -75,6 +96,27 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     return qkv_train_config_check(tc) < 0 ? qkv__fail_in(fn) : 0;
 }
 
+qkv_checkpoint *qkv__training_resume_open(const char *fn, const char *path, const char *kind,
+                                          size_t model_bytes, int iters, qkv_train_config *tc)
+{
+    if (iters < 0) {
+        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+        return NULL;
+    }
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, kind);
+    if (ck && qkv_training_config_load(tc, ck, model_bytes) < 0) {
+        qkv_checkpoint_close(ck);
+        ck = NULL;
+    }
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
+    if (iters > 0)
+        tc->iters = iters;
+    return ck;
+}
+
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
 static int check_model(const qkv_training_model *model)
 {
@@ -100,14 +142,17 @@ qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_
     if (!t)
         return NULL;
     t->model = *model;
-    t->cfg = *tc;
-    t->batch_hi = tc->batch_size;
-    t->sched = (qkv_lr_schedule){.lr = tc->lr, .min_lr = tc->min_lr, .warmup_iters = tc->warmup,
-                                 .decay_iters = tc->iters};
+    /* The defaults are filled in here, so the run, its callbacks and the
+     * checkpoint all see (and a resume gets back) the values actually used. */
+    t->cfg = filled(tc);
+    const qkv_train_config *c = &t->cfg;
+    t->batch_hi = c->batch_size;
+    t->sched = (qkv_lr_schedule){.lr = c->lr, .min_lr = c->min_lr, .warmup_iters = c->warmup,
+                                 .decay_iters = c->iters};
     qkv_optim_config oc = qkv_adamw_defaults();
-    oc.weight_decay = tc->weight_decay;
+    oc.weight_decay = c->weight_decay;
     /* One seed, separate streams: the model's use seed + 1..3, dropout its own. */
-    qkv_rng_seed(&t->dropout_rng, tc->seed + 4);
+    qkv_rng_seed(&t->dropout_rng, c->seed + 4);
     t->rngs[0] = &t->dropout_rng;
     for (int i = 0; i < model->n_rngs; i++)
         t->rngs[1 + i] = model->rngs[i];

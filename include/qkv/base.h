@@ -37,16 +37,15 @@
  *
  * Configs, the one rule for every public config struct (qkv_optim_config,
  * qkv_lr_schedule, qkv_block_config, qkv_gpt_config, qkv_sample_opts,
- * qkv_seq2seq_config, ...): a field left 0 (or false, or NULL) takes the
- * default its comment names ("0 = ..."), so a zero-initialised config, or
- * one that sets only what it changes, is valid:
+ * qkv_seq2seq_config, qkv_train_config, ...): a field left 0 (or false, or
+ * NULL) takes the default its comment names ("0 = ..."), so a
+ * zero-initialised config, or one that sets only what it changes, is valid:
  *
  *     qkv_optim_config oc = {0};                                   // AdamW
  *     qkv_sample_opts so = {.temperature = 0.8, .top_k = 5};       // top_p: all
  *
- * The exceptions are a model's sizes (vocab_size, n_embd, n_head, ...), which
- * have no sensible default: left 0 they are an error naming the field; and
- * the training run's qkv_train_config, which starts from qkv_train_defaults().
+ * The exception is a model's sizes (vocab_size, n_embd, n_head, ...), which
+ * have no sensible default: left 0 they are an error naming the field.
  * Functions named qkv_*_defaults() return a tested recipe (nanoGPT's).
  */
 #ifndef QKV_BASE_H

@@ -34,8 +34,7 @@
  *     qkv_training_model plug = {.kind = "line", .model = &m, .params = m.params,
  *                                .config = blob, .config_len = sizeof blob,
  *                                .rngs = streams, .n_rngs = 1, .loss = line_loss};
- *     qkv_train_config tc = qkv_train_defaults();
- *     tc.batch_size = 16, tc.iters = 500, tc.lr = 0.05;   // w ends near 3
+ *     qkv_train_config tc = {.iters = 500, .batch_size = 16, .lr = 0.05}; // rest: 0 = default
  *     qkv_training *t = qkv_training_new(&plug, &tc);
  *     while (t && t->step < t->cfg.iters)
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
@@ -61,24 +60,31 @@
 
 QKV_BEGIN_DECLS
 
+/* The run's settings. A field left 0 takes the default its comment names
+ * (the one rule of qkv/base.h): (qkv_train_config){0} is 2000 steps of batch
+ * 12 on a cosine from lr 1e-3 down to 0, with no warmup, no weight decay
+ * and no clipping. Where 0 is itself a setting (min_lr, warmup, weight_decay,
+ * grad_clip, seed) it keeps that meaning. The run's cfg holds the values
+ * filled in, and so does its checkpoint. */
 typedef struct qkv_train_config {
-    int iters;           /* optimizer steps in the whole run (the lr schedule ends here) */
-    int batch_size;      /* B: sequences (or pairs) per step */
-    double lr;           /* peak learning rate */
-    double min_lr;       /* learning rate at the end of the cosine */
-    int warmup;          /* steps of linear warmup */
-    double weight_decay; /* AdamW decay of weight matrices and embeddings */
-    double grad_clip;    /* global gradient-norm limit (0 = none) */
-    int eval_iters;      /* batches averaged per evaluation */
-    uint64_t seed;       /* seeds the model's init, the batches and dropout */
+    int iters;           /* optimizer steps in the run (where the lr schedule ends); 0 = 2000 */
+    int batch_size;      /* B: sequences (or pairs) per step; 0 = 12 */
+    double lr;           /* peak learning rate; 0 = 1e-3 */
+    double min_lr;       /* learning rate at the end of the cosine; 0 = 0 */
+    int warmup;          /* steps of linear warmup; 0 = none */
+    double weight_decay; /* AdamW decay of weight matrices and embeddings; 0 = none */
+    double grad_clip;    /* global gradient-norm limit; 0 = none */
+    int eval_iters;      /* batches averaged per evaluation; 0 = 200 */
+    uint64_t seed;       /* seeds the model's init, the batches and dropout; 0 is a seed too */
 } qkv_train_config;
 
-/* nanoGPT's baby Shakespeare settings: 2000 iters, batch 12, lr 1e-3 → 1e-4,
- * warmup 100, weight decay 0.1, clip 1.0, 200 eval batches, seed 1337. */
+/* nanoGPT's baby Shakespeare recipe: the zero config plus min_lr 1e-4,
+ * warmup 100, weight decay 0.1, clip 1.0 and seed 1337 (2000 iters, batch
+ * 12, lr 1e-3, 200 eval batches written out). */
 qkv_train_config qkv_train_defaults(void);
 
-/* 0 when tc is usable (iters, batch_size, eval_iters >= 1, warmup >= 0,
- * lr > 0, min_lr, weight_decay, grad_clip >= 0, all finite); else -1 with
+/* 0 when tc is usable (iters, batch_size, eval_iters, warmup >= 0; lr and
+ * min_lr >= 0 and finite; weight_decay, grad_clip >= 0); else -1 with
  * "train config: ..." naming the first bad field. */
 int qkv_train_config_check(const qkv_train_config *tc);
 
@@ -138,9 +144,9 @@ typedef struct qkv_training {
     qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS]; /* every stream, in checkpoint order */
 } qkv_training;
 
-/* A run for model with settings tc: AdamW (weight decay from tc) over
- * model->params, the schedule, the dropout stream, the arena. NULL with a
- * message on a bad config or no memory. */
+/* A run for model with settings tc (its zero fields filled in, into t->cfg):
+ * AdamW (weight decay from tc) over model->params, the schedule, the dropout
+ * stream, the arena. NULL with a message on a bad config or no memory. */
 qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc);
 
 /* Free the run (not the model; NULL is fine). */
