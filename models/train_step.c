@@ -18,6 +18,8 @@ int qkv__check_train_config(const char *who, const qkv_train_config *tc)
     if (!(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
         return qkv_set_error("%s: weight_decay %g and grad_clip %g must be >= 0", who,
                              tc->weight_decay, tc->grad_clip);
+    if (!(tc->wsd_decay >= 0 && tc->wsd_decay <= 1))
+        return qkv_set_error("%s: wsd_decay %g is not in [0, 1]", who, tc->wsd_decay);
     if (tc->eval_iters < 1)
         return qkv_set_error("%s: eval_iters %d must be >= 1", who, tc->eval_iters);
     return 0;
@@ -26,7 +28,7 @@ int qkv__check_train_config(const char *who, const qkv_train_config *tc)
 void qkv__train_plan(const qkv_train_config *tc, qkv_lr_schedule *sched, qkv_optim_config *oc)
 {
     *sched = (qkv_lr_schedule){.lr = tc->lr, .min_lr = tc->min_lr, .warmup_iters = tc->warmup,
-                               .decay_iters = tc->iters};
+                               .decay_iters = tc->iters, .wsd_decay = tc->wsd_decay};
     *oc = qkv_adamw_defaults();
     oc->weight_decay = tc->weight_decay;
 }

@@ -7,7 +7,8 @@
 #include "qkv/trainer.h"
 
 /* 0 when the run config tc is usable (iters, batch_size, eval_iters >= 1,
- * warmup >= 0, lr > 0, min_lr, weight_decay, grad_clip >= 0, all finite);
+ * warmup >= 0, lr > 0, min_lr, weight_decay, grad_clip >= 0, all finite,
+ * wsd_decay in [0, 1]);
  * else -1 with "<who>: ..." naming the first bad field. */
 int qkv__check_train_config(const char *who, const qkv_train_config *tc);
 

@@ -8,8 +8,10 @@
 #include "gpt_internal.h"
 #include "train_step.h"
 
-/* The config blob of a "gpt" checkpoint: the model's config, then the run's. */
-enum { TRAIN_BYTES = 56, BLOB_BYTES = QKV_GPT_CONFIG_BYTES + TRAIN_BYTES };
+/* The config blob of a "gpt" checkpoint: the model's config, then the run's.
+ * The first checkpoints end before wsd_decay (the last 8 bytes): they read
+ * as the cosine schedule they were trained with. */
+enum { TRAIN_BYTES = 64, BLOB_BYTES = QKV_GPT_CONFIG_BYTES + TRAIN_BYTES, BLOB_V1_BYTES = BLOB_BYTES - 8 };
 
 qkv_train_config qkv_train_defaults(void)
 {
@@ -31,12 +33,14 @@ static void pack_blob(uint8_t *b, const qkv_gpt_config *mc, const qkv_train_conf
     qkv__put_f64(p + 32, tc->weight_decay);
     qkv__put_f64(p + 40, tc->grad_clip);
     qkv__put_u64(p + 48, tc->seed);
+    qkv__put_f64(p + 56, tc->wsd_decay);
 }
 
 static int unpack_blob(qkv_gpt_config *mc, qkv_train_config *tc, const void *blob, size_t len)
 {
-    if (len != BLOB_BYTES)
-        return qkv_set_error("gpt checkpoint: config of %zu bytes, expected %d", len, BLOB_BYTES);
+    if (len != BLOB_BYTES && len != BLOB_V1_BYTES)
+        return qkv_set_error("gpt checkpoint: config of %zu bytes, expected %d (or %d)", len,
+                             BLOB_BYTES, BLOB_V1_BYTES);
     if (qkv_gpt_config_unpack(mc, blob, len) < 0)
         return -1;
     const uint8_t *p = (const uint8_t *)blob + QKV_GPT_CONFIG_BYTES;
@@ -49,6 +53,7 @@ static int unpack_blob(qkv_gpt_config *mc, qkv_train_config *tc, const void *blo
     tc->weight_decay = qkv__get_f64(p + 32);
     tc->grad_clip = qkv__get_f64(p + 40);
     tc->seed = qkv__get_u64(p + 48);
+    tc->wsd_decay = len == BLOB_BYTES ? qkv__get_f64(p + 56) : 0;
     return qkv__check_train_config("train config", tc);
 }
 

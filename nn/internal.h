@@ -50,6 +50,10 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
 
 /* ---- key/value cache (kv_cache.c) ---- */
 
+/* How many positions layer's cache holds (the position of the next one), or
+ * -1 with a message when c is NULL or has no such layer. */
+int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer);
+
 /* Append the new keys and values k, v (B,Tnew,C) to layer's cache and give
  * back all its positions so far as arena tensors *k_all, *v_all (B,len,C).
  * Checks every size first: on error the cache is untouched. 0 or -1. */

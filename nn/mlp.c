@@ -4,7 +4,7 @@
 int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_config *cfg)
 {
     int C = cfg->n_embd;
-    *m = (qkv_mlp){.dropout = cfg->dropout};
+    *m = (qkv_mlp){.dropout = cfg->dropout, .relu2 = cfg->relu2};
     if (qkv__check_config("mlp", name, cfg) < 0 ||
         qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, cfg->bias, (qkv_real)0.02) < 0 ||
         qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, cfg->bias,
@@ -15,8 +15,9 @@ int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_co
 
 qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x)
 {
-    /* Widen to 4C, bend with GELU, project back to C. */
-    qkv_tensor *h = qkv_gelu(r->arena, qkv_linear_forward(&m->c_fc, r, x));
+    /* Widen to 4C, bend with GELU (or ReLU²), project back to C. */
+    qkv_tensor *h = qkv_linear_forward(&m->c_fc, r, x);
+    h = m->relu2 ? qkv_relu2(r->arena, h) : qkv_gelu(r->arena, h);
     qkv_tensor *y = qkv_linear_forward(&m->c_proj, r, h);
     return qkv_dropout(r->arena, y, m->dropout, r->rng, r->train);
 }

@@ -184,6 +184,46 @@ START_TEST(test_fused_ops_bad_arguments)
 }
 END_TEST
 
+START_TEST(test_option_ops_bad_arguments)
+{
+    qkv_tensor *x = filled(QKV_SHAPE(2, 4)), *w = filled(QKV_SHAPE(3));
+    FAILS_NULL(qkv_rmsnorm(NULL, x, NULL, 1e-5), "rmsnorm", "arena is NULL");
+    FAILS_NULL(qkv_rmsnorm(A, x, w, 1e-5), "rmsnorm", "(2,4)", "(3)");
+    FAILS_NULL(qkv_rmsnorm(A, x, NULL, -1), "rmsnorm", "eps must be finite and >= 0");
+    FAILS_NULL(qkv_rmsnorm(A, x, NULL, INFINITY), "rmsnorm", "inf");
+    qkv_tensor *h = filled(QKV_SHAPE(1, 3, 6));
+    FAILS_NULL(qkv_rope(NULL, h, 3, 0), "rope", "arena is NULL");
+    FAILS_NULL(qkv_rope(A, x, 1, 0), "rope", "(2,4)", "expected (B,T,H·d)");
+    FAILS_NULL(qkv_rope(A, h, 2, 0), "rope", "(1,3,6)", "2 heads of an even size");
+    FAILS_NULL(qkv_rope(A, h, 0, 0), "rope", "0 heads");
+    FAILS_NULL(qkv_rope(A, h, 3, -1), "rope", "first position -1");
+    /* A NULL input (an earlier failure) passes through, keeping its message. */
+    qkv_set_error("earlier");
+    ck_assert_ptr_null(qkv_rmsnorm(A, NULL, NULL, 1e-5));
+    ck_assert_ptr_null(qkv_rope(A, NULL, 1, 0));
+    ck_assert_ptr_null(qkv_relu2(A, NULL));
+    ck_assert_str_eq(qkv_last_error(), "earlier");
+}
+END_TEST
+
+START_TEST(test_option_modules_bad_arguments)
+{
+    qkv_params *p = qkv_params_new();
+    qkv_ln ln;
+    FAILS_INT(qkv_rmsnorm_init(NULL, p, "rms", 4), "rmsnorm_init", "module is NULL");
+    FAILS_INT(qkv_rmsnorm_init(&ln, NULL, "rms", 4), "rmsnorm_init", "params is NULL");
+    FAILS_INT(qkv_rmsnorm_init(&ln, p, "rms", 0), "'rms.weight'", "extent 0");
+    qkv_self_attn sa;
+    qkv_block_config cfg = {.n_embd = 9, .n_head = 3, .n_layer = 1, .rope = true};
+    FAILS_INT(qkv_self_attn_init(&sa, p, "attn", &cfg, true), "self_attn 'attn'",
+              "head size 3 is odd");
+    qkv_params_free(p);
+    qkv_gpt_config mc = {.vocab_size = 5, .block_size = 4, .n_layer = 1, .n_head = 1,
+                         .n_embd = 5, .rope = true};
+    FAILS_NULL(qkv_gpt_new(&mc, 1), "rope needs an even head size, not 5");
+}
+END_TEST
+
 /* ======================================================== parameters and modules */
 
 START_TEST(test_params_misuse)
@@ -393,18 +433,21 @@ static qkv_gpt_config tiny_gpt(int vocab)
 
 START_TEST(test_gpt_config_errors_name_the_field)
 {
+    /* V, T, n_layer, n_head, n_embd, dropout */
+#define GPT(V, T, L, H, C, P)                                                                      \
+    {.vocab_size = V, .block_size = T, .n_layer = L, .n_head = H, .n_embd = C, .dropout = P}
     struct {
         qkv_gpt_config cfg;
         const char *want;
     } cases[] = {
-        {{0, 8, 1, 2, 8, 0, false}, "vocab_size 0"},
-        {{5, 70000, 1, 2, 8, 0, false}, "block_size 70000"},
-        {{5, 8, 0, 2, 8, 0, false}, "n_layer 0"},
-        {{5, 8, 1, 2, -8, 0, false}, "n_embd -8"},
-        {{5, 8, 1, 3, 8, 0, false}, "n_embd 8 is not a multiple of n_head 3"},
-        {{5, 8, 1, 0, 8, 0, false}, "n_head 0"},
-        {{5, 8, 1, 2, 8, 1.0, false}, "dropout 1"},
-        {{5, 8, 1, 2, 8, NAN, false}, "dropout nan"},
+        {GPT(0, 8, 1, 2, 8, 0), "vocab_size 0"},
+        {GPT(5, 70000, 1, 2, 8, 0), "block_size 70000"},
+        {GPT(5, 8, 0, 2, 8, 0), "n_layer 0"},
+        {GPT(5, 8, 1, 2, -8, 0), "n_embd -8"},
+        {GPT(5, 8, 1, 3, 8, 0), "n_embd 8 is not a multiple of n_head 3"},
+        {GPT(5, 8, 1, 0, 8, 0), "n_head 0"},
+        {GPT(5, 8, 1, 2, 8, 1.0), "dropout 1"},
+        {GPT(5, 8, 1, 2, 8, NAN), "dropout nan"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         FAILS_INT(qkv_gpt_config_check(&cases[i].cfg), "gpt config", cases[i].want);
@@ -421,7 +464,8 @@ END_TEST
 
 START_TEST(test_gpt_rejects_bad_ids_and_lengths)
 {
-    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
+    qkv_gpt_config mc = tiny_gpt(5);
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
     qkv_run run = {.arena = A};
     int32_t idx[9] = {0, 1, 2, 3, 4, 0, 1, 2, 3}, bad[2] = {1, 5};
@@ -445,7 +489,8 @@ START_TEST(test_sampling_and_generation_errors)
         {{INFINITY, 0, 1}, "temperature inf"}, {{1, -2, 1}, "top_k -2"},
         {{1, 0, 0}, "top_p 0 must be in (0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
     };
-    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
+    qkv_gpt_config mc = tiny_gpt(5);
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);
@@ -517,6 +562,11 @@ START_TEST(test_trainer_bad_arguments)
     bad = tc;
     bad.eval_iters = 0;
     FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters 0");
+    bad = tc;
+    bad.wsd_decay = 1.5;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "wsd_decay 1.5 is not in [0, 1]");
+    bad.wsd_decay = NAN;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "wsd_decay nan");
 
     /* Evaluating over no batches is an error, not a silent NaN. */
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
@@ -664,7 +714,7 @@ START_TEST(test_loading_a_checkpoint_of_another_model)
     ck_assert_qkv(m);
     ck_assert_int_eq(vocab.size, 5);
     qkv_gpt_free(m);
-    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 88");
+    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 96 (or 88)");
 
     save_model(path, "gpt", &mc, &mc, "abcdef");
     FAILS_NULL(qkv_gpt_load(path, &vocab), "vocabulary holds 6 characters but the model expects 5");
@@ -844,6 +894,8 @@ static Suite *errors_suite(void)
     tcase_add_test(core, test_shape_ops_bad_arguments);
     tcase_add_test(core, test_out_of_range_ids_name_id_and_vocabulary);
     tcase_add_test(core, test_fused_ops_bad_arguments);
+    tcase_add_test(core, test_option_ops_bad_arguments);
+    tcase_add_test(core, test_option_modules_bad_arguments);
     tcase_add_test(core, test_params_misuse);
     tcase_add_test(core, test_module_inits_reject_bad_sizes);
     tcase_add_test(core, test_module_forwards_reject_bad_input);

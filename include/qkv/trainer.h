@@ -34,8 +34,10 @@ typedef struct qkv_train_config {
     int iters;           /* optimizer steps in the whole run (the lr schedule ends here) */
     int batch_size;      /* B: sequences per step */
     double lr;           /* peak learning rate */
-    double min_lr;       /* learning rate at the end of the cosine */
+    double min_lr;       /* learning rate at the end of the decay */
     int warmup;          /* steps of linear warmup */
+    double wsd_decay;    /* 0: cosine decay; in (0, 1]: warmup-stable-decay, the last
+                            wsd_decay of the run decaying linearly (see qkv_lr_schedule) */
     double weight_decay; /* AdamW decay of weight matrices and embeddings */
     double grad_clip;    /* global gradient-norm limit (0 = none) */
     int eval_iters;      /* batches averaged per evaluation */
@@ -50,7 +52,7 @@ typedef struct qkv_trainer {
     qkv_gpt *model;            /* the model being trained */
     qkv_train_config cfg;      /* the run's settings */
     qkv_optim *opt;            /* AdamW and its moments */
-    qkv_lr_schedule sched;     /* warmup + cosine over cfg.iters */
+    qkv_lr_schedule sched;     /* warmup + cosine (or stable-decay) over cfg.iters */
     const qkv_corpus *corpus;  /* the text (the caller owns it) */
     qkv_sampler train;         /* training batches */
     qkv_sampler eval[2];       /* evaluation batches of the train and val splits */
