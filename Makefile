@@ -14,8 +14,19 @@ WARN    := -Wall -Wextra
 BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -Iinclude $(WARN) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c data/*.c)
-CLI_SRC  := $(wildcard models/cli/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/viz/*.c data/*.c)
+# The program's sources but for how it trains over several processes: one
+# rank (dist_none.c), or MPI (dist_mpi.c, compiled and linked with $(MPICC)).
+# `make MPI=1` makes build/qkv the MPI flavour; the library never links MPI.
+CLI_SRC  := $(filter-out models/cli/dist_%.c,$(wildcard models/cli/*.c))
+MPICC    ?= mpicc
+ifeq ($(MPI),1)
+CLI_SRC  += models/cli/dist_mpi.c
+CLI_LD   := $(MPICC)
+else
+CLI_SRC  += models/cli/dist_none.c
+CLI_LD   := $(CC)
+endif
 SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 GRAD_SRC := $(wildcard tests/grad_*.c)
@@ -34,7 +45,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme run
+.PHONY: all test sanitize clean install bench test-install test-readme run FORCE
 VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -58,8 +69,22 @@ $(BUILD)/libqkv64.a: $(OBJ64)
 $(BUILD)/libqkv.so: $(OBJ)
 	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a
-	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+$(BUILD)/obj/models/cli/dist_mpi.o: models/cli/dist_mpi.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Both flavours are build/qkv: the program is relinked when MPI= changes.
+$(BUILD)/program-flavour: FORCE
+	@mkdir -p $(dir $@)
+	@echo "MPI=$(MPI)" | cmp -s - $@ || echo "MPI=$(MPI)" > $@
+
+$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a $(BUILD)/program-flavour
+	$(CLI_LD) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
+
+# The MPI flavour beside the default one, for the tests (make test builds it
+# when mpicc and mpirun are there).
+$(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/obj/models/cli/dist_mpi.o $(BUILD)/libqkv.a
+	$(MPICC) $(SAN) -o $@ $^ $(LDLIBS)
 
 # Test programs compile and link in one step; PROGRAM.d lists the headers they
 # include (tests/support/*.h too), so editing one rebuilds them. Those headers
@@ -81,8 +106,11 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 
 # Run every suite even when one fails, then fail if any did.
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv test-install test-readme $(if $(SAN),,fuzz-smoke)
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v mpirun >/dev/null && echo 1)
+
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme $(if $(SAN),,fuzz-smoke)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
+	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
@@ -203,6 +231,8 @@ valgrind: $(BUILD)/qkv
 	    --tokens 20 --no-cache --threads 1 > /dev/null
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv eval --ckpt $(VG_DIR)/v.ckpt \
 	    --data $(VG_DIR)/text.txt --eval-iters 2 --threads 1
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
+	    --text "the quick brown" --html $(VG_DIR)/attn.html --threads 1 > /dev/null
 	@for bad in "train --data $(VG_DIR)/missing.txt $(VG_TINY)" \
 	            "train --resume $(VG_DIR)/v.ckpt --data /dev/null --threads 1" \
 	            "sample --ckpt $(VG_DIR)/text.txt --threads 1" \
@@ -210,6 +240,6 @@ valgrind: $(BUILD)/qkv
 	    OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv $$bad 2>&1; rc=$$?; \
 	    if [ $$rc -ne 1 ]; then echo "valgrind: 'qkv $$bad' ended with $$rc, expected 1"; exit 1; fi; \
 	done
-	@echo "valgrind: train, resume, sample (cached and not), eval and four failing runs: no errors, no leaks"
+	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html and four failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)

@@ -21,8 +21,8 @@ void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg, uint8_t out[QKV_SEQ2
 
 int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len)
 {
-    if (len != QKV_SEQ2SEQ_CONFIG_BYTES)
-        return qkv_set_error("seq2seq config: %zu bytes, expected %d", len,
+    if (len < QKV_SEQ2SEQ_CONFIG_BYTES)
+        return qkv_set_error("seq2seq config: %zu bytes, expected at least %d", len,
                              QKV_SEQ2SEQ_CONFIG_BYTES);
     const uint8_t *p = blob;
     int *sizes[N_SIZES] = {&cfg->max_src, &cfg->max_tgt, &cfg->n_layer, &cfg->n_head, &cfg->n_embd};

@@ -1,87 +1,45 @@
-/* Attention pictures: the encoder-decoder's cross-attention while it
- * decodes one input, and any attention's weights as an SVG heatmap (see
- * qkv/seq2seq.h). */
-#include <math.h>
-#include <stdio.h>
+/* The encoder-decoder's attention while it decodes one input (see
+ * qkv/seq2seq.h and seq2seq_internal.h). */
+#include "seq2seq_internal.h"
 
-#include "qkv/seq2seq.h"
-#include "qkv/svg.h"
+int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+                        const uint8_t *src_valid, int Ts, char *output, int *Tt,
+                        qkv_tensor **cross_weights)
+{
+    int Tmax = m->cfg.max_tgt;
+    int32_t *out = qkv_arena_alloc(r->arena, 2 * (size_t)Tmax * sizeof *out), *dec_in = out + Tmax;
+    if (!out || qkv_seq2seq_greedy(m, src, src_valid, 1, Ts, true, out) < 0)
+        return -1;
+    qkv_seq2seq_detokenize(m, out, output);
+    /* Replay the decoding teacher-forced: the decoder reads BOS and its own
+     * answer, and row t of the weights is the query that produced token t. */
+    int n = 1;
+    dec_in[0] = QKV_SEQ2SEQ_BOS;
+    for (; n < Tmax && out[n - 1] >= QKV_SEQ2SEQ_N_SPECIAL; n++)
+        dec_in[n] = out[n - 1];
+    *Tt = n;
+    bool was = qkv_set_grad_enabled(false);
+    qkv_tensor *memory = qkv_seq2seq_encode(m, r, src, src_valid, 1, Ts);
+    qkv_tensor *logits = qkv_seq2seq_decode(m, r, memory, src_valid, dec_in, 1, n, cross_weights);
+    qkv_set_grad_enabled(was);
+    return logits ? 0 : -1;
+}
 
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
                                       int layer, char *output)
 {
-    int L = m->cfg.n_layer, Tmax = m->cfg.max_tgt;
+    int L = m->cfg.n_layer, Tt;
     if (layer < 0 || layer >= L) {
         qkv_set_error("seq2seq: layer %d does not exist; the decoder has layers 0 to %d", layer,
                       L - 1);
         return NULL;
     }
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
-    int32_t *out = qkv_arena_alloc(r->arena, 2 * (size_t)Tmax * sizeof *out), *dec_in = out + Tmax;
     qkv_tensor **w = qkv_arena_calloc(r->arena, (size_t)L * sizeof *w);
     qkv_tensor *result = NULL;
-    if (!b || !out || !w || qkv_seq2seq_batch_fill(m, b, 1, &input, NULL) < 0 ||
-        qkv_seq2seq_greedy(m, b->src, b->src_valid, 1, b->Ts, true, out) < 0)
-        goto done;
-    qkv_seq2seq_detokenize(m, out, output);
-    /* Replay the decoding teacher-forced: the decoder reads BOS and its own
-     * answer, and row t of the weights is the query that produced token t. */
-    int Tt = 1;
-    dec_in[0] = QKV_SEQ2SEQ_BOS;
-    for (; Tt < Tmax && out[Tt - 1] >= QKV_SEQ2SEQ_N_SPECIAL; Tt++)
-        dec_in[Tt] = out[Tt - 1];
-    bool was = qkv_set_grad_enabled(false);
-    qkv_tensor *memory = qkv_seq2seq_encode(m, r, b->src, b->src_valid, 1, b->Ts);
-    if (qkv_seq2seq_decode(m, r, memory, b->src_valid, dec_in, 1, Tt, w))
+    if (b && w && qkv_seq2seq_batch_fill(m, b, 1, &input, NULL) == 0 &&
+        qkv__seq2seq_replay(m, r, b->src, b->src_valid, b->Ts, output, &Tt, w) == 0)
         result = w[layer];
-    qkv_set_grad_enabled(was);
-done:
     qkv_seq2seq_batch_free(b);
     return result;
-}
-
-int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
-{
-    char shape[64];
-    if (!weights || weights->ndim != 4 || weights->shape[0] != 1)
-        return qkv_set_error("attn svg %s: weights %s are not the (1,H,Tq,Tk) of one sequence",
-                             path, weights ? qkv_shape_str(weights, shape, sizeof shape) : "NULL");
-    int H = weights->shape[1], Tq = weights->shape[2], Tk = weights->shape[3];
-    if (!spec->average && (spec->head < -1 || spec->head >= H))
-        return qkv_set_error("attn svg %s: head %d does not exist; there are heads 0 to %d", path,
-                             spec->head, H - 1);
-    int first = spec->average || spec->head < 0 ? 0 : spec->head;
-    int panels = spec->average || spec->head >= 0 ? 1 : H;
-    size_t cells = (size_t)Tq * Tk;
-    qkv_real *values = qkv_alloc((size_t)panels * cells * sizeof *values);
-    if (!values)
-        return -1;
-    double top = 0; /* the colour scale runs from 0 to the largest weight drawn */
-    for (int p = 0; p < panels; p++)
-        for (size_t i = 0; i < cells; i++) {
-            int q = (int)(i / (size_t)Tk), k = (int)(i % (size_t)Tk);
-            double sum = 0;
-            int n = spec->average ? H : 1;
-            for (int h = 0; h < n; h++)
-                sum += weights->data[(size_t)(first + p + h) * cells + i];
-            /* A causal query q sees keys up to q + (Tk - Tq); the others are drawn blank. */
-            bool masked = spec->causal && k > q + (Tk - Tq);
-            values[(size_t)p * cells + i] = masked ? (qkv_real)NAN : (qkv_real)(sum / n);
-            top = !masked && sum / n > top ? sum / n : top;
-        }
-    char title[32];
-    const char *one_title[1] = {title};
-    if (spec->average)
-        snprintf(title, sizeof title, "mean of %d heads", H);
-    else
-        snprintf(title, sizeof title, "head %d", first);
-    qkv_svg_heatmap_spec hm = {
-        .title = spec->title, .panels = panels, .rows = Tq, .cols = Tk, .values = values,
-        .row_labels = spec->row_labels, .col_labels = spec->col_labels,
-        .rows_name = spec->rows_name, .cols_name = spec->cols_name,
-        .panel_titles = panels == 1 ? one_title : NULL, .vmin = 0, .vmax = top,
-    };
-    int rc = qkv_svg_heatmap(path, &hm);
-    qkv_free(values);
-    return rc;
 }

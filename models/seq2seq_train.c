@@ -1,16 +1,45 @@
 /* Training the encoder-decoder on pairs drawn from a task's generator (see
- * qkv/seq2seq.h). The generator is the data: every step sees fresh pairs
- * from the training split, and no input of the test split is ever trained on. */
+ * qkv/seq2seq.h): its side of a qkv_training run. The generator is the data:
+ * every step sees fresh pairs from the training split, and no input of the
+ * test split is ever trained on. */
 #include <string.h>
 
 #include "seq2seq_internal.h"
-#include "train_step.h"
+
+/* Draw the next batch_size training pairs and put pairs [lo, hi) into t->batch. */
+static int next_batch(qkv_seq2seq_trainer *t, int lo, int hi)
+{
+    int B = t->run->cfg.batch_size;
+    for (int i = 0; i < B; i++)
+        if (t->task->sample(&t->data_rng, false, t->strings[i], QKV__TEXT_MAX, t->strings[B + i],
+                            QKV__TEXT_MAX) < 0)
+            return -1;
+    const char *const *in = (const char *const *)t->strings;
+    return qkv_seq2seq_batch_fill(t->model, t->batch, hi - lo, in + lo, in + B + lo);
+}
+
+/* The loss for the run: the next batch of pairs (all of them, see qkv_loss_fn),
+ * teacher-forced over pairs [lo, hi). */
+static qkv_tensor *seq2seq_loss(void *trainer, const qkv_run *r, int lo, int hi)
+{
+    qkv_seq2seq_trainer *t = trainer;
+    if (next_batch(t, lo, hi) < 0)
+        return NULL;
+    return qkv_seq2seq_loss(t->model, r, t->batch);
+}
+
+/* The evaluation for the run: held-out exact-match accuracy (one kind only). */
+static double seq2seq_eval(void *trainer, qkv_arena *arena, int which)
+{
+    (void)arena, (void)which;
+    return qkv_seq2seq_trainer_eval(trainer);
+}
 
 qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
                                              const qkv_train_config *tc,
                                              const qkv_seq2seq_task *task)
 {
-    if (qkv__check_train_config("seq2seq train config", tc) < 0)
+    if (qkv_train_config_check(tc) < 0)
         return NULL;
     if (task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX) {
         qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
@@ -21,19 +50,13 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
     if (!t)
         return NULL;
     t->task = task;
-    t->cfg = *tc;
-    qkv_optim_config oc;
-    qkv__train_plan(tc, &t->sched, &oc);
     qkv_tokenizer chars;
     const char *alphabet = task->alphabet();
     qkv_tokenizer_build(&chars, alphabet, strlen(alphabet));
     /* One seed, separate streams: evaluating never changes the training pairs. */
     qkv_rng_seed(&t->data_rng, tc->seed + 1);
-    qkv_rng_seed(&t->dropout_rng, tc->seed + 3);
     if (!(t->model = qkv_seq2seq_new(mc, &chars, tc->seed)) ||
-        !(t->opt = qkv_optim_new(t->model->params, &oc)) ||
         !(t->batch = qkv_seq2seq_batch_new(t->model, tc->batch_size)) ||
-        !(t->arena = qkv_arena_new((size_t)16 << 20)) ||
         !(t->text = qkv_alloc(2 * (size_t)tc->batch_size * QKV__TEXT_MAX)) ||
         !(t->strings = qkv_alloc(2 * (size_t)tc->batch_size * sizeof *t->strings))) {
         qkv_seq2seq_trainer_free(t);
@@ -41,6 +64,17 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
     }
     for (int i = 0; i < 2 * tc->batch_size; i++)
         t->strings[i] = t->text + (size_t)i * QKV__TEXT_MAX;
+    uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
+    qkv_seq2seq_config_pack(mc, blob);
+    qkv_rng *streams[] = {&t->data_rng};
+    qkv_training_model plug = {.kind = "seq2seq", .model = t, .params = t->model->params,
+                               .config = blob, .config_len = sizeof blob,
+                               .vocab = &t->model->chars, .rngs = streams, .n_rngs = 1,
+                               .loss = seq2seq_loss, .eval = seq2seq_eval};
+    if (!(t->run = qkv_training_new(&plug, tc))) {
+        qkv_seq2seq_trainer_free(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -48,44 +82,59 @@ void qkv_seq2seq_trainer_free(qkv_seq2seq_trainer *t)
 {
     if (!t)
         return;
+    qkv_training_free(t->run);
     qkv_seq2seq_free(t->model);
-    qkv_optim_free(t->opt);
     qkv_seq2seq_batch_free(t->batch);
-    qkv_arena_free(t->arena);
     qkv_free(t->text);
     qkv_free(t->strings);
     qkv_free(t);
 }
 
-/* Draw batch_size training pairs into t->batch. */
-static int next_batch(qkv_seq2seq_trainer *t)
+int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss, double *grad_norm)
 {
-    int B = t->cfg.batch_size;
-    for (int i = 0; i < B; i++)
-        if (t->task->sample(&t->data_rng, false, t->strings[i], QKV__TEXT_MAX, t->strings[B + i],
-                            QKV__TEXT_MAX) < 0)
-            return -1;
-    const char *const *in = (const char *const *)t->strings;
-    return qkv_seq2seq_batch_fill(t->model, t->batch, B, in, in + B);
+    return qkv_training_step(t->run, loss, grad_norm);
 }
 
-int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss_out, double *norm_out)
+double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t)
 {
-    qkv_params *p = t->model->params;
-    if (next_batch(t) < 0)
-        return -1;
-    qkv_params_zero_grad(p);
-    qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
-    qkv_tensor *loss = qkv_seq2seq_loss(t->model, &run, t->batch);
-    if (qkv__finish_step(t->opt, p, t->arena, loss, t->cfg.grad_clip,
-                         qkv_lr_at(&t->sched, t->step), t->step, loss_out, norm_out) < 0)
-        return -1;
-    t->step++;
-    return 0;
+    const qkv_train_config *c = &t->run->cfg;
+    return qkv_seq2seq_accuracy(t->model, t->task, c->eval_iters * c->batch_size, c->seed + 2,
+                                NULL, NULL);
 }
 
-double qkv_seq2seq_trainer_eval(const qkv_seq2seq_trainer *t)
+int qkv_seq2seq_trainer_save(const qkv_seq2seq_trainer *t, const char *path)
 {
-    return qkv_seq2seq_accuracy(t->model, t->task, t->cfg.eval_iters * t->cfg.batch_size,
-                                t->cfg.seed + 2, NULL, NULL);
+    return qkv_training_save(t->run, path);
+}
+
+qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2seq_task *task,
+                                                int iters)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
+    if (!ck)
+        return NULL;
+    qkv_seq2seq_trainer *t = NULL;
+    qkv_seq2seq_config mc;
+    qkv_train_config tc;
+    if (qkv_seq2seq_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
+        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0)
+        goto done;
+    if (iters > 0)
+        tc.iters = iters;
+    if (!(t = qkv_seq2seq_trainer_new(&mc, &tc, task)))
+        goto done;
+    const qkv_tokenizer *a = &ck->vocab, *b = &t->model->chars;
+    if (a->size != b->size || memcmp(a->byte, b->byte, (size_t)a->size) != 0) {
+        qkv_set_error("%s: its alphabet is not task %s's (resume with the task it was trained on)",
+                      path, task->name);
+        goto fail;
+    }
+    if (qkv_training_load(t->run, ck) == 0)
+        goto done;
+fail:
+    qkv_seq2seq_trainer_free(t);
+    t = NULL;
+done:
+    qkv_checkpoint_close(ck);
+    return t;
 }

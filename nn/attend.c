@@ -6,9 +6,20 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
                         qkv_tensor **weights)
 {
     qkv_arena *a = r->arena;
+    qkv_tensor *w = NULL;
     /* Every head attends on its own, in its own columns: (B,Tq,C). */
     qkv_tensor *y = qkv_attention_heads(a, q, k, v, n_head, mask, r->train ? dropout : 0, r->rng,
-                                        weights);
+                                        weights || r->record ? &w : NULL);
+    if (weights)
+        *weights = w;
+    /* The record keeps the very tensors the attention used, for inspection. */
+    if (y && r->record) {
+        qkv_attn_record *rec = r->record;
+        if (rec->calls && rec->n < rec->cap) /* a record without slots only counts */
+            rec->calls[rec->n] = (qkv_attn_call){.q = q, .k = k, .v = v, .weights = w, .out = y,
+                                                 .mask = *mask, .n_head = n_head};
+        rec->n++;
+    }
     /* Then one product mixes what the heads found. */
     y = qkv_linear_forward(c_proj, r, y);
     return qkv_dropout(a, y, dropout, r->rng, r->train);

@@ -266,6 +266,14 @@ START_TEST(test_usage_errors_exit_2_before_any_work)
         {{"train"}, "no training text: give --data FILE or set QKV_DATA"},
         {{"train", "--data", text, "--resume", "run.ckpt", "--lr", "0.1"},
          "--lr cannot change a resumed run"},
+        {{"train", "--data", text, "--time", "5m", "--iters", "10"},
+         "--time and --iters both set the run's length: give one"},
+        {{"train", "--data", text, "--time", "soon"}, "--time: 'soon' is not a duration"},
+        {{"train", "--data", text, "--time", "-3s"}, "--time: '-3s' is not a duration"},
+        {{"s2s", "train", "--time", "1m", "--steps", "10"},
+         "--time and --steps both set the run's length: give one"},
+        {{"s2s", "train", "--resume", "s2s.ckpt", "--embd", "8"},
+         "--embd cannot change a resumed run"},
         {{"sample", "--ckpt", "x.ckpt", "--temperature", "-1"},
          "qkv sample: --temperature: -1 is out of range [0, 100]"},
         {{"sample", "--ckpt", "x.ckpt", "--top-p", "0"}, "--top-p: 0 is out of range"},
@@ -417,6 +425,19 @@ END_TEST
 
 /* ======================================================== interrupted and diverging runs */
 
+/* The checkpoints a and b in the working directory hold the same bytes. */
+static void assert_same_checkpoint(const char *a, const char *b)
+{
+    size_t n_a, n_b;
+    char *bytes_a = read_file(in_dir(work, a), &n_a);
+    char *bytes_b = read_file(in_dir(work, b), &n_b);
+    ck_assert_uint_eq(n_a, n_b);
+    ck_assert_msg(memcmp(bytes_a, bytes_b, n_a) == 0,
+                  "the resumed run's checkpoint %s differs from the uninterrupted run's %s", b, a);
+    free(bytes_a);
+    free(bytes_b);
+}
+
 /* Ctrl-C stops after the current step, saves, says how to resume and exits
  * 0; resuming with the printed command ends in the very same checkpoint,
  * byte for byte, as a run that was never interrupted. */
@@ -477,14 +498,9 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     ck_assert_ptr_nonnull(strstr(r.out, "(resumed)"));
     ck_assert_ptr_nonnull(strstr(r.out, "done: "));
     result_free(&r);
+    assert_same_checkpoint("full.ckpt", "run.ckpt");
     size_t n_full, n_run;
-    char *full = read_file(in_dir(work, "full.ckpt"), &n_full);
-    char *run = read_file(in_dir(work, "run.ckpt"), &n_run);
-    ck_assert_uint_eq(n_full, n_run);
-    ck_assert_msg(memcmp(full, run, n_full) == 0,
-                  "the resumed run's checkpoint differs from the uninterrupted run's");
-    free(full);
-    free(run);
+    char *full, *run;
     /* The loss log continues the saved run's: the same rows as the uninterrupted run's. */
     full = read_file(in_dir(work, "full.ckpt.csv"), &n_full);
     run = read_file(in_dir(work, "run.ckpt.csv"), &n_run);
@@ -500,6 +516,86 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     ck_assert_qkv(m);
     qkv_gpt_free(m);
 #undef RUN_FLAGS
+}
+END_TEST
+
+/* The `[ms]s` after "done: N steps in " in a run's output, or -1. */
+static double done_seconds(const char *out)
+{
+    const char *at = strstr(out, "done: ");
+    long steps;
+    double secs;
+    return at && sscanf(at, "done: %ld steps in %lfs", &steps, &secs) == 2 ? secs : -1;
+}
+
+/* --time: the run ends on its budget, evaluations and the final save
+ * included, with the schedule ended (the last step at min_lr, the saved run
+ * as long as the steps it took); resumed with --time it trains that much more. */
+START_TEST(test_time_budget_ends_on_time_with_the_schedule_done)
+{
+    const double budget = 3;
+    result r = RUN("train", "--data", text_path, TINY, "--time", "3s", "--eval-every", "300",
+                   "--log-every", "1", "--warmup", "5", "--min-lr", "2e-05", "--out", "t.ckpt");
+    EXPECT(r, 0, "");
+    double secs = done_seconds(r.out);
+    ck_assert_msg(secs > budget - 0.5 && secs < budget + 0.5, "a %gs budget took %gs:\n%s",
+                  budget, secs, r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "elapsed "));
+    /* The last progress line's lr is the schedule's floor. */
+    const char *last = NULL;
+    for (const char *p = r.out; (p = strstr(p, "\nstep ")); p++)
+        last = p + 1;
+    ck_assert_ptr_nonnull(last);
+    long step, total;
+    double loss, lr;
+    ck_assert_int_eq(sscanf(last, "step %ld/%ld loss %lf lr %lf", &step, &total, &loss, &lr), 4);
+    ck_assert_int_eq(step, total);
+    ck_assert_msg(step > 100, "only %ld steps in %gs", step, budget);
+    ck_assert_msg(fabs(lr - 2e-05) < 1e-07, "the lr ended at %g, not at --min-lr 2e-05", lr);
+    result_free(&r);
+    qkv_checkpoint *ck = qkv_checkpoint_open(in_dir(work, "t.ckpt"), "gpt");
+    ck_assert_qkv(ck);
+    ck_assert_int_eq(ck->step, step);
+    qkv_train_config tc;
+    ck_assert_qkv(qkv_training_config_load(&tc, ck, QKV_GPT_CONFIG_BYTES) == 0 ? ck : NULL);
+    ck_assert_int_eq(tc.iters, step); /* the saved schedule ends where the run did */
+    qkv_checkpoint_close(ck);
+
+    r = RUN("train", "--resume", "t.ckpt", "--data", text_path, "--time", "1", "--threads", "1");
+    EXPECT(r, 0, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "(resumed)"));
+    secs = done_seconds(r.out);
+    ck_assert_msg(secs > 0.5 && secs < 1.5, "a 1s resumed budget took %gs:\n%s", secs, r.out);
+    result_free(&r);
+    ck_assert_qkv(ck = qkv_checkpoint_open(in_dir(work, "t.ckpt"), "gpt"));
+    ck_assert_int_gt(ck->step, step);
+    qkv_checkpoint_close(ck);
+}
+END_TEST
+
+/* qkv s2s train --resume: 8 steps straight, or 4, stop, resume, 4 more: the
+ * same checkpoint, byte for byte. */
+START_TEST(test_s2s_resume_continues_exactly)
+{
+#define S2S_FLAGS "--layers", "1", "--heads", "2", "--embd", "16", "--batch", "4", \
+                  "--eval-iters", "1", "--eval-every", "4", "--dropout", "0.1", "--threads", "1"
+    result r = RUN("s2s", "train", S2S_FLAGS, "--steps", "8", "--out", "full.ckpt");
+    EXPECT(r, 0, "");
+    result_free(&r);
+    r = RUN("s2s", "train", S2S_FLAGS, "--steps", "4", "--out", "run.ckpt");
+    EXPECT(r, 0, "");
+    result_free(&r);
+    r = RUN("s2s", "train", "--resume", "run.ckpt", "--steps", "8", "--eval-every", "4",
+            "--threads", "1");
+    EXPECT(r, 0, "");
+    ck_assert_ptr_nonnull(strstr(r.out, "(resumed)"));
+    ck_assert_ptr_nonnull(strstr(r.out, "done: 4 steps"));
+    result_free(&r);
+    assert_same_checkpoint("full.ckpt", "run.ckpt");
+    r = RUN("s2s", "eval", "--ckpt", "run.ckpt", "--n", "4", "--threads", "1");
+    EXPECT(r, 0, "");
+    result_free(&r);
+#undef S2S_FLAGS
 }
 END_TEST
 
@@ -537,6 +633,8 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_bytes_that_are_not_utf8_are_accepted);
     tcase_add_test(tc, test_sigint_saves_and_resume_continues_exactly);
     tcase_add_test(tc, test_diverging_run_stops_and_keeps_a_good_checkpoint);
+    tcase_add_test(tc, test_time_budget_ends_on_time_with_the_schedule_done);
+    tcase_add_test(tc, test_s2s_resume_continues_exactly);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,22 +14,6 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
-/* The call must return NULL and leave a message holding every string given. */
-#define FAILS_NULL(call, ...)                                               \
-    do {                                                                    \
-        qkv_clear_error();                                                  \
-        ck_assert_msg((call) == NULL, "%s did not fail", #call);            \
-        ck_assert_error(__VA_ARGS__);                                       \
-    } while (0)
-
-/* The call must return -1 and leave a message holding every string given. */
-#define FAILS_INT(call, ...)                                                \
-    do {                                                                    \
-        qkv_clear_error();                                                  \
-        ck_assert_msg((call) == -1, "%s did not return -1", #call);         \
-        ck_assert_error(__VA_ARGS__);                                       \
-    } while (0)
-
 /* Every test gets a fresh arena. One thread: these tests are about messages,
  * and idle OpenMP threads only slow tiny models down on a busy machine. */
 static qkv_arena *A;
@@ -572,7 +556,7 @@ START_TEST(test_trainer_bad_arguments)
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
     ck_assert_qkv(t);
     qkv_clear_error();
-    ck_assert(isnan(qkv_gpt_mean_loss(t->model, &t->eval[0], 0, t->arena, t->x, t->y)));
+    ck_assert(isnan(qkv_gpt_mean_loss(t->model, &t->eval[0], 0, t->run->arena, t->x, t->y)));
     ck_assert_error("iters 0");
     qkv_trainer_free(t);
 
@@ -604,10 +588,10 @@ typedef struct snapshot {
 static snapshot take_snapshot(const qkv_trainer *t)
 {
     size_t n = t->model->params->total * sizeof(qkv_real);
-    snapshot s = {malloc(n), malloc(n), malloc(n), t->step, t->opt->step};
+    snapshot s = {malloc(n), malloc(n), malloc(n), t->run->step, t->run->opt->step};
     memcpy(s.data, t->model->params->data, n);
-    memcpy(s.m, t->opt->m, n);
-    memcpy(s.v, t->opt->v, n);
+    memcpy(s.m, t->run->opt->m, n);
+    memcpy(s.v, t->run->opt->v, n);
     return s;
 }
 
@@ -615,10 +599,10 @@ static void assert_unchanged(const qkv_trainer *t, snapshot *s)
 {
     size_t n = t->model->params->total * sizeof(qkv_real);
     ck_assert_msg(memcmp(s->data, t->model->params->data, n) == 0, "the parameters changed");
-    ck_assert_msg(memcmp(s->m, t->opt->m, n) == 0, "AdamW's first moments changed");
-    ck_assert_msg(memcmp(s->v, t->opt->v, n) == 0, "AdamW's second moments changed");
-    ck_assert_int_eq(t->step, s->step);
-    ck_assert_int_eq(t->opt->step, s->opt_step);
+    ck_assert_msg(memcmp(s->m, t->run->opt->m, n) == 0, "AdamW's first moments changed");
+    ck_assert_msg(memcmp(s->v, t->run->opt->v, n) == 0, "AdamW's second moments changed");
+    ck_assert_int_eq(t->run->step, s->step);
+    ck_assert_int_eq(t->run->opt->step, s->opt_step);
     free(s->data);
     free(s->m);
     free(s->v);
@@ -714,7 +698,7 @@ START_TEST(test_loading_a_checkpoint_of_another_model)
     ck_assert_qkv(m);
     ck_assert_int_eq(vocab.size, 5);
     qkv_gpt_free(m);
-    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 96 (or 88)");
+    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 96");
 
     save_model(path, "gpt", &mc, &mc, "abcdef");
     FAILS_NULL(qkv_gpt_load(path, &vocab), "vocabulary holds 6 characters but the model expects 5");

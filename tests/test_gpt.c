@@ -123,7 +123,7 @@ START_TEST(test_resume_is_bit_exact)
     qkv_trainer_free(b);
     b = qkv_trainer_resume(ckpt, path, 0);
     ck_assert_qkv(b);
-    ck_assert_int_eq(b->step, 10);
+    ck_assert_int_eq(b->run->step, 10);
     run_steps(b, 10, split + 10);
     qkv_trainer_eval(b, QKV_SPLIT_VAL);
 
@@ -132,7 +132,7 @@ START_TEST(test_resume_is_bit_exact)
     ck_assert_uint_eq(pa->total, pb->total);
     ck_assert_msg(memcmp(pa->data, pb->data, pa->total * sizeof(qkv_real)) == 0,
                   "parameters differ after resume");
-    ck_assert_msg(memcmp(a->opt->m, b->opt->m, pa->total * sizeof(qkv_real)) == 0,
+    ck_assert_msg(memcmp(a->run->opt->m, b->run->opt->m, pa->total * sizeof(qkv_real)) == 0,
                   "AdamW moments differ after resume");
     qkv_trainer_free(a);
     qkv_trainer_free(b);
@@ -321,13 +321,11 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
         put_f64(blob + 48 + 8 * i, reals[i]);
     put_u32(blob + 80, (uint32_t)tc.seed);
     put_u32(blob + 84, (uint32_t)(tc.seed >> 32));
-    qkv_rng *rngs[4] = {&t->dropout_rng, &t->train.rng, &t->eval[QKV_SPLIT_TRAIN].rng,
-                        &t->eval[QKV_SPLIT_VAL].rng};
     qkv_ckpt_model model = {.kind = "gpt", .config = blob, .config_len = sizeof blob,
                             .vocab = &t->corpus->tok};
-    qkv_ckpt_progress prog = {.step = t->step, .n_rngs = 4, .rngs = rngs};
-    ck_assert_msg(qkv_checkpoint_save(ckpt, &model, t->model->params, t->opt, &prog) == 0, "%s",
-                  qkv_last_error());
+    qkv_ckpt_progress prog = {.step = t->run->step, .n_rngs = 4, .rngs = t->run->rngs};
+    ck_assert_msg(qkv_checkpoint_save(ckpt, &model, t->model->params, t->run->opt, &prog) == 0,
+                  "%s", qkv_last_error());
 
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
@@ -340,8 +338,8 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     qkv_gpt_free(m);
     qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
     ck_assert_qkv(r);
-    ck_assert_int_eq(r->step, 4);
-    ck_assert(r->cfg.wsd_decay == 0 && r->sched.wsd_decay == 0);
+    ck_assert_int_eq(r->run->step, 4);
+    ck_assert(r->run->cfg.wsd_decay == 0 && r->run->sched.wsd_decay == 0);
     double a, b;
     ck_assert_int_eq(qkv_trainer_step(t, &a, NULL), 0);
     ck_assert_int_eq(qkv_trainer_step(r, &b, NULL), 0);
@@ -386,7 +384,7 @@ START_TEST(test_options_save_and_load)
     ck_assert_int_eq(memcmp(la->data, lb->data, la->size * sizeof(qkv_real)), 0);
     qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
     ck_assert_qkv(r);
-    ck_assert(r->cfg.wsd_decay == 0.25);
+    ck_assert(r->run->cfg.wsd_decay == 0.25 && r->run->sched.wsd_decay == 0.25);
     qkv_trainer_free(r);
     qkv_arena_free(a);
     qkv_gpt_free(m);

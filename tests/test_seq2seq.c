@@ -184,6 +184,74 @@ START_TEST(test_training_is_deterministic_for_a_seed)
 }
 END_TEST
 
+/* Train n steps, recording each loss. */
+static void run_steps(qkv_seq2seq_trainer *t, int n, double *losses)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(qkv_seq2seq_trainer_step(t, &losses[i], NULL) == 0, "%s", qkv_last_error());
+}
+
+/* 20 steps straight, or 10, save, resume, 10 more: the same losses, the
+ * same parameters and moments, bit for bit. The checkpoint also loads for
+ * decoding, and a model saved without its run loads but cannot resume. */
+START_TEST(test_resume_is_bit_exact)
+{
+    qkv_seq2seq_config mc = qkv_seq2seq_config_for(&WORDS_TASK, 1, 2, 16, 0.1); /* dropout too */
+    qkv_train_config tc = qkv_train_defaults();
+    tc.iters = 20;
+    tc.batch_size = 4;
+    tc.warmup = 5;
+    tc.eval_iters = 1;
+    tc.seed = 9;
+    char path[] = "/tmp/qkv_s2s_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    double straight[20], split[20];
+
+    qkv_seq2seq_trainer *a = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+    ck_assert_qkv(a);
+    run_steps(a, 20, straight);
+    qkv_seq2seq_trainer *b = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+    ck_assert_qkv(b);
+    run_steps(b, 10, split);
+    ck_assert_msg(qkv_seq2seq_trainer_save(b, path) == 0, "%s", qkv_last_error());
+    qkv_seq2seq_trainer_free(b);
+    b = qkv_seq2seq_trainer_resume(path, &WORDS_TASK, 0);
+    ck_assert_qkv(b);
+    ck_assert_int_eq(b->run->step, 10);
+    ck_assert_int_eq(b->run->cfg.iters, 20);
+    run_steps(b, 10, split + 10);
+
+    ck_assert_int_eq(memcmp(straight, split, sizeof straight), 0);
+    const qkv_params *pa = a->model->params, *pb = b->model->params;
+    ck_assert_uint_eq(pa->total, pb->total);
+    ck_assert_msg(memcmp(pa->data, pb->data, pa->total * sizeof(qkv_real)) == 0,
+                  "parameters differ after resume");
+    ck_assert_msg(memcmp(a->run->opt->v, b->run->opt->v, pa->total * sizeof(qkv_real)) == 0,
+                  "AdamW moments differ after resume");
+
+    /* The trainer's checkpoint loads for decoding, like a model-only one. */
+    qkv_seq2seq *m = qkv_seq2seq_load(path);
+    ck_assert_qkv(m);
+    ck_assert(same_config(&m->cfg, &mc));
+    qkv_seq2seq_free(m);
+    /* Another task's alphabet cannot continue the run. */
+    const qkv_seq2seq_task *dates = qkv_seq2seq_task_find("dates");
+    ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, dates, 0));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "alphabet is not task dates's"));
+    /* A model saved without its run (as before runs were saved) loads, but cannot resume. */
+    ck_assert_int_eq(qkv_seq2seq_save(a->model, path, 20), 0);
+    ck_assert_qkv(m = qkv_seq2seq_load(path));
+    qkv_seq2seq_free(m);
+    ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, &WORDS_TASK, 0));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "config of 32 bytes, expected 96"));
+    qkv_seq2seq_trainer_free(a);
+    qkv_seq2seq_trainer_free(b);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_cached_greedy_equals_uncached)
 {
     qkv_seq2seq *m = tiny_model(3);
@@ -356,6 +424,7 @@ static Suite *seq2seq_suite(void)
     tcase_add_test(tc, test_loss_skips_padded_targets);
     tcase_add_test(tc, test_tiny_model_learns_a_few_pairs);
     tcase_add_test(tc, test_training_is_deterministic_for_a_seed);
+    tcase_add_test(tc, test_resume_is_bit_exact);
     tcase_add_test(tc, test_cached_greedy_equals_uncached);
     tcase_add_test(tc, test_checkpoint_round_trip);
     tcase_add_test(tc, test_config_round_trip_and_errors);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "qkv/svg.h"
+#include "qkv/viz.h"
 #include "testing.h"
 
 /* ---- a small XML well-formedness checker, so the test needs no XML library ---- */

@@ -36,11 +36,33 @@
 extern "C" {
 #endif
 
+/* One multi-head attention as a forward ran it: the exact tensors its scores,
+ * weights and output were computed from (arena tensors, alive until the arena
+ * is reset). Head h owns columns [h·D, (h+1)·D) of q, k, v and out. */
+typedef struct qkv_attn_call {
+    qkv_tensor *q;       /* (B,Tq,C): the queries, as the attention core read them */
+    qkv_tensor *k;       /* (B,Tk,C): the keys */
+    qkv_tensor *v;       /* (B,Tk,C): the values */
+    qkv_tensor *weights; /* (B,H,Tq,Tk): softmax(q·kᵀ/√D + mask), before dropout */
+    qkv_tensor *out;     /* (B,Tq,C): each head's weighted sum of the values, before c_proj */
+    qkv_mask mask;       /* the mask it used (key_valid points at the caller's array) */
+    int n_head;          /* H */
+} qkv_attn_call;
+
+/* Where a forward records its attention calls, in the order it makes them
+ * (a GPT: layer 0, 1, ...; see each model for its order). */
+typedef struct qkv_attn_record {
+    qkv_attn_call *calls; /* cap slots; NULL: calls are only counted */
+    int cap;              /* slots in calls */
+    int n;                /* calls made so far; those past cap are counted, not kept */
+} qkv_attn_record;
+
 /* What every forward needs besides its inputs. */
 typedef struct qkv_run {
-    qkv_arena *arena; /* activations and graph nodes of this forward come from here */
-    bool train;       /* training mode: dropout is active */
-    qkv_rng *rng;     /* dropout draws from it; may be NULL when nothing drops out */
+    qkv_arena *arena;        /* activations and graph nodes of this forward come from here */
+    bool train;              /* training mode: dropout is active */
+    qkv_rng *rng;            /* dropout draws from it; may be NULL when nothing drops out */
+    qkv_attn_record *record; /* NULL, or every multi-head attention appends its call here */
 } qkv_run;
 
 /* The sizes shared by the attention modules, the MLP and the blocks. */

@@ -76,14 +76,6 @@ void qkv_optim_free(qkv_optim *o);
  * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made for. */
 int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
 
-/* Finish a training step whose gradients are in p: refuse a NaN or
- * infinite loss or gradient norm (an error naming the step, with the
- * weights untouched), clip the global norm to grad_clip (0 = no clipping),
- * then update with learning rate lr. The norm before clipping goes to
- * norm_out (may be NULL). 0 or -1. */
-int qkv_optim_apply(qkv_optim *o, qkv_params *p, double loss, double grad_clip, double lr,
-                    int64_t step, double *norm_out);
-
 /* ---- learning-rate schedule ---- */
 
 /* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr. Or, with

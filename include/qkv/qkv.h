@@ -17,8 +17,9 @@
 #include "qkv/params.h"
 #include "qkv/rng.h"
 #include "qkv/seq2seq.h"
-#include "qkv/svg.h"
+#include "qkv/viz.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"
+#include "qkv/training.h"
 
 #endif

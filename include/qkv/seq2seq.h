@@ -1,5 +1,6 @@
 /* qkv/seq2seq.h — an encoder-decoder transformer with cross-attention, its
- * training on a generated task (dates), greedy decoding and attention pictures.
+ * training on a generated task (dates), greedy decoding and its cross-attention
+ * (the pictures of it are in qkv/viz.h).
  *
  * The encoder reads the whole input at once (token + position embeddings,
  * n_layer unmasked blocks, a final LayerNorm); the decoder writes the output
@@ -19,7 +20,7 @@
  *     qkv_train_config tc = qkv_train_defaults();
  *     tc.iters = 1500, tc.batch_size = 64, tc.lr = 3e-3, tc.eval_iters = 4;
  *     qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, task);
- *     while (t && t->step < tc.iters)
+ *     while (t && t->run->step < tc.iters)
  *         if (qkv_seq2seq_trainer_step(t, NULL, NULL) < 0) break;
  *     char out[16];
  *     const char *in = "March 3rd, 1998";
@@ -33,7 +34,7 @@
 
 #include "qkv/data.h"
 #include "qkv/nn.h"
-#include "qkv/trainer.h"
+#include "qkv/training.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,8 +67,10 @@ typedef struct qkv_seq2seq_config {
 void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg,
                              uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES]);
 
-/* Read a config written by qkv_seq2seq_config_pack and check it; 0, or -1
- * naming the first bad field (or a blob of the wrong length). */
+/* Read a config written by qkv_seq2seq_config_pack (the first
+ * QKV_SEQ2SEQ_CONFIG_BYTES of blob; a trainer's checkpoint carries the run's
+ * settings after them) and check it; 0, or -1 naming the first bad field
+ * (or a short blob). */
 int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len);
 
 /* 0 when every size is usable; otherwise -1 naming the bad field. */
@@ -171,10 +174,12 @@ int qkv_seq2seq_translate(const qkv_seq2seq *m, int n, const char *const *inputs
 
 /* ---- checkpoints (kind "seq2seq": config blob, the alphabet as vocabulary) ---- */
 
-/* Save m's parameters and the training step to path, atomically. 0 or -1. */
+/* Save m's parameters and the training step to path, atomically (no
+ * optimizer state: for sampling and evaluation, not for resuming). 0 or -1. */
 int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step);
 
-/* The model saved at path; NULL with a message on failure. */
+/* The model saved at path (by qkv_seq2seq_save or a trainer); NULL with a
+ * message on failure. */
 qkv_seq2seq *qkv_seq2seq_load(const char *path);
 
 /* ---- tasks: generators of (input, output) pairs ---- */
@@ -211,22 +216,18 @@ double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, 
 
 /* ---- training ---- */
 
-/* A training run. Its settings are a qkv_train_config: iters, batch_size,
- * lr, min_lr, warmup, weight_decay, grad_clip, seed as for the GPT, and
- * eval_iters = held-out batches (of batch_size pairs) per evaluation. */
+/* The encoder-decoder's side of a qkv_training run. Its settings are a
+ * qkv_train_config: iters, batch_size, lr, min_lr, warmup, weight_decay,
+ * grad_clip, seed as for the GPT, and eval_iters = held-out batches (of
+ * batch_size pairs) per evaluation. */
 typedef struct qkv_seq2seq_trainer {
     qkv_seq2seq *model;           /* the model being trained */
     const qkv_seq2seq_task *task; /* where the pairs come from */
-    qkv_train_config cfg;         /* the run's settings */
-    qkv_optim *opt;               /* AdamW and its moments */
-    qkv_lr_schedule sched;        /* warmup + cosine over cfg.iters */
+    qkv_training *run;            /* settings, AdamW, schedule, step, dropout, arena */
     qkv_rng data_rng;             /* draws the training pairs */
-    qkv_rng dropout_rng;          /* dropout masks */
-    qkv_arena *arena;             /* everything one step creates */
     qkv_seq2seq_batch *batch;     /* one batch of token ids */
     char *text;                   /* batch_size inputs, then their outputs, as strings */
     char **strings;               /* 2·batch_size pointers to those strings, in order */
-    int64_t step;                 /* optimizer steps done */
 } qkv_seq2seq_trainer;
 
 /* A trainer for a new model of config mc on task, alphabet from the task;
@@ -246,7 +247,19 @@ int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss, double *grad_
 
 /* Exact-match accuracy on eval_iters·batch_size held-out pairs, the same
  * pairs at every call (drawn from seed + 2). NAN on failure. */
-double qkv_seq2seq_trainer_eval(const qkv_seq2seq_trainer *t);
+double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t);
+
+/* Save the whole run (model, AdamW moments, step, every random stream; the
+ * config blob is the model's then the run's settings) to path, atomically;
+ * qkv_seq2seq_load reads it too. 0 or -1 (a diverged run is not saved). */
+int qkv_seq2seq_trainer_save(const qkv_seq2seq_trainer *t, const char *path);
+
+/* A trainer continuing the run saved at path on task (whose alphabet must
+ * be the checkpoint's), bit-exactly. When iters > 0 it replaces the saved
+ * run length. NULL with a message on failure (a model saved by
+ * qkv_seq2seq_save has no run to continue). */
+qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2seq_task *task,
+                                                int iters);
 
 /* ---- attention pictures ---- */
 
@@ -258,24 +271,6 @@ double qkv_seq2seq_trainer_eval(const qkv_seq2seq_trainer *t);
  * weights come from r's arena. NULL with a message. */
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
                                       int layer, char *output);
-
-/* How qkv_attn_svg draws the weights of one attention (1,H,Tq,Tk). */
-typedef struct qkv_attn_svg_spec {
-    const char *title;      /* above the panels, or NULL */
-    int head;               /* draw this head only; -1 for one panel per head */
-    bool average;           /* one panel: the mean over the heads (head is ignored) */
-    bool causal;            /* cells above the diagonal were masked: leave them blank */
-    const char *row_labels; /* Tq characters (the queries' text), or NULL */
-    const char *col_labels; /* Tk characters (the keys' text), or NULL */
-    const char *rows_name;  /* caption of the row axis, or NULL */
-    const char *cols_name;  /* caption of the column axis, or NULL */
-} qkv_attn_svg_spec;
-
-/* Write attention weights (1,H,Tq,Tk) as a heatmap (qkv_svg_heatmap) to
- * path: one Tq×Tk panel per head drawn, one cell per unmasked weight, on a
- * colour scale from 0 to the largest weight drawn. 0, or -1 with a message
- * (bad shape or head, unwritable file). */
-int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,12 @@
-/* qkv/trainer.h — training the character GPT: steps, evaluation, checkpoints
- * that resume exactly.
+/* qkv/trainer.h — training the character GPT: the GPT's side of a
+ * qkv_training run (qkv/training.h), on a corpus.
  *
  *     qkv_corpus *corpus = qkv_corpus_load("input.txt", NULL);
  *     qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = 64, .n_layer = 4,
  *                          .n_head = 4, .n_embd = 128};
  *     qkv_train_config tc = qkv_train_defaults();
  *     qkv_trainer *t = qkv_trainer_new(&mc, &tc, corpus);
- *     while (t->step < tc.iters) {
+ *     while (t->run->step < t->run->cfg.iters) {
  *         double loss;
  *         if (qkv_trainer_step(t, &loss, NULL) < 0) break;
  *     }
@@ -21,45 +21,22 @@
 #ifndef QKV_TRAINER_H
 #define QKV_TRAINER_H
 
-#include "qkv/checkpoint.h"
 #include "qkv/data.h"
 #include "qkv/gpt.h"
-#include "qkv/optim.h"
+#include "qkv/training.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct qkv_train_config {
-    int iters;           /* optimizer steps in the whole run (the lr schedule ends here) */
-    int batch_size;      /* B: sequences per step */
-    double lr;           /* peak learning rate */
-    double min_lr;       /* learning rate at the end of the decay */
-    int warmup;          /* steps of linear warmup */
-    double wsd_decay;    /* 0: cosine decay; in (0, 1]: warmup-stable-decay, the last
-                            wsd_decay of the run decaying linearly (see qkv_lr_schedule) */
-    double weight_decay; /* AdamW decay of weight matrices and embeddings */
-    double grad_clip;    /* global gradient-norm limit (0 = none) */
-    int eval_iters;      /* batches averaged per evaluation */
-    uint64_t seed;       /* seeds the model's init, the batches and dropout */
-} qkv_train_config;
-
-/* nanoGPT's baby Shakespeare settings: 2000 iters, batch 12, lr 1e-3 → 1e-4,
- * warmup 100, weight decay 0.1, clip 1.0, 200 eval batches, seed 1337. */
-qkv_train_config qkv_train_defaults(void);
-
+/* The GPT's side of a qkv_training run: the model, its text and its batches. */
 typedef struct qkv_trainer {
     qkv_gpt *model;            /* the model being trained */
-    qkv_train_config cfg;      /* the run's settings */
-    qkv_optim *opt;            /* AdamW and its moments */
-    qkv_lr_schedule sched;     /* warmup + cosine (or stable-decay) over cfg.iters */
+    qkv_training *run;         /* settings, AdamW, schedule, step, dropout, arena */
     const qkv_corpus *corpus;  /* the text (the caller owns it) */
     qkv_sampler train;         /* training batches */
     qkv_sampler eval[2];       /* evaluation batches of the train and val splits */
-    qkv_rng dropout_rng;       /* dropout masks */
-    qkv_arena *arena;          /* everything one step creates */
     int32_t *x, *y;            /* one batch of inputs and targets (B·T each) */
-    int64_t step;              /* optimizer steps done */
     qkv_corpus *own_corpus;    /* the corpus qkv_trainer_resume loaded, freed with the trainer */
 } qkv_trainer;
 

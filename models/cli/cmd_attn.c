@@ -1,6 +1,7 @@
-/* qkv attn: attention weights of a trained model as an SVG heatmap: the
+/* qkv attn: attention weights of a trained model as an SVG heatmap (the
  * encoder-decoder's cross-attention while it decodes an input, or the
- * character GPT's causal self-attention over a text. */
+ * character GPT's causal self-attention over a text) and as an interactive
+ * page of every attention, layer and head (--html). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 
 /* What the user asked to draw. */
 typedef struct attn_opts {
-    const char *ckpt, *input, *text, *out;
+    const char *ckpt, *input, *text;
+    const char *out;  /* the SVG, or NULL for none */
+    const char *html; /* the page, or NULL for none */
     int layer; /* -1: the last */
     int head;  /* -1: every head */
     bool average;
@@ -35,6 +38,17 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
     qkv_seq2seq *m = qkv_seq2seq_load(o->ckpt);
     if (!m)
         return -1;
+    if (o->html && qkv_attn_html_seq2seq(o->html, m, o->input) == 0)
+        printf("%s: wrote %s (encoder, decoder and cross-attention, %d layers, %d heads)\n",
+               o->input, o->html, m->cfg.n_layer, m->cfg.n_head);
+    else if (o->html) {
+        qkv_seq2seq_free(m);
+        return -1;
+    }
+    if (!o->out) {
+        qkv_seq2seq_free(m);
+        return 0;
+    }
     int rc = -1, layer = pick_layer(o, m->cfg.n_layer);
     char *output = malloc((size_t)m->cfg.max_tgt + 2), title[64];
     qkv_run run = {.arena = arena, .train = false, .rng = NULL};
@@ -69,6 +83,17 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
     qkv_gpt *m = qkv_gpt_load(o->ckpt, &vocab);
     if (!m)
         return -1;
+    if (o->html && qkv_attn_html_gpt(o->html, m, &vocab, o->text) == 0)
+        printf("wrote %s: %zu characters, %d layers, %d heads\n", o->html, strlen(o->text),
+               m->cfg.n_layer, m->cfg.n_head);
+    else if (o->html) {
+        qkv_gpt_free(m);
+        return -1;
+    }
+    if (!o->out) {
+        qkv_gpt_free(m);
+        return 0;
+    }
     int T = (int)strlen(o->text), layer = pick_layer(o, m->cfg.n_layer);
     int32_t *ids = qkv_arena_alloc(arena, (size_t)(T > 0 ? T : 1) * sizeof *ids);
     qkv_tensor **w = qkv_arena_calloc(arena, (size_t)m->cfg.n_layer * sizeof *w);
@@ -99,7 +124,7 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
 
 int cmd_attn(int argc, char **argv)
 {
-    attn_opts o = {.out = "attn.svg", .layer = -1, .head = -1};
+    attn_opts o = {.layer = -1, .head = -1};
     int threads = 1;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &o.ckpt, 0, 0, "CKPT", "a seq2seq or gpt checkpoint"},
@@ -108,12 +133,17 @@ int cmd_attn(int argc, char **argv)
         {"--layer", ARG_INT, &o.layer, -1, 255, "L", "layer to draw (-1 = the last)"},
         {"--head", ARG_INT, &o.head, -1, 4095, "H", "head to draw (-1 = one panel per head)"},
         {"--average", ARG_FLAG, &o.average, 0, 0, NULL, "one panel: the mean over the heads"},
-        {"--out", ARG_STR, &o.out, 0, 0, "SVG", "picture to write"},
+        {"--out", ARG_STR, &o.out, 0, 0, "SVG", "picture to write (default attn.svg, none "
+         "with --html alone)"},
+        {"--html", ARG_STR, &o.html, 0, 0, "HTML", "also or instead: an interactive page of "
+         "every layer and head"},
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
     };
     const arg_cmd cmd = {"attn", "Draw attention weights as an SVG heatmap: a seq2seq model's "
                          "cross-attention (output characters down, input characters across) or "
-                         "a GPT's causal self-attention.", "", specs,
+                         "a GPT's causal self-attention; with --html, an interactive page of "
+                         "every attention, layer and head, and each step of one query's "
+                         "attention.", "", specs,
                          (int)(sizeof specs / sizeof specs[0]), 0};
     const char *pos[1];
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
@@ -126,6 +156,8 @@ int cmd_attn(int argc, char **argv)
     if ((o.input != NULL) == (o.text != NULL))
         return args_error(&cmd, "give exactly one of --input TEXT (a seq2seq checkpoint) and "
                           "--text TEXT (a gpt checkpoint)");
+    if (!o.out && !o.html)
+        o.out = "attn.svg";
     cli_use_threads(threads);
     qkv_arena *arena = qkv_arena_new((size_t)1 << 20);
     rc = arena ? (o.input ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;

@@ -7,9 +7,11 @@
 
 #include "args.h"
 #include "commands.h"
+#include "dist.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
+#include "train_loop.h"
 
 /* Print "qkv s2s CMD: <last error>" and return 1. */
 static int fail(const char *cmd)
@@ -18,16 +20,30 @@ static int fail(const char *cmd)
     return 1;
 }
 
+/* The encoder-decoder's evaluation for the loop: held-out exact match. */
+static int evaluate(void *trainer, train_eval *e)
+{
+    qkv_seq2seq_trainer *t = trainer;
+    const qkv_train_config *c = &t->run->cfg;
+    double acc = qkv_seq2seq_trainer_eval(t);
+    *e = (train_eval){.train = NAN, .val = NAN};
+    snprintf(e->summary, sizeof e->summary, "held-out exact match %.1f%% of %d pairs", 100 * acc,
+             c->eval_iters * c->batch_size);
+    return isnan(acc) ? -1 : 0;
+}
+
 /* qkv s2s train: train; evaluate and save every --eval-every steps, at the end, on Ctrl-C. */
 static int s2s_train(int argc, char **argv)
 {
-    const char *task_name = "dates", *out = "s2s.ckpt";
+    const char *task_name = "dates", *out = "s2s.ckpt", *resume = NULL, *time = NULL;
     int steps = 1500, batch = 64, layers = 2, heads = 4, embd = 64, warmup = 100;
     int eval_every = 250, eval_iters = 4, log_every = 50, seed = 1337, threads = omp_get_num_procs();
     double dropout = 0, lr = 3e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
     const arg_spec specs[] = {
         {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
         {"--steps", ARG_INT, &steps, 1, 1e9, "N", "optimizer steps"},
+        {"--time", ARG_STR, &time, 0, 0, "SECONDS",
+         "train this long instead: 300, 90s, 5m (evaluations included)"},
         {"--batch", ARG_INT, &batch, 1, 1e5, "B", "pairs per step"},
         {"--layers", ARG_INT, &layers, 1, 256, "L", "encoder blocks, and as many decoder blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
@@ -43,7 +59,8 @@ static int s2s_train(int argc, char **argv)
         {"--log-every", ARG_INT, &log_every, 1, 1e9, "N", "progress line every N steps"},
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of init, pairs and dropout"},
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
-        {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write"},
+        {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
+        {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
     };
     const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
                          "task's generator (training split), with held-out exact-match accuracy "
@@ -52,6 +69,8 @@ static int s2s_train(int argc, char **argv)
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
     if (rc >= 0)
         return rc;
+    if (dist_size() > 1)
+        return args_error(&cmd, "runs on one process: data parallelism over MPI is qkv train's");
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (min_lr > lr)
@@ -59,68 +78,47 @@ static int s2s_train(int argc, char **argv)
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
     if (!task)
         return args_error(&cmd, "--task: %s", qkv_last_error());
+    double budget;
+    if ((rc = train_budget_arg(&cmd, time, "--steps", &budget)) >= 0)
+        return rc;
+    const char *fixed[] = {"--batch", "--layers", "--heads", "--embd", "--dropout", "--lr",
+                           "--min-lr", "--warmup", "--weight-decay", "--grad-clip",
+                           "--eval-iters", "--seed"};
+    if ((rc = train_refuse_on_resume(&cmd, resume, fixed, (int)(sizeof fixed / sizeof *fixed))) >= 0)
+        return rc;
+    if (resume && !args_given(&cmd, "--out"))
+        out = resume; /* a resumed run keeps saving where it was saved */
     cli_use_threads(threads);
 
-    qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
-    qkv_train_config tc = {.iters = steps, .batch_size = batch, .lr = lr, .min_lr = min_lr,
-                           .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
-                           .eval_iters = eval_iters, .seed = (uint64_t)seed};
-    qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, task);
+    qkv_seq2seq_trainer *t;
+    if (resume) {
+        t = qkv_seq2seq_trainer_resume(resume, task, args_given(&cmd, "--steps") ? steps : 0);
+    } else {
+        qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
+        qkv_train_config tc = {.iters = steps, .batch_size = batch, .lr = lr, .min_lr = min_lr,
+                               .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
+                               .eval_iters = eval_iters, .seed = (uint64_t)seed};
+        t = qkv_seq2seq_trainer_new(&mc, &tc, task);
+    }
     if (!t)
         return fail("train");
+    const qkv_seq2seq_config *mc = &t->model->cfg;
+    const qkv_train_config *tc = &t->run->cfg;
     printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,
            task->max_input, task->max_output, t->model->chars.size);
-    printf("model: %d+%d layers, %d heads, width %d, dropout %g: %zu parameters\n", layers, layers,
-           heads, embd, dropout, t->model->params->total);
-    printf("training: %d steps of %d pairs, lr %g -> %g (warmup %d), %d threads\n", steps, batch,
-           lr, min_lr, warmup, threads);
-    fflush(stdout);
-
-    cli_catch_sigint();
-    double t_start = cli_now(), t_last = t_start, eval_time = 0, loss_sum = 0, acc = NAN;
-    int loss_n = 0, status = 0;
-    while (t->step < steps && !cli_interrupted) {
-        double loss;
-        if (qkv_seq2seq_trainer_step(t, &loss, NULL) < 0) {
-            status = fail("train");
-            break;
-        }
-        loss_sum += loss;
-        loss_n++;
-        int64_t s = t->step;
-        if (s % log_every == 0 || s == steps) {
-            double now = cli_now(), train_time = now - t_start - eval_time;
-            printf("step %6lld/%d  loss %.4f  lr %.2e  %6.1f ms/step  ETA %4.0fs\n", (long long)s,
-                   steps, loss_sum / loss_n, qkv_lr_at(&t->sched, s - 1),
-                   1000 * (now - t_last) / loss_n, train_time / (double)s * (double)(steps - s));
-            loss_sum = 0;
-            loss_n = 0;
-            t_last = now;
-        }
-        if (s % eval_every == 0 || s == steps) {
-            double te = cli_now();
-            acc = qkv_seq2seq_trainer_eval(t);
-            if (isnan(acc) || qkv_seq2seq_save(t->model, out, s) < 0) {
-                status = fail("train");
-                break;
-            }
-            double dt = cli_now() - te;
-            printf("eval at step %lld: held-out exact match %.1f%% (%d pairs, %.1fs); saved %s\n",
-                   (long long)s, 100 * acc, eval_iters * batch, dt, out);
-            eval_time += dt;
-            t_last += dt; /* evaluation time is not training speed */
-        }
-        fflush(stdout);
-    }
-    if (cli_interrupted && status == 0) {
-        if (qkv_seq2seq_save(t->model, out, t->step) < 0)
-            status = fail("train");
-        else
-            printf("\ninterrupted at step %lld: saved %s\n", (long long)t->step, out);
-    } else if (status == 0) {
-        printf("done: %d steps in %.1fs (%.1fs training); held-out exact match %.1f%%; saved %s\n",
-               steps, cli_now() - t_start, cli_now() - t_start - eval_time, 100 * acc, out);
-    }
+    printf("model: %d+%d layers, %d heads, width %d, dropout %g: %zu parameters\n", mc->n_layer,
+           mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, t->model->params->total);
+    char step_size[32];
+    snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
+    train_print_plan(t->run, budget, step_size, threads, resume != NULL);
+    char resume_args[300];
+    snprintf(resume_args, sizeof resume_args, "--task %s", task->name);
+    /* Greedy decoding of eval_iters batches: about a step per batch. */
+    const train_loop loop = {.prog = "qkv s2s train", .iters_flag = "--steps", .run = t->run,
+                             .out = out, .resume = resume, .resume_args = resume_args,
+                             .log_every = log_every, .eval_every = eval_every, .budget = budget,
+                             .eval_cost = tc->eval_iters, .evaluate = evaluate, .ud = t};
+    int status = train_loop_run(&loop);
     qkv_seq2seq_trainer_free(t);
     return status;
 }

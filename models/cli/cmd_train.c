@@ -8,19 +8,25 @@
 
 #include "args.h"
 #include "commands.h"
-#include "loss_log.h"
+#include "dist.h"
 #include "qkv/qkv.h"
-#include "runtime.h"
 #include "threads.h"
+#include "train_loop.h"
+#include "train_ranks.h"
 
-
-/* Save the run to out; on failure print why and return -1. */
-static int save(const qkv_trainer *t, const char *out)
+/* The GPT's evaluation for the loop: the train and val losses (with several
+ * ranks, each evaluates its slice of every batch and the means are averaged). */
+static int evaluate(void *trainer, train_eval *e)
 {
-    if (qkv_trainer_save(t, out) < 0) {
-        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
-        return -1;
-    }
+    qkv_trainer *t = trainer;
+    double loss[2] = {qkv_trainer_eval(t, QKV_SPLIT_TRAIN), qkv_trainer_eval(t, QKV_SPLIT_VAL)};
+    bool failed = isnan(loss[0]) || isnan(loss[1]);
+    if (ranks_any(failed))
+        return failed ? -1 : qkv_set_error("another rank's evaluation failed (its message is above)");
+    ranks_mean(loss, 2);
+    e->train = loss[0];
+    e->val = loss[1];
+    snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
     return 0;
 }
 
@@ -45,7 +51,8 @@ int cmd_train(int argc, char **argv)
      * settings from the library, so --help shows what a bare run does. */
     const preset *dp = &presets[0];
     const qkv_train_config dt = qkv_train_defaults();
-    const char *data = getenv("QKV_DATA"), *config = dp->name, *out = "gpt.ckpt", *resume = NULL;
+    const char *data = getenv("QKV_DATA"), *config = dp->name, *out = "gpt.ckpt", *resume = NULL,
+               *time = NULL;
     int iters = dp->iters, batch = dp->batch, block = dp->block, layers = dp->layers,
         heads = dp->heads, embd = dp->embd, warmup = dt.warmup;
     int eval_every = 500, eval_iters = dt.eval_iters, seed = (int)dt.seed,
@@ -59,6 +66,8 @@ int cmd_train(int argc, char **argv)
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby or small; flags below override it"},
         {"--iters", ARG_INT, &iters, 1, 1e9, "N", "optimizer steps"},
+        {"--time", ARG_STR, &time, 0, 0, "SECONDS",
+         "train this long instead: 300, 90s, 5m (evaluations included)"},
         {"--batch", ARG_INT, &batch, 1, 1e6, "B", "sequences per step"},
         {"--block", ARG_INT, &block, 1, 65536, "T", "context length"},
         {"--layers", ARG_INT, &layers, 1, 256, "L", "transformer blocks"},
@@ -86,7 +95,9 @@ int cmd_train(int argc, char **argv)
         {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
     };
-    const arg_cmd cmd = {"train", "Train the character GPT on a text file.", "", specs,
+    const arg_cmd cmd = {"train", "Train the character GPT on a text file. In a `make MPI=1` build, "
+                         "`mpirun -np N qkv train ...` trains it data-parallel on N processes "
+                         "(--batch is the global batch; across machines: mpirun --hostfile HOSTS).", "", specs,
                          (int)(sizeof specs / sizeof specs[0]), 0};
     const char *pos[1];
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
@@ -120,16 +131,17 @@ int cmd_train(int argc, char **argv)
         return args_error(&cmd, "--min-lr %g is above --lr %g", min_lr, lr);
     if (!data)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
-    if (resume) {
-        const char *fixed[] = {"--config", "--batch", "--block", "--layers", "--heads", "--embd",
-                               "--dropout", "--no-bias", "--rope", "--rmsnorm", "--relu2", "--qk-norm",
-                               "--untied", "--lr", "--min-lr", "--warmup", "--wsd", "--weight-decay",
-                               "--grad-clip", "--eval-iters", "--seed"};
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (args_given(&cmd, fixed[i]))
-                return args_error(&cmd, "%s cannot change a resumed run (it continues with the "
-                                  "settings saved in %s)", fixed[i], resume);
-    }
+    double budget;
+    if ((rc = train_budget_arg(&cmd, time, "--iters", &budget)) >= 0)
+        return rc;
+    const char *fixed[] = {"--config", "--batch", "--block", "--layers", "--heads", "--embd",
+                           "--dropout", "--no-bias", "--rope", "--rmsnorm", "--relu2", "--qk-norm",
+                           "--untied", "--lr", "--min-lr", "--warmup", "--wsd", "--weight-decay",
+                           "--grad-clip", "--eval-iters", "--seed"};
+    if ((rc = train_refuse_on_resume(&cmd, resume, fixed, (int)(sizeof fixed / sizeof *fixed))) >= 0)
+        return rc;
+    if (batch % dist_size())
+        return args_error(&cmd, "--batch %d does not split evenly over %d ranks", batch, dist_size());
     if (resume && !args_given(&cmd, "--out"))
         out = resume; /* a resumed run keeps saving where it was saved */
     cli_use_threads(threads);
@@ -144,18 +156,26 @@ int cmd_train(int argc, char **argv)
                              .no_bias = no_bias, .rope = rope, .rmsnorm = rmsnorm,
                              .relu2 = relu2, .qk_norm = qk_norm, .untied = untied};
         qkv_train_config tc = {.iters = iters, .batch_size = batch, .lr = lr, .min_lr = min_lr,
-                               .warmup = warmup, .wsd_decay = wsd, .weight_decay = weight_decay, .grad_clip = clip,
+                               .warmup = warmup, .wsd_decay = wsd, .weight_decay = weight_decay,
+                               .grad_clip = clip,
                                .eval_iters = eval_iters, .seed = (uint64_t)seed};
         t = qkv_trainer_new(&mc, &tc, corpus);
     }
-    if (!t) {
-        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+    /* A rank that could not start must not leave the others waiting. */
+    if (ranks_any(!t)) {
+        fprintf(stderr, "qkv train: %s\n",
+                t ? "another rank could not start (its message is above)" : qkv_last_error());
+        qkv_trainer_free(t);
         qkv_corpus_free(corpus);
         return 1;
     }
+    if (dist_size() > 1)
+        printf("%d ranks x %d threads: each computes %d of every %d sequences\n", dist_size(),
+               threads, t->run->cfg.batch_size / dist_size(), t->run->cfg.batch_size);
     const qkv_gpt_config *mc = &t->model->cfg;
+    const qkv_train_config *tc = &t->run->cfg;
     const qkv_corpus *c = t->corpus;
-    int B = t->cfg.batch_size, T = mc->block_size, total = t->cfg.iters;
+    int B = tc->batch_size, T = mc->block_size;
     printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, c->len,
            c->tok.size, c->n_train, c->len - c->n_train);
     printf("model: %d layers, %d heads, width %d, block %d, dropout %g%s%s%s%s%s: %zu parameters\n",
@@ -163,80 +183,18 @@ int cmd_train(int argc, char **argv)
            mc->rope ? ", rope" : "", mc->rmsnorm ? ", rmsnorm" : "", mc->relu2 ? ", relu2" : "",
            mc->qk_norm ? ", qk-norm" : "", mc->untied ? ", untied head" : "",
            t->model->params->total);
-    printf("training: %d steps of %d x %d tokens, lr %g -> %g (warmup %d, %s), %d threads%s\n",
-           total, B, T, t->cfg.lr, t->cfg.min_lr, t->cfg.warmup,
-           t->cfg.wsd_decay > 0 ? "stable, then linear decay" : "cosine", threads,
-           resume ? " (resumed)" : "");
-    if (t->step >= total)
-        printf("the run saved in %s is already at step %lld of %d; nothing to do (pass --iters to "
-               "go further)\n", resume, (long long)t->step, total);
-    fflush(stdout);
-
-    cli_catch_sigint();
-    loss_log log = {0};
-    if (resume)
-        log_read(&log, resume, t->step);
-    double t_start = cli_now(), t_last = t_start, interval_sum = 0, train_eval = NAN, val = NAN;
-    int interval_n = 0, status = 0;
-    int64_t start_step = t->step;
-    while (t->step < total) {
-        double loss;
-        if (qkv_trainer_step(t, &loss, NULL) < 0) {
-            fprintf(stderr, "qkv train: %s\n", qkv_last_error());
-            if (save(t, out) == 0)
-                fprintf(stderr, "qkv train: saved the last good state (step %lld) to %s\n",
-                        (long long)t->step, out);
-            status = 1;
-            break;
-        }
-        interval_sum += loss;
-        interval_n++;
-        int64_t s = t->step;
-        if (s % log_every == 0 || s == total) {
-            double now = cli_now(), ms = 1000 * (now - t_last) / interval_n;
-            double eta = (now - t_start) / (double)(s - start_step) * (double)(total - s);
-            printf("step %6lld/%d  loss %.4f  lr %.2e  %7.1f ms/step  %8.0f tok/s  ETA %4.0fs\n",
-                   (long long)s, total, interval_sum / interval_n,
-                   qkv_lr_at(&t->sched, s - 1), ms, B * T / (ms / 1000), eta);
-            log_add(&log, (double)s, interval_sum / interval_n, NAN);
-            interval_sum = 0;
-            interval_n = 0;
-            t_last = now;
-        }
-        if (s % eval_every == 0 || s == total) {
-            double te = cli_now();
-            train_eval = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
-            val = qkv_trainer_eval(t, QKV_SPLIT_VAL);
-            printf("eval at step %lld: train loss %.4f, val loss %.4f (%.1fs)\n", (long long)s,
-                   train_eval, val, cli_now() - te);
-            if (log.n && log.step[log.n - 1] == (double)s)
-                log.val[log.n - 1] = val;
-            else
-                log_add(&log, (double)s, train_eval, val);
-            if (save(t, out) < 0) {
-                status = 1;
-                break;
-            }
-            t_last += cli_now() - te; /* evaluation time is not training speed */
-        }
-        fflush(stdout);
-        if (cli_interrupted) {
-            if (save(t, out) == 0)
-                printf("\ninterrupted at step %lld: saved %s\nresume with: qkv train --resume %s "
-                       "--data %s\n", (long long)t->step, out, out, data);
-            else
-                status = 1;
-            break;
-        }
-    }
-    if (status == 0 && !cli_interrupted && t->step >= total && t->step > start_step)
-        printf("done: %lld steps in %.1fs; final train loss %.4f, val loss %.4f; saved %s\n",
-               (long long)t->step - start_step, cli_now() - t_start, train_eval, val, out);
-    if (log.n)
-        write_log(&log, out);
-    free(log.step);
-    free(log.train);
-    free(log.val);
+    char step_size[64];
+    snprintf(step_size, sizeof step_size, "%d x %d tokens", B, T);
+    train_print_plan(t->run, budget, step_size, threads, resume != NULL);
+    char resume_args[4200];
+    snprintf(resume_args, sizeof resume_args, "--data %s", data);
+    /* An evaluation runs 2·eval_iters forwards, each about a third of a step. */
+    const train_loop loop = {.prog = "qkv train", .iters_flag = "--iters", .run = t->run,
+                             .out = out, .resume = resume, .resume_args = resume_args,
+                             .log_every = log_every, .eval_every = eval_every, .budget = budget,
+                             .tokens_per_step = (double)B * T, .eval_cost = 2 * tc->eval_iters / 3.0,
+                             .evaluate = evaluate, .ud = t};
+    int status = train_loop_run(&loop);
     qkv_trainer_free(t);
     qkv_corpus_free(corpus);
     return status;

@@ -1,6 +1,9 @@
 /* The qkv program: one binary, one subcommand per job. */
 #include "args.h"
 #include "commands.h"
+#include "dist.h"
+
+#include <stdio.h>
 
 static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
@@ -17,5 +20,11 @@ int main(int argc, char **argv)
 {
     static const cli_menu menu = {.prog = "qkv", .noun = "command", .cmds = commands,
                                   .n_cmds = (int)(sizeof commands / sizeof commands[0])};
-    return cli_dispatch(&menu, argc, argv);
+    if (dist_init(&argc, &argv) < 0) {
+        fprintf(stderr, "qkv: %s\n", qkv_last_error());
+        return 1;
+    }
+    int status = cli_dispatch(&menu, argc, argv);
+    dist_finish();
+    return status;
 }

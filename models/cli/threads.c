@@ -9,6 +9,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "dist.h"
+
 int cli_use_threads(int n)
 {
     omp_set_num_threads(n);
@@ -29,12 +31,13 @@ int cli_use_threads(int n)
             cpus[n_cpus++] = c;
     if (n_cpus < 2)
         return 0; /* one core: nothing to spread over */
-    int pinned = 0;
+    /* Ranks sharing this machine take the cores after the ranks before them. */
+    int first = dist_local_rank() * n, pinned = 0;
 #pragma omp parallel reduction(+ : pinned)
     {
         cpu_set_t one;
         CPU_ZERO(&one);
-        CPU_SET(cpus[omp_get_thread_num() % n_cpus], &one);
+        CPU_SET(cpus[(first + omp_get_thread_num()) % n_cpus], &one);
         pinned += pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
     }
     return pinned;

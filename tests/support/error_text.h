@@ -28,4 +28,20 @@ static inline bool qkv_test_error_has(int n, const char *const *parts)
                                      (const char *[]){__VA_ARGS__}),                          \
                   "unexpected error message: %s", qkv_last_error())
 
+/* The call must return NULL and leave a message holding every string given. */
+#define FAILS_NULL(call, ...)                                               \
+    do {                                                                    \
+        qkv_clear_error();                                                  \
+        ck_assert_msg((call) == NULL, "%s did not fail", #call);            \
+        ck_assert_error(__VA_ARGS__);                                       \
+    } while (0)
+
+/* The call must return -1 and leave a message holding every string given. */
+#define FAILS_INT(call, ...)                                                \
+    do {                                                                    \
+        qkv_clear_error();                                                  \
+        ck_assert_msg((call) == -1, "%s did not return -1", #call);         \
+        ck_assert_error(__VA_ARGS__);                                       \
+    } while (0)
+
 #endif

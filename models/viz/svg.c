@@ -1,10 +1,10 @@
-/* SVG heatmaps and line plots (see qkv/svg.h).
+/* SVG heatmaps and line plots (see qkv/viz.h).
  *
  * Both pictures are written by the same few helpers: svg_begin/svg_end own the
  * file and its error handling, svg_text writes escaped text, and the rest is
  * plain geometry. Sizes are in SVG pixels; 0.6 × the font size is taken as the
  * width of one character, which is close enough for sans-serif digits. */
-#include "qkv/svg.h"
+#include "viz_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -111,8 +111,7 @@ static const unsigned char viridis[MAP_SEGMENTS + 1][3] = {
     {92, 200, 99},  {129, 211, 77}, {170, 220, 50}, {213, 226, 26}, {253, 231, 37},
 };
 
-/* The colour of t in [0, 1] as "#rrggbb". */
-static const char *colour(char hex[8], double t)
+const char *qkv__viz_colour(char hex[8], double t)
 {
     t = t > 1 ? 1 : t >= 0 ? t : 0; /* NaN (from an overflowing range) becomes 0 */
     int i = t >= 1 ? MAP_SEGMENTS - 1 : (int)(t * MAP_SEGMENTS);
@@ -124,8 +123,7 @@ static const char *colour(char hex[8], double t)
     return hex;
 }
 
-/* How label i is shown: its character made visible, or its number when there are no labels. */
-static const char *label(char buf[16], const char *labels, int i)
+const char *qkv__viz_label(char buf[16], const char *labels, int i)
 {
     if (!labels) {
         snprintf(buf, 16, "%d", i);
@@ -147,7 +145,7 @@ static const char *label(char buf[16], const char *labels, int i)
 static int label_chars(const char *labels, int n)
 {
     char buf[16];
-    return labels ? 1 : (int)strlen(label(buf, NULL, n - 1));
+    return labels ? 1 : (int)strlen(qkv__viz_label(buf, NULL, n - 1));
 }
 
 /* Where everything of one panel goes, in pixels. */
@@ -215,10 +213,10 @@ static void draw_panel(svg *s, const qkv_svg_heatmap_spec *h, const panel_layout
         svg_text(s, x + 8, gy + gh / 2, 11, "middle", -90, h->rows_name);
     for (int c = 0; c < h->cols; c += p->col_step)
         svg_text(s, gx + (c + 0.5) * p->cell, gy - p->font / 2 - 3, p->font, "middle", 0,
-                 label(buf, h->col_labels, c));
+                 qkv__viz_label(buf, h->col_labels, c));
     for (int r = 0; r < h->rows; r++)
         svg_text(s, gx - 4, gy + (r + 0.5) * p->cell, p->font, "end", 0,
-                 label(buf, h->row_labels, r));
+                 qkv__viz_label(buf, h->row_labels, r));
 
     fputs("<g shape-rendering=\"crispEdges\">\n", s->f); /* no seams between cells */
     const qkv_real *m = h->values + (size_t)k * (size_t)h->rows * (size_t)h->cols;
@@ -231,7 +229,7 @@ static void draw_panel(svg *s, const qkv_svg_heatmap_spec *h, const panel_layout
                     "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                     "fill=\"%s\"><title>%s</title></rect>\n",
                     gx + c * p->cell, gy + r * p->cell, p->cell, p->cell,
-                    colour(hex, (v - lo) / (hi - lo)), short_number(buf, v));
+                    qkv__viz_colour(hex, (v - lo) / (hi - lo)), short_number(buf, v));
         }
     fputs("</g>\n", s->f);
     fprintf(s->f,
@@ -248,7 +246,7 @@ static void draw_colour_bar(svg *s, double x, double y, double height, double lo
           s->f);
     for (int i = 0; i <= MAP_SEGMENTS; i++) {
         double t = (double)i / MAP_SEGMENTS;
-        fprintf(s->f, "<stop offset=\"%.4f\" stop-color=\"%s\"/>\n", t, colour(hex, t));
+        fprintf(s->f, "<stop offset=\"%.4f\" stop-color=\"%s\"/>\n", t, qkv__viz_colour(hex, t));
     }
     fputs("</linearGradient></defs>\n", s->f);
     fprintf(s->f,

@@ -1,5 +1,8 @@
-/* qkv/svg.h — pictures as self-contained SVG files: heatmaps of attention
- * weights and line plots of loss curves. Open them in any web browser.
+/* qkv/viz.h — pictures of what a model does, all self-contained files that
+ * any web browser opens without a network: SVG heatmaps and line plots, the
+ * attention weights of a model as a heatmap, and an interactive HTML page
+ * that explores a model's attention (head view, model view, and every step
+ * of one query's attention with the model's own numbers).
  *
  *     qkv_real w[2 * 3 * 4] = {...};              // 2 heads, 3 queries, 4 keys
  *     qkv_svg_heatmap_spec spec = {
@@ -14,14 +17,20 @@
  *     qkv_svg_series train = {.name = "train", .n = 3, .xs = steps, .ys = loss};
  *     qkv_svg_lines("loss.svg", "char GPT", "step", "loss", 1, &train);
  *
+ *     qkv_tokenizer vocab;
+ *     qkv_gpt *m = qkv_gpt_load("baby.ckpt", &vocab);
+ *     if (m && qkv_attn_html_gpt("attn.html", m, &vocab, "To be, or not to be") < 0)
+ *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
+ *
  * Labels are shown as they are, except that XML's special characters are
  * escaped, a space shows as '␣', a newline as '⏎', a tab as '⇥' and any other
  * control or non-ASCII byte as '�'. Titles and names are UTF-8.
  */
-#ifndef QKV_SVG_H
-#define QKV_SVG_H
+#ifndef QKV_VIZ_H
+#define QKV_VIZ_H
 
-#include "qkv/base.h"
+#include "qkv/gpt.h"
+#include "qkv/seq2seq.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +76,42 @@ typedef struct qkv_svg_series {
  * a message naming path) on bad arguments or when the file cannot be written. */
 int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
                   int n_series, const qkv_svg_series *series);
+
+/* ---- a model's attention ---- */
+
+/* How qkv_attn_svg draws the weights of one attention (1,H,Tq,Tk). */
+typedef struct qkv_attn_svg_spec {
+    const char *title;      /* above the panels, or NULL */
+    int head;               /* draw this head only; -1 for one panel per head */
+    bool average;           /* one panel: the mean over the heads (head is ignored) */
+    bool causal;            /* cells above the diagonal were masked: leave them blank */
+    const char *row_labels; /* Tq characters (the queries' text), or NULL */
+    const char *col_labels; /* Tk characters (the keys' text), or NULL */
+    const char *rows_name;  /* caption of the row axis, or NULL */
+    const char *cols_name;  /* caption of the column axis, or NULL */
+} qkv_attn_svg_spec;
+
+/* Write attention weights (1,H,Tq,Tk) as a heatmap (qkv_svg_heatmap) to
+ * path: one Tq×Tk panel per head drawn, one cell per unmasked weight, on a
+ * colour scale from 0 to the largest weight drawn. 0, or -1 with a message
+ * (bad shape or head, unwritable file). */
+int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec);
+
+/* Write path: one self-contained interactive HTML page (inline CSS and
+ * JavaScript, no network) of the causal self-attention of every layer and
+ * head of the GPT m while it reads text (1 to block_size characters of
+ * vocab), with the queries, keys, values and outputs of its real forward
+ * pass, for the step-by-step view. 0, or -1 with a message (bad argument, a
+ * character outside the vocabulary, an unwritable file). */
+int qkv_attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab,
+                      const char *text);
+
+/* The same page for the encoder-decoder m greedily decoding input (1 to
+ * max_src characters of its alphabet): the encoder's self-attention, the
+ * decoder's causal self-attention and its cross-attention over the input,
+ * which is padded to max_src positions as in a training batch, so the
+ * padding keys show (with weight 0). 0, or -1 with a message. */
+int qkv_attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,174 @@
+/* qkv/training.h — a training run for any model: the run's settings, AdamW,
+ * the learning-rate schedule, the dropout stream, the step arena, the step
+ * counter, evaluation, and checkpoints that resume exactly.
+ *
+ * A model plugs in its loss (and, optionally, an evaluation), its parameters,
+ * its config blob and its own random streams (its batch samplers):
+ *
+ *     static qkv_tensor *my_loss(void *model, const qkv_run *r, int lo, int hi)
+ *     {
+ *         my_model *m = model;
+ *         my_next_batch(m);                      // the whole batch: every stream moves alike
+ *         return my_forward_loss(m, r, lo, hi);  // the mean loss of rows [lo, hi)
+ *     }
+ *     ...
+ *     qkv_rng *streams[] = {&m->batch_rng};
+ *     qkv_training_model plug = {.kind = "mine", .model = m, .params = m->params,
+ *                                .config = blob, .config_len = sizeof blob,
+ *                                .rngs = streams, .n_rngs = 1, .loss = my_loss};
+ *     qkv_train_config tc = qkv_train_defaults();
+ *     qkv_training *t = qkv_training_new(&plug, &tc);
+ *     while (t && t->step < t->cfg.iters)
+ *         if (qkv_training_step(t, NULL, NULL) < 0) break;
+ *     qkv_training_save(t, "mine.ckpt");
+ *     qkv_training_free(t);
+ *
+ * Resuming is the checkpoint's two phases: open it, rebuild the model from
+ * the first config_len bytes of its config blob and the run's settings from
+ * the rest (qkv_training_config_load), make the run, then qkv_training_load.
+ *
+ * Every stream a run draws from is saved (the run's dropout stream first,
+ * then the model's, in its order), so N steps straight, or N/2, save,
+ * resume, N/2 more, give bit-identical parameters and losses at the same
+ * thread count.
+ */
+#ifndef QKV_TRAINING_H
+#define QKV_TRAINING_H
+
+#include "qkv/checkpoint.h"
+#include "qkv/nn.h"
+#include "qkv/optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qkv_train_config {
+    int iters;           /* optimizer steps in the whole run (the lr schedule ends here) */
+    int batch_size;      /* B: sequences (or pairs) per step */
+    double lr;           /* peak learning rate */
+    double min_lr;       /* learning rate at the end of the decay */
+    int warmup;          /* steps of linear warmup */
+    double wsd_decay;    /* 0: cosine decay; in (0, 1]: warmup-stable-decay, the last
+                            wsd_decay of the run decaying linearly (see qkv_lr_schedule) */
+    double weight_decay; /* AdamW decay of weight matrices and embeddings */
+    double grad_clip;    /* global gradient-norm limit (0 = none) */
+    int eval_iters;      /* batches averaged per evaluation */
+    uint64_t seed;       /* seeds the model's init, the batches and dropout */
+} qkv_train_config;
+
+/* nanoGPT's baby Shakespeare settings: 2000 iters, batch 12, lr 1e-3 → 1e-4,
+ * warmup 100, weight decay 0.1, clip 1.0, 200 eval batches, seed 1337. */
+qkv_train_config qkv_train_defaults(void);
+
+/* 0 when tc is usable (iters, batch_size, eval_iters >= 1, warmup >= 0,
+ * lr > 0, min_lr, weight_decay, grad_clip >= 0, all finite, wsd_decay in
+ * [0, 1]); else -1 with
+ * "train config: ..." naming the first bad field. */
+int qkv_train_config_check(const qkv_train_config *tc);
+
+/* Bytes the run's settings add to a checkpoint's config blob, after the
+ * model's. Checkpoints written before wsd_decay (the last 8 bytes) hold
+ * QKV_TRAIN_CONFIG_BYTES_V1 and load as the cosine schedule they used. */
+#define QKV_TRAIN_CONFIG_BYTES 64
+#define QKV_TRAIN_CONFIG_BYTES_V1 56
+
+/* The mean loss of rows [lo, hi) of the next training batch of the run's
+ * batch_size, built in r->arena (r->train is set, r->rng is the dropout
+ * stream). The callback draws the whole batch, whatever the slice, so that
+ * processes sharing one batch keep their streams in step. NULL on failure,
+ * with a message. */
+typedef qkv_tensor *(*qkv_loss_fn)(void *model, const qkv_run *r, int lo, int hi);
+
+/* Evaluation number `which` of the model (what it means is the model's:
+ * the GPT's 0 and 1 are the train and val losses), using arena for its
+ * activations; NAN with a message on failure. */
+typedef double (*qkv_eval_fn)(void *model, qkv_arena *arena, int which);
+
+/* Called by each step after backward and before clipping, with every
+ * gradient in p->grad (p->total values, one flat buffer) and the step's loss:
+ * it may change both (data parallelism all-reduces them here, so the norm,
+ * the clipping and the update see the global gradient). 0, or -1 with a
+ * message (the step then fails and the weights are untouched). */
+typedef int (*qkv_grad_hook)(void *ud, qkv_params *p, double *loss);
+
+/* What a model gives the run. The run copies this and the config blob; the
+ * model, its params and its streams must outlive the run. */
+typedef struct qkv_training_model {
+    const char *kind;           /* the checkpoint's model kind: "gpt", "seq2seq", ... */
+    void *model;                /* handed to the callbacks */
+    qkv_params *params;         /* what the optimizer trains */
+    const void *config;         /* the model's config blob, saved before the run's settings */
+    size_t config_len;          /* its length in bytes */
+    const qkv_tokenizer *vocab; /* saved in the checkpoint, or NULL */
+    qkv_rng *const *rngs;       /* the model's own streams (its batch samplers), saved in order */
+    int n_rngs;                 /* how many (0..8) */
+    qkv_loss_fn loss;           /* the training loss */
+    qkv_eval_fn eval;           /* evaluation, or NULL for none */
+    size_t arena_bytes;         /* first size of the step arena (0: 16 MiB; it grows) */
+} qkv_training_model;
+
+/* Most streams a model may add to the run's. */
+#define QKV_TRAINING_MAX_RNGS 8
+
+typedef struct qkv_training {
+    qkv_training_model model;     /* the model's side (the blob pointer is the run's copy) */
+    qkv_train_config cfg;         /* the run's settings; cfg.iters is the schedule's length */
+    qkv_optim *opt;               /* AdamW and its moments */
+    qkv_lr_schedule sched;        /* warmup + cosine (or stable-decay) over cfg.iters */
+    qkv_rng dropout_rng;          /* dropout masks (seeded with cfg.seed + 4) */
+    qkv_arena *arena;             /* everything one step creates */
+    int64_t step;                 /* optimizer steps done */
+    int batch_lo, batch_hi;       /* the rows of each global batch this process computes:
+                                     [0, batch_size) unless set for data parallelism */
+    qkv_grad_hook grad_hook;      /* called between backward and clipping, or NULL */
+    void *grad_hook_ud;           /* its first argument */
+    qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS]; /* every stream, in checkpoint order */
+} qkv_training;
+
+/* A run for model with settings tc: AdamW (weight decay from tc) over
+ * model->params, the schedule, the dropout stream, the arena. NULL with a
+ * message on a bad config or no memory. */
+qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc);
+
+/* Free the run (not the model; NULL is fine). */
+void qkv_training_free(qkv_training *t);
+
+/* One optimizer step: zero the gradients, the model's loss, backward, the
+ * grad hook, then refuse a NaN or infinite loss or gradient norm (an error
+ * naming the step, the weights untouched), clip the global norm to
+ * cfg.grad_clip, AdamW at the schedule's lr, and count the step. Writes the
+ * loss and the norm before clipping (either may be NULL). 0 or -1. */
+int qkv_training_step(qkv_training *t, double *loss, double *grad_norm);
+
+/* The learning rate of step `step` (from 0) under the run's schedule. */
+double qkv_training_lr(const qkv_training *t, int64_t step);
+
+/* Evaluation `which` of the model (see qkv_eval_fn); NAN with a message when
+ * the model has none or it fails. */
+double qkv_training_eval(qkv_training *t, int which);
+
+/* Make the run iters steps long (iters >= 1): the cosine then ends at iters.
+ * A time-budgeted run moves it as its speed becomes known; it is saved in the
+ * checkpoint. 0 or -1. */
+int qkv_training_set_iters(qkv_training *t, int64_t iters);
+
+/* Save the whole run (parameters, AdamW moments, step, every stream, the
+ * model's config blob followed by the run's settings) to path, atomically. A
+ * parameter that is NaN or infinite (a diverged run) is an error naming it,
+ * and the file at path is left as it was. 0 or -1. */
+int qkv_training_save(const qkv_training *t, const char *path);
+
+/* The run's settings stored in ck's config blob after the model's first
+ * model_bytes bytes, into tc (checked). -1 with a message when the blob has
+ * no run settings (a model saved without its run cannot resume). */
+int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes);
+
+/* Load the parameters, moments, step and streams of ck into a run made for
+ * the model and settings ck describes. Nothing changes on -1. */
+int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

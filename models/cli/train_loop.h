@@ -1,0 +1,56 @@
+/* The training loop both `qkv train` and `qkv s2s train` run: progress
+ * lines, ETA, evaluation, saving, the loss log, Ctrl-C, a time budget. */
+#ifndef QKV_CLI_TRAIN_LOOP_H
+#define QKV_CLI_TRAIN_LOOP_H
+
+#include <stdbool.h>
+
+#include "args.h"
+#include "qkv/training.h"
+
+/* What one evaluation found. */
+typedef struct train_eval {
+    double train, val; /* losses for the log (NAN when the evaluation is not a loss) */
+    char summary[160]; /* for the eval and done lines: "train loss 1.7588, val loss 1.8927" */
+} train_eval;
+
+typedef struct train_loop {
+    const char *prog;          /* "qkv train": messages start with it */
+    const char *iters_flag;    /* the flag that sets the run length: "--iters" */
+    qkv_training *run;         /* the run to continue */
+    const char *out;           /* the checkpoint to write */
+    const char *resume;        /* the checkpoint the run was resumed from, or NULL */
+    const char *resume_args;   /* what the resume hint adds after --resume OUT, e.g. "--data F" */
+    int log_every, eval_every; /* a progress line, an evaluation and a save every N steps */
+    double budget;             /* seconds to train, evaluations included (--time), or 0 */
+    double tokens_per_step;    /* for tok/s on the progress line, or 0 to leave it out */
+    double eval_cost;          /* an evaluation's cost in training steps, until one is timed */
+    int (*evaluate)(void *ud, train_eval *e); /* the model's evaluation: 0 or -1 */
+    void *ud;                  /* its first argument */
+} train_loop;
+
+/* Train until run->cfg.iters (or, with a budget, until the budget is
+ * spent: the schedule is then laid over it), evaluate and save every
+ * eval_every steps and at the end, write OUT.csv and OUT.svg. On a failed
+ * step save the last good state; on Ctrl-C save and say how to resume. The
+ * program's exit status: 0 or 1. */
+int train_loop_run(const train_loop *l);
+
+/* The run-length flags of a training command: --time (time, or NULL when
+ * not given) into *budget (0 without it); a usage error (its exit status,
+ * >= 0) when it is not a duration or comes with length_flag ("--iters"),
+ * else -1 as args_parse. */
+int train_budget_arg(const arg_cmd *cmd, const char *time, const char *length_flag,
+                     double *budget);
+
+/* With --resume, a usage error (its exit status) for the first of the n
+ * flags given that a resumed run cannot change (they are saved in it), else -1. */
+int train_refuse_on_resume(const arg_cmd *cmd, const char *resume, const char *const *flags,
+                           int n);
+
+/* The "training: ..." line: the run's length (or budget), one step's size
+ * (e.g. "12 x 64 tokens"), the schedule, the threads, and whether it resumed. */
+void train_print_plan(const qkv_training *run, double budget, const char *step_size, int threads,
+                      bool resumed);
+
+#endif

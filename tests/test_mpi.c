@@ -1,0 +1,199 @@
+/* Data-parallel training over MPI: 2 ranks at a global batch of 8 compute the
+ * same run as one process at batch 8 (up to the order of float sums), resume
+ * exactly, stop together on a signal to one rank, and end together when one
+ * rank cannot start. Runs $QKV_TEST_BUILD/qkv-mpi (made by make test when
+ * mpicc and mpirun exist) under mpirun; without them every case says SKIPPED. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testing.h"
+
+static char qkv[4096], qkv_mpi[4200]; /* the default program and its MPI flavour */
+static char dir[64];                  /* the suite's temporary directory */
+static bool have_mpi;
+
+#define MPIRUN "OMP_NUM_THREADS=1 timeout 120 mpirun --allow-run-as-root --oversubscribe "
+#define MODEL "--layers 2 --embd 32 --heads 2 --block 16 --batch 8 --eval-iters 2 " \
+              "--eval-every 10 --log-every 1 --threads 1"
+
+static void setup(void)
+{
+    const char *build = getenv("QKV_TEST_BUILD") ? getenv("QKV_TEST_BUILD") : "build";
+    ck_assert_ptr_nonnull(realpath(build, qkv));
+    snprintf(qkv_mpi, sizeof qkv_mpi, "%s/qkv-mpi", qkv);
+    strcat(qkv, "/qkv");
+    have_mpi = access(qkv_mpi, X_OK) == 0 && system("command -v mpirun >/dev/null") == 0;
+    qkv_test_make_tmpdir(dir, sizeof dir, "qkv_mpi");
+    char path[128];
+    snprintf(path, sizeof path, "%s/text.txt", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 400; i++)
+        fprintf(f, "%d: the quick brown fox jumps over the lazy dog, and the dog sleeps on.\n", i);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static void teardown(void) { qkv_test_remove_tmpdir(dir); }
+
+/* Run a shell command in the suite's directory; its exit status. */
+static int sh(const char *fmt, ...)
+{
+    char cmd[8192];
+    int n = snprintf(cmd, sizeof cmd, "cd %s && ", dir);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+/* Say once per case that it cannot run here. */
+#define SKIP_WITHOUT_MPI()                                                                  \
+    do {                                                                                    \
+        if (!have_mpi) {                                                                    \
+            printf("%s: SKIPPED: no MPI build (make test builds qkv-mpi when mpicc and "    \
+                   "mpirun exist: apt-get install openmpi-bin libopenmpi-dev)\n", __func__); \
+            return;                                                                         \
+        }                                                                                   \
+    } while (0)
+
+/* The training losses of CKPT.csv (one row per step), into loss[0..n). */
+static int read_losses(const char *csv, double *loss, int cap)
+{
+    char path[256], line[256];
+    snprintf(path, sizeof path, "%s/%s", dir, csv);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no %s", path);
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        char *comma = strchr(line, ',');
+        if (comma && line[0] >= '0' && line[0] <= '9')
+            loss[n++] = strtod(comma + 1, NULL);
+    }
+    fclose(f);
+    return n;
+}
+
+/* The parameters of a checkpoint (the caller frees the model). */
+static qkv_gpt *load(const char *ckpt)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, ckpt);
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(path, &vocab);
+    ck_assert_msg(m != NULL, "%s: %s", path, qkv_last_error());
+    return m;
+}
+
+/* The largest |a - b| over the parameters, relative to the largest |a|. */
+static double params_rel_diff(const qkv_gpt *a, const qkv_gpt *b)
+{
+    ck_assert_uint_eq(a->params->total, b->params->total);
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < a->params->total; i++) {
+        diff = fmax(diff, fabs((double)a->params->data[i] - (double)b->params->data[i]));
+        scale = fmax(scale, fabs((double)a->params->data[i]));
+    }
+    return diff / scale;
+}
+
+START_TEST(test_two_ranks_compute_the_one_process_run)
+{
+    SKIP_WITHOUT_MPI();
+    ck_assert_int_eq(sh("%s train --data text.txt " MODEL " --iters 20 --out one.ckpt > one.log 2>&1",
+                        qkv), 0);
+    ck_assert_int_eq(sh(MPIRUN "-np 2 %s train --data text.txt " MODEL " --iters 20 --out two.ckpt "
+                        "> two.log 2>&1", qkv_mpi), 0);
+    ck_assert_int_eq(sh("head -1 two.log | grep -q '^2 ranks'"), 0);
+    double one[32], two[32];
+    int n1 = read_losses("one.ckpt.csv", one, 32), n2 = read_losses("two.ckpt.csv", two, 32);
+    ck_assert_int_eq(n1, 20);
+    ck_assert_int_eq(n2, 20);
+    for (int i = 0; i < n1; i++)
+        ck_assert_msg(fabs(one[i] - two[i]) <= 1e-5 * fabs(one[i]), "step %d: loss %.6f vs %.6f",
+                      i + 1, one[i], two[i]);
+    qkv_gpt *a = load("one.ckpt"), *b = load("two.ckpt");
+    double d = params_rel_diff(a, b);
+    ck_assert_msg(d <= 1e-5, "parameters differ by %g (relative)", d);
+    qkv_gpt_free(a);
+    qkv_gpt_free(b);
+}
+END_TEST
+
+START_TEST(test_two_rank_resume_continues_exactly)
+{
+    SKIP_WITHOUT_MPI();
+    ck_assert_int_eq(sh(MPIRUN "-np 2 %s train --data text.txt " MODEL " --iters 20 --out full.ckpt "
+                        "> full.log 2>&1", qkv_mpi), 0);
+    /* Half the run, then the rest from its checkpoint. */
+    ck_assert_int_eq(sh(MPIRUN "-np 2 %s train --data text.txt " MODEL
+                        " --iters 10 --out half.ckpt > half1.log 2>&1", qkv_mpi), 0);
+    ck_assert_int_eq(sh(MPIRUN "-np 2 %s train --resume half.ckpt --data text.txt --iters 20 "
+                        "--threads 1 > half2.log 2>&1", qkv_mpi), 0);
+    qkv_gpt *a = load("full.ckpt"), *b = load("half.ckpt");
+    ck_assert_msg(memcmp(a->params->data, b->params->data,
+                         a->params->total * sizeof *a->params->data) == 0,
+                  "the resumed 2-rank run differs from the straight one");
+    qkv_gpt_free(a);
+    qkv_gpt_free(b);
+    /* The checkpoint does not depend on the number of ranks: one process resumes it too. */
+    ck_assert_int_eq(sh("%s train --resume half.ckpt --data text.txt --iters 22 --threads 1 "
+                        "--out other.ckpt > other.log 2>&1", qkv), 0);
+}
+END_TEST
+
+START_TEST(test_a_rank_that_cannot_start_ends_them_all)
+{
+    SKIP_WITHOUT_MPI();
+    /* Rank 1 is given a text that does not exist: both must end, not hang. */
+    int rc = sh(MPIRUN "-np 1 %s train --data text.txt " MODEL " --iters 20 --out bad.ckpt : "
+                "-np 1 %s train --data missing.txt " MODEL " --iters 20 --out bad.ckpt > bad.log 2>&1",
+                qkv_mpi, qkv_mpi);
+    ck_assert_int_ne(rc, 0);
+    ck_assert_int_ne(rc, 124); /* not the timeout */
+    ck_assert_int_eq(sh("grep -q \"missing.txt\" bad.log"), 0);
+    ck_assert_int_eq(sh("grep -q 'another rank could not start' bad.log"), 0);
+}
+END_TEST
+
+START_TEST(test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint)
+{
+    SKIP_WITHOUT_MPI();
+    /* A long run in the background; SIGTERM to the second rank's process. */
+    ck_assert_int_eq(sh("(" MPIRUN "-np 2 %s train --data text.txt " MODEL " --iters 100000 "
+                        "--eval-every 100000 --out sig.ckpt > sig.log 2>&1; echo $? > sig.rc) &",
+                        qkv_mpi), 0);
+    ck_assert_int_eq(sh("for i in $(seq 600); do grep -q '^step *30/' sig.log 2>/dev/null && exit 0; "
+                        "sleep 0.1; done; exit 1"), 0);
+    /* The ranks' own processes: their command lines start with the program (the
+     * shells around them start with sh), and this suite's path is its own. */
+    ck_assert_int_eq(sh("kill -INT $(pgrep -f '^%s train' | tail -1)", qkv_mpi), 0);
+    ck_assert_int_eq(sh("for i in $(seq 600); do [ -s sig.rc ] && exit 0; sleep 0.1; done; exit 1"), 0);
+    ck_assert_int_eq(sh("grep -q 'interrupted at step' sig.log"), 0);
+    ck_assert_int_eq(sh("for i in $(seq 50); do pgrep -f '^%s train' > /dev/null || exit 0; "
+                        "sleep 0.1; done; exit 1", qkv_mpi), 0);
+    qkv_gpt *m = load("sig.ckpt");
+    qkv_gpt_free(m);
+}
+END_TEST
+
+static Suite *mpi_suite(void)
+{
+    Suite *s = suite_create("mpi");
+    TCase *tc = tcase_create("mpi");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_two_ranks_compute_the_one_process_run);
+    tcase_add_test(tc, test_two_rank_resume_continues_exactly);
+    tcase_add_test(tc, test_a_rank_that_cannot_start_ends_them_all);
+    tcase_add_test(tc, test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(mpi_suite)
