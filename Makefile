@@ -45,7 +45,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme run FORCE
+.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage run FORCE
 VERSION := 0.1.0
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -108,10 +108,14 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # Tests find the double-precision dump programs through QKV_TEST_BUILD.
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v mpirun >/dev/null && echo 1)
 
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme $(if $(SAN),,fuzz-smoke)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage $(if $(SAN),,fuzz-smoke)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+
+# Every public function has a case in the misuse suite (tests/test_misuse.c).
+misuse-coverage:
+	@sh tests/misuse_coverage.sh
 
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
 bench: $(BUILD)/qkv
@@ -128,7 +132,7 @@ run: $(BUILD)/qkv
 	if [ -z "$$data" ] && [ -f data/tinyshakespeare.txt ]; then data=data/tinyshakespeare.txt; fi; \
 	if [ -z "$$data" ]; then data=$(BUILD)/default_corpus.txt; bash data/default_corpus.sh $$data; \
 	    echo "no data/tinyshakespeare.txt (data/fetch_shakespeare.sh fetches it): training on qkv's own sources"; fi; \
-	$(BUILD)/qkv train --config baby --data "$$data" --out $(BUILD)/baby.ckpt $(ARGS) && \
+	$(BUILD)/qkv train --config baby --data "$$data" --out $(BUILD)/baby.ckpt --force $(ARGS) && \
 	$(BUILD)/qkv sample --ckpt $(BUILD)/baby.ckpt --tokens 300 --temperature 0.8
 
 install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
@@ -222,7 +226,7 @@ valgrind: $(BUILD)/qkv
 	@mkdir -p $(VG_DIR)
 	@for i in $$(seq 200); do echo "the quick brown fox jumps over the lazy dog."; done > $(VG_DIR)/text.txt
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv train --data $(VG_DIR)/text.txt \
-	    $(VG_TINY) --iters 6 --eval-every 3 --log-every 2 --out $(VG_DIR)/v.ckpt
+	    $(VG_TINY) --iters 6 --eval-every 3 --log-every 2 --out $(VG_DIR)/v.ckpt --force
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv train --resume $(VG_DIR)/v.ckpt \
 	    --data $(VG_DIR)/text.txt --iters 8 --threads 1
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv sample --ckpt $(VG_DIR)/v.ckpt \

@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "../tensor/check.h"
+
 /* Formats as small templates, read by put_field():
  *   %d day   %D day, two digits   %o day as an ordinal ("3rd")
  *   %m month %M month, two digits %B month name  %b its first three letters
@@ -43,7 +45,11 @@ const char *qkv_dates_vocab(void) { return vocab; }
 
 const char *qkv_dates_format_name(int format)
 {
-    return format >= 0 && format < QKV_DATES_N_FORMATS ? formats[format].example : NULL;
+    if (format >= 0 && format < QKV_DATES_N_FORMATS)
+        return formats[format].example;
+    qkv_set_error("qkv_dates_format_name: format %d is not in 0..%d", format,
+                  QKV_DATES_N_FORMATS - 1);
+    return NULL;
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
@@ -152,7 +158,7 @@ static int write_date(char *buf, size_t cap, int format, qkv_dates_case casing, 
             put(&t, p, 1);
     }
     if (t.len + 1 > cap)
-        return qkv_set_error("dates: a %zu-byte buffer cannot hold the %zu characters of format %d",
+        return qkv_set_error("qkv_dates_format: a %zu-byte buffer cannot hold the %zu characters of format %d",
                              cap, t.len, format);
     buf[t.len] = '\0';
     for (size_t i = 0; i < t.len; i++) {
@@ -168,10 +174,13 @@ static int write_date(char *buf, size_t cap, int format, qkv_dates_case casing, 
 int qkv_dates_format(char *input, size_t in_len, int format, qkv_dates_case casing, int year,
                      int month, int day)
 {
+    const char *fn = "qkv_dates_format";
+    if (qkv__null(fn, "input", input))
+        return -1;
     if (format < 0 || format >= QKV_DATES_N_FORMATS)
-        return qkv_set_error("dates: format %d is not in 0..%d", format, QKV_DATES_N_FORMATS - 1);
+        return qkv_set_error("%s: format %d is not in 0..%d", fn, format, QKV_DATES_N_FORMATS - 1);
     if (casing != QKV_DATES_CAPITALISED && casing != QKV_DATES_UPPER && casing != QKV_DATES_LOWER)
-        return qkv_set_error("dates: unknown case %d", (int)casing);
+        return qkv_set_error("%s: unknown case %d (not a qkv_dates_case)", fn, (int)casing);
     /* A date is valid when it survives the round trip through a day number
      * (the coarse range check first keeps that arithmetic far from overflow). */
     int y = 0, m = 0, d = 0;
@@ -181,16 +190,22 @@ int qkv_dates_format(char *input, size_t in_len, int format, qkv_dates_case casi
         civil_from_days(days, &y, &m, &d);
     }
     if (y != year || m != month || d != day)
-        return qkv_set_error("dates: %d-%d-%d is not a date between 1950-01-01 and 2049-12-31",
+        return qkv_set_error("qkv_dates_format: %d-%d-%d is not a date between 1950-01-01 and "
+                             "2049-12-31",
                              year, month, day);
     return write_date(input, in_len, format, casing, days);
 }
 
-int qkv_dates_sample(qkv_rng *rng, char *input, size_t in_len, char *output, size_t out_len)
+/* qkv_dates_sample, with fn naming the public function in a message. */
+static int sample_in(const char *fn, qkv_rng *rng, char *input, size_t in_len, char *output,
+                     size_t out_len)
 {
+    if (qkv__null(fn, "rng", rng) || qkv__null(fn, "input", input) ||
+        qkv__null(fn, "output", output))
+        return -1;
     if (in_len < QKV_DATES_INPUT_MAX + 1 || out_len < QKV_DATES_OUTPUT_LEN + 1)
-        return qkv_set_error("dates: buffers of %zu and %zu bytes are too small (need %d and %d)",
-                             in_len, out_len, QKV_DATES_INPUT_MAX + 1, QKV_DATES_OUTPUT_LEN + 1);
+        return qkv_set_error("%s: buffers of %zu and %zu bytes are too small (need %d and %d)",
+                             fn, in_len, out_len, QKV_DATES_INPUT_MAX + 1, QKV_DATES_OUTPUT_LEN + 1);
     long days = FIRST_DAY + (long)qkv_rng_below(rng, (uint64_t)(LAST_DAY - FIRST_DAY + 1));
     int format = (int)qkv_rng_below(rng, QKV_DATES_N_FORMATS);
     qkv_dates_case casing = (qkv_dates_case)qkv_rng_below(rng, 3);
@@ -200,18 +215,25 @@ int qkv_dates_sample(qkv_rng *rng, char *input, size_t in_len, char *output, siz
     return format;
 }
 
+int qkv_dates_sample(qkv_rng *rng, char *input, size_t in_len, char *output, size_t out_len)
+{
+    return sample_in("qkv_dates_sample", rng, input, in_len, output, out_len);
+}
+
 int qkv_dates_sample_split(qkv_rng *rng, bool test, char *input, size_t in_len, char *output,
                            size_t out_len)
 {
     int format;
     do
-        format = qkv_dates_sample(rng, input, in_len, output, out_len);
+        format = sample_in("qkv_dates_sample_split", rng, input, in_len, output, out_len);
     while (format >= 0 && qkv_dates_is_test(input) != test);
     return format;
 }
 
 bool qkv_dates_is_test(const char *input)
 {
+    if (qkv__null("qkv_dates_is_test", "input", input))
+        return false;
     /* FNV-1a, then a murmur-style finaliser so the low bits depend on every character. */
     uint64_t h = 0xcbf29ce484222325ULL;
     for (const unsigned char *p = (const unsigned char *)input; *p; p++)

@@ -1,4 +1,5 @@
 /* The character GPT: config, parameters, forward to logits and loss (see qkv/gpt.h). */
+#include "../tensor/check.h"
 #include "../train/bytes.h"
 #include "gpt_internal.h"
 #include "sizes.h"
@@ -23,6 +24,8 @@ static void flag_fields(const qkv_gpt_config *cfg, bool *out[N_FLAGS])
 
 void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_BYTES])
 {
+    if (qkv__null("qkv_gpt_config_pack", "cfg", cfg) || qkv__null("qkv_gpt_config_pack", "out", out))
+        return;
     memset(out, 0, QKV_GPT_CONFIG_BYTES);
     const int fields[5] = {cfg->vocab_size, cfg->block_size, cfg->n_layer, cfg->n_head, cfg->n_embd};
     for (int i = 0; i < 5; i++)
@@ -36,7 +39,9 @@ void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_B
     qkv__put_u32(out + 28, word);
 }
 
-int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
+static int check_config(const qkv_gpt_config *c);
+
+static int unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
 {
     if (len < QKV_GPT_CONFIG_BYTES)
         return qkv_set_error("gpt config: %zu bytes, expected at least %d", len,
@@ -54,10 +59,19 @@ int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
     flag_fields(cfg, flags);
     for (int i = 0; i < N_FLAGS; i++)
         *flags[i] = (word >> i) & 1;
-    return qkv_gpt_config_check(cfg);
+    return check_config(cfg);
 }
 
-int qkv_gpt_config_check(const qkv_gpt_config *c)
+int qkv_gpt_config_unpack(qkv_gpt_config *cfg, const void *blob, size_t len)
+{
+    const char *fn = "qkv_gpt_config_unpack";
+    if (qkv__null(fn, "cfg", cfg) || qkv__null(fn, "blob", blob))
+        return -1;
+    return unpack(cfg, blob, len) < 0 ? qkv__fail_in(fn) : 0;
+}
+
+/* qkv_gpt_config_check, its messages naming the config ("gpt config: ..."). */
+static int check_config(const qkv_gpt_config *c)
 {
     if (c->vocab_size < 1 || c->vocab_size > 65536)
         return qkv_set_error("gpt config: vocab_size %d is not in [1, 65536]", c->vocab_size);
@@ -71,10 +85,21 @@ int qkv_gpt_config_check(const qkv_gpt_config *c)
     return 0;
 }
 
+int qkv_gpt_config_check(const qkv_gpt_config *cfg)
+{
+    if (qkv__null("qkv_gpt_config_check", "cfg", cfg))
+        return -1;
+    return check_config(cfg) < 0 ? qkv__fail_in("qkv_gpt_config_check") : 0;
+}
+
 qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
 {
-    if (qkv_gpt_config_check(cfg) < 0)
+    if (qkv__null("qkv_gpt_new", "cfg", cfg))
         return NULL;
+    if (check_config(cfg) < 0) {
+        qkv__fail_in("qkv_gpt_new");
+        return NULL;
+    }
     qkv_gpt *m = qkv_calloc(sizeof *m);
     if (!m)
         return NULL;
@@ -160,21 +185,50 @@ qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_run *r, qkv_tensor *x)
     return qkv__tied_head(&m->ln_f, &m->wte, r, x);
 }
 
-qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
-                           qkv_tensor **weights)
+/* 0 when a forward of m over idx (B,T) in r can start; else -1 naming fn. */
+static int check_forward(const char *fn, const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
+                         int B, int T)
 {
-    if (B < 1 || T < 1) {
-        qkv_set_error("gpt: batch %d and length %d must be >= 1", B, T);
-        return NULL;
-    }
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, "idx", idx))
+        return -1;
+    if (!r->arena)
+        return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
+                             "in", fn);
+    if (B < 1 || T < 1)
+        return qkv_set_error("%s: batch %d and length %d must be >= 1", fn, B, T);
+    return 0;
+}
+
+/* The logits, once check_forward passed. */
+static qkv_tensor *logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+                          qkv_tensor **weights)
+{
     qkv_tensor *x = qkv__gpt_embed(m, r, idx, B, T, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
         x = qkv_block_forward(&m->h[l], r, x, NULL, weights ? &weights[l] : NULL);
     return qkv__gpt_head(m, r, x);
 }
 
+qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+                           qkv_tensor **weights)
+{
+    const char *fn = "qkv_gpt_logits";
+    if (check_forward(fn, m, r, idx, B, T) < 0)
+        return NULL;
+    qkv_tensor *y = logits(m, r, idx, B, T, weights);
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
+}
+
 qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
                          const int32_t *targets, int B, int T)
 {
-    return qkv_cross_entropy(r->arena, qkv_gpt_logits(m, r, idx, B, T, NULL), targets, -1);
+    const char *fn = "qkv_gpt_loss";
+    if (check_forward(fn, m, r, idx, B, T) < 0 || qkv__null(fn, "targets", targets))
+        return NULL;
+    qkv_tensor *y = qkv_cross_entropy(r->arena, logits(m, r, idx, B, T, NULL), targets, -1);
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "../train/bytes.h"
 #include "seq2seq_internal.h"
 #include "sizes.h"
@@ -12,6 +13,9 @@ enum { N_SIZES = 5 };
 
 void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg, uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES])
 {
+    if (qkv__null("qkv_seq2seq_config_pack", "cfg", cfg) ||
+        qkv__null("qkv_seq2seq_config_pack", "out", out))
+        return;
     memset(out, 0, QKV_SEQ2SEQ_CONFIG_BYTES);
     const int sizes[N_SIZES] = {cfg->max_src, cfg->max_tgt, cfg->n_layer, cfg->n_head, cfg->n_embd};
     for (int i = 0; i < N_SIZES; i++)
@@ -19,20 +23,26 @@ void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg, uint8_t out[QKV_SEQ2
     qkv__put_f64(out + 4 * N_SIZES, cfg->dropout);
 }
 
+static int check_config(const qkv_seq2seq_config *c);
+
 int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len)
 {
+    const char *fn = "qkv_seq2seq_config_unpack";
+    if (qkv__null(fn, "cfg", cfg) || qkv__null(fn, "blob", blob))
+        return -1;
     if (len < QKV_SEQ2SEQ_CONFIG_BYTES)
-        return qkv_set_error("seq2seq config: %zu bytes, expected at least %d", len,
+        return qkv_set_error("%s: seq2seq config: %zu bytes, expected at least %d", fn, len,
                              QKV_SEQ2SEQ_CONFIG_BYTES);
     const uint8_t *p = blob;
     int *sizes[N_SIZES] = {&cfg->max_src, &cfg->max_tgt, &cfg->n_layer, &cfg->n_head, &cfg->n_embd};
     for (int i = 0; i < N_SIZES; i++)
         *sizes[i] = qkv__get_size(p + 4 * i);
     cfg->dropout = qkv__get_f64(p + 4 * N_SIZES);
-    return qkv_seq2seq_config_check(cfg);
+    return check_config(cfg) < 0 ? qkv__fail_in(fn) : 0;
 }
 
-int qkv_seq2seq_config_check(const qkv_seq2seq_config *c)
+/* qkv_seq2seq_config_check, its messages naming the config ("seq2seq config: ..."). */
+static int check_config(const qkv_seq2seq_config *c)
 {
     if (c->max_src < 1 || c->max_src > 65536)
         return qkv_set_error("seq2seq config: max_src %d is not in [1, 65536]", c->max_src);
@@ -40,6 +50,13 @@ int qkv_seq2seq_config_check(const qkv_seq2seq_config *c)
         return qkv_set_error("seq2seq config: max_tgt %d is not in [2, 65536] (an output and EOS)",
                              c->max_tgt);
     return qkv__check_model_sizes("seq2seq", c->n_layer, c->n_head, c->n_embd, c->dropout);
+}
+
+int qkv_seq2seq_config_check(const qkv_seq2seq_config *cfg)
+{
+    if (qkv__null("qkv_seq2seq_config_check", "cfg", cfg))
+        return -1;
+    return check_config(cfg) < 0 ? qkv__fail_in("qkv_seq2seq_config_check") : 0;
 }
 
 /* Declare one side's token and position embeddings, "<side>.wte" and "<side>.wpe". */
@@ -54,13 +71,20 @@ static int embed_init(qkv_embed *wte, qkv_embed *wpe, qkv_params *p, const char 
     return qkv_embed_init(wpe, p, name, positions, C, 0.02);
 }
 
-qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
-                             uint64_t seed)
+/* The model of cfg over chars with every parameter declared but none
+ * allocated: small however large cfg is, so a loader can compare the values
+ * a file holds with what the model needs before allocating them. */
+static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars)
 {
-    if (qkv_seq2seq_config_check(cfg) < 0)
+    const char *fn = "qkv_seq2seq_new";
+    if (qkv__null(fn, "cfg", cfg) || qkv__null(fn, "chars", chars))
         return NULL;
+    if (check_config(cfg) < 0) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     if (chars->size < 1 || chars->size > 256 - QKV_SEQ2SEQ_N_SPECIAL) {
-        qkv_set_error("seq2seq: an alphabet of %d characters; it needs 1 to %d", chars->size,
+        qkv_set_error("%s: an alphabet of %d characters; it needs 1 to %d", fn, chars->size,
                       256 - QKV_SEQ2SEQ_N_SPECIAL);
         return NULL;
     }
@@ -98,14 +122,39 @@ qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer 
     }
     if (qkv_ln_init(&m->dec_ln_f, m->params, "dec.ln_f", C, true) < 0)
         goto fail;
-    qkv_rng rng;
-    qkv_rng_seed(&rng, seed);
-    if (qkv_params_alloc(m->params, &rng) < 0)
-        goto fail;
     return m;
 fail:
     qkv_seq2seq_free(m);
     return NULL;
+}
+
+int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config *cfg,
+                             const char *path)
+{
+    qkv_seq2seq *m = declare(cfg, &ck->vocab);
+    if (!m)
+        return -1;
+    size_t want = 0;
+    for (int i = 0; i < m->params->count; i++)
+        want += m->params->items[i].t->size;
+    qkv_seq2seq_free(m);
+    if (want != ck->n_values)
+        return qkv_set_error("%s: its config describes a model of %zu parameter values but it "
+                             "holds %zu", path, want, ck->n_values);
+    return 0;
+}
+
+qkv_seq2seq *qkv_seq2seq_new(const qkv_seq2seq_config *cfg, const qkv_tokenizer *chars,
+                             uint64_t seed)
+{
+    qkv_seq2seq *m = declare(cfg, chars);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    if (m && qkv_params_alloc(m->params, &rng) < 0) {
+        qkv_seq2seq_free(m);
+        return NULL;
+    }
+    return m;
 }
 
 void qkv_seq2seq_free(qkv_seq2seq *m)
@@ -120,6 +169,8 @@ void qkv_seq2seq_free(qkv_seq2seq *m)
 
 void qkv_seq2seq_zero_cross(qkv_seq2seq *m)
 {
+    if (qkv__null("qkv_seq2seq_zero_cross", "m", m))
+        return;
     for (int l = 0; l < m->cfg.n_layer; l++) {
         const qkv_linear *proj = &m->dec[l].cross.c_proj;
         memset(proj->weight->data, 0, proj->weight->size * sizeof(qkv_real));
@@ -141,13 +192,38 @@ static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_run *r, const qkv_embed
     return qkv__embed_tokens(wte, wpe, r, ids, B, T, pos0, (qkv_real)m->cfg.dropout);
 }
 
-qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
-                               const uint8_t *src_valid, int B, int Ts)
+/* 0 when m and r can run a forward over ids (named what); else -1 naming fn. */
+static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_run *r, const void *ids,
+                         const char *what)
+{
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, what, ids))
+        return -1;
+    if (!r->arena)
+        return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
+                             "in", fn);
+    return 0;
+}
+
+/* The memory, once check_forward passed. */
+static qkv_tensor *encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+                          const uint8_t *src_valid, int B, int Ts)
 {
     qkv_tensor *x = embed(m, r, &m->enc_wte, &m->enc_wpe, src, B, Ts, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
         x = qkv_block_forward(&m->enc[l], r, x, src_valid, NULL);
     return qkv_ln_forward(&m->enc_ln_f, r, x);
+}
+
+qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+                               const uint8_t *src_valid, int B, int Ts)
+{
+    const char *fn = "qkv_seq2seq_encode";
+    if (check_forward(fn, m, r, src, "src") < 0)
+        return NULL;
+    qkv_tensor *y = encode(m, r, src, src_valid, B, Ts);
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
 }
 
 qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,
@@ -161,9 +237,10 @@ qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor
     return qkv__tied_head(&m->dec_ln_f, &m->dec_wte, r, x);
 }
 
-qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
-                               const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
-                               qkv_tensor **cross_weights)
+/* The logits, once check_forward passed. */
+static qkv_tensor *decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+                          const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
+                          qkv_tensor **cross_weights)
 {
     qkv_tensor *x = qkv__seq2seq_dec_embed(m, r, dec_in, B, Tt, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
@@ -172,40 +249,70 @@ qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tenso
     return qkv__seq2seq_head(m, r, x);
 }
 
+qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+                               const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
+                               qkv_tensor **cross_weights)
+{
+    const char *fn = "qkv_seq2seq_decode";
+    if (check_forward(fn, m, r, dec_in, "dec_in") < 0 || qkv__check_input(fn, "memory", memory) < 0)
+        return NULL;
+    qkv_tensor *y = decode(m, r, memory, src_valid, dec_in, B, Tt, cross_weights);
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
+}
+
 qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_seq2seq_batch *b)
 {
+    const char *fn = "qkv_seq2seq_loss";
+    if (check_forward(fn, m, r, b, "b") < 0)
+        return NULL;
     if (b->Tt < 1) {
-        qkv_set_error("seq2seq loss: the batch has no targets");
+        qkv_set_error("%s: the batch has no targets", fn);
         return NULL;
     }
-    qkv_tensor *memory = qkv_seq2seq_encode(m, r, b->src, b->src_valid, b->B, b->Ts);
-    qkv_tensor *logits = qkv_seq2seq_decode(m, r, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
-    return qkv_cross_entropy(r->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE);
+    qkv_tensor *memory = encode(m, r, b->src, b->src_valid, b->B, b->Ts);
+    qkv_tensor *logits = decode(m, r, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
+    qkv_tensor *y = qkv_cross_entropy(r->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE);
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
 }
 
 int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step)
 {
+    const char *fn = "qkv_seq2seq_save";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "path", path))
+        return -1;
+    if (step < 0)
+        return qkv_set_error("%s: step %lld is negative", fn, (long long)step);
     uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
     qkv_seq2seq_config_pack(&m->cfg, blob);
     qkv_ckpt_model model = {.kind = "seq2seq", .config = blob, .config_len = sizeof blob,
                             .vocab = &m->chars};
     qkv_ckpt_progress prog = {.step = step};
-    return qkv_checkpoint_save(path, &model, m->params, NULL, &prog);
+    return qkv_checkpoint_save(path, &model, m->params, NULL, &prog) < 0 ? qkv__fail_in(fn) : 0;
 }
 
 qkv_seq2seq *qkv_seq2seq_load(const char *path)
 {
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
-    if (!ck)
+    if (qkv__null("qkv_seq2seq_load", "path", path))
         return NULL;
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
+    if (!ck) {
+        qkv__fail_in("qkv_seq2seq_load");
+        return NULL;
+    }
     qkv_seq2seq_config cfg;
     qkv_seq2seq *m = NULL;
     if (qkv_seq2seq_config_unpack(&cfg, ck->config, ck->config_len) == 0 &&
-        (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
+        qkv__seq2seq_check_holds(ck, &cfg, path) == 0 && (m = qkv_seq2seq_new(&cfg, &ck->vocab, 0)) &&
         qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
         qkv_seq2seq_free(m);
         m = NULL;
     }
     qkv_checkpoint_close(ck);
+    if (!m)
+        qkv__fail_in("qkv_seq2seq_load");
     return m;
 }

@@ -1,5 +1,6 @@
 /* The encoder-decoder's attention while it decodes one input (see
  * qkv/seq2seq.h and seq2seq_internal.h). */
+#include "../tensor/check.h"
 #include "seq2seq_internal.h"
 
 int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
@@ -28,9 +29,17 @@ int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *s
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
                                       int layer, char *output)
 {
+    const char *fn = "qkv_seq2seq_cross_weights";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, "input", input) ||
+        qkv__null(fn, "output", output))
+        return NULL;
+    if (!r->arena) {
+        qkv_set_error("%s: r->arena is NULL: the weights come from it", fn);
+        return NULL;
+    }
     int L = m->cfg.n_layer, Tt;
     if (layer < 0 || layer >= L) {
-        qkv_set_error("seq2seq: layer %d does not exist; the decoder has layers 0 to %d", layer,
+        qkv_set_error("%s: layer %d does not exist; the decoder has layers 0 to %d", fn, layer,
                       L - 1);
         return NULL;
     }
@@ -41,5 +50,7 @@ qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, co
         qkv__seq2seq_replay(m, r, b->src, b->src_valid, b->Ts, output, &Tt, w) == 0)
         result = w[layer];
     qkv_seq2seq_batch_free(b);
+    if (!result)
+        qkv__fail_in(fn);
     return result;
 }

@@ -3,12 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "qkv/seq2seq.h"
 
 qkv_seq2seq_batch *qkv_seq2seq_batch_new(const qkv_seq2seq *m, int cap)
 {
+    if (qkv__null("qkv_seq2seq_batch_new", "m", m))
+        return NULL;
     if (cap < 1) {
-        qkv_set_error("seq2seq batch: capacity %d must be >= 1", cap);
+        qkv_set_error("qkv_seq2seq_batch_new: seq2seq batch: capacity %d must be >= 1", cap);
         return NULL;
     }
     qkv_seq2seq_batch *b = qkv_calloc(sizeof *b);
@@ -46,6 +49,8 @@ static int check_all(const qkv_seq2seq *m, int n, const char *const *s, const ch
 {
     *longest = 0;
     for (int i = 0; i < n; i++) {
+        if (!s[i])
+            return qkv_set_error("%ss[%d] is NULL", what, i);
         size_t L = strlen(s[i]);
         if (L < (size_t)min_len || L > (size_t)max_len)
             return qkv_set_error("seq2seq: %s %d \"%.40s\" has %zu characters; the model takes "
@@ -73,14 +78,17 @@ static int put_ids(const qkv_seq2seq *m, const char *s, int32_t *ids)
 int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
                            const char *const *inputs, const char *const *targets)
 {
+    const char *fn = "qkv_seq2seq_batch_fill";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "b", b) || qkv__null(fn, "inputs", inputs))
+        return -1;
     if (n < 1 || n > b->cap)
-        return qkv_set_error("seq2seq batch: %d pairs do not fit a batch of %d", n, b->cap);
+        return qkv_set_error("%s: seq2seq batch: %d pairs do not fit a batch of %d", fn, n, b->cap);
     /* Check everything first (the buffers serve as scratch), so an error leaves b unused. */
     int Ts, longest_target = 0;
     if (check_all(m, n, inputs, "input", 1, m->cfg.max_src, b->src, &Ts) < 0 ||
         (targets && check_all(m, n, targets, "target", 0, m->cfg.max_tgt - 1, b->dec_out,
                               &longest_target) < 0))
-        return -1;
+        return qkv__fail_in(fn);
     /* Inputs: ids, then PAD up to the longest, marked invalid. */
     b->Ts = Ts;
     b->B = n;
@@ -110,8 +118,17 @@ int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
 
 void qkv_seq2seq_detokenize(const qkv_seq2seq *m, const int32_t *row, char *text)
 {
+    const char *fn = "qkv_seq2seq_detokenize";
+    if (qkv__null(fn, "text", text))
+        return;
+    text[0] = '\0';
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "row", row))
+        return;
     int n = 0;
     for (; n < m->cfg.max_tgt && row[n] >= QKV_SEQ2SEQ_N_SPECIAL && row[n] < m->vocab_size; n++)
         text[n] = (char)m->chars.byte[row[n] - QKV_SEQ2SEQ_N_SPECIAL];
     text[n] = '\0';
+    if (n < m->cfg.max_tgt && (row[n] < 0 || row[n] >= m->vocab_size))
+        qkv_set_error("%s: row[%d] is %d, outside the vocabulary [0, %d); the text stops there",
+                      fn, n, (int)row[n], m->vocab_size);
 }

@@ -2,7 +2,8 @@
  * cache (see qkv/seq2seq.h). */
 #include <string.h>
 
-#include "decode.h"
+#include "../tensor/check.h"
+#include "../train/decode.h"
 #include "seq2seq_internal.h"
 
 /* Columns [from, from+n) of the rows of ids (B, width), as a new (B,n) array in a. */
@@ -40,6 +41,9 @@ static const qkv_real *step_logits(const qkv_seq2seq *m, const qkv_run *r, qkv_k
 int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *src_valid, int B,
                        int Ts, bool use_cache, int32_t *out)
 {
+    const char *fn = "qkv_seq2seq_greedy";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "src", src) || qkv__null(fn, "out", out))
+        return -1;
     int L = m->cfg.n_layer, Tmax = m->cfg.max_tgt;
     qkv_arena *mem_arena = qkv_arena_new((size_t)1 << 20), *step_arena = qkv_arena_new((size_t)1 << 20);
     qkv_kv_cache *cache = use_cache ? qkv_kv_cache_new(&m->block, B, Tmax) : NULL;
@@ -91,7 +95,7 @@ end:
     qkv_kv_cache_free(cache);
     qkv_arena_free(step_arena);
     qkv_arena_free(mem_arena);
-    return rc;
+    return rc < 0 ? qkv__fail_in(fn) : 0;
 }
 
 /* Pairs decoded at once by qkv_seq2seq_translate. */
@@ -100,8 +104,18 @@ enum { TRANSLATE_BATCH = 100 };
 int qkv_seq2seq_translate(const qkv_seq2seq *m, int n, const char *const *inputs,
                           char *const *outputs)
 {
-    if (n < 1)
+    const char *fn = "qkv_seq2seq_translate";
+    if (qkv__null(fn, "m", m))
+        return -1;
+    if (n < 0)
+        return qkv_set_error("%s: n %d is negative", fn, n);
+    if (n == 0)
         return 0;
+    if (qkv__null(fn, "inputs", inputs) || qkv__null(fn, "outputs", outputs))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!inputs[i] || !outputs[i])
+            return qkv_set_error("%s: %s[%d] is NULL", fn, inputs[i] ? "outputs" : "inputs", i);
     int cap = n < TRANSLATE_BATCH ? n : TRANSLATE_BATCH;
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, cap);
     int32_t *out = qkv_alloc((size_t)cap * m->cfg.max_tgt * sizeof *out);
@@ -116,5 +130,5 @@ int qkv_seq2seq_translate(const qkv_seq2seq *m, int n, const char *const *inputs
     }
     qkv_free(out);
     qkv_seq2seq_batch_free(b);
-    return rc;
+    return rc < 0 ? qkv__fail_in(fn) : 0;
 }

@@ -8,6 +8,13 @@
  * the accuracy check take is one less). */
 enum { QKV__TEXT_MAX = 256 };
 
+/* 0 when the checkpoint ck (read from path) holds as many values as a model
+ * of cfg over its vocabulary has, else -1 naming both counts. It declares
+ * that model's parameters without allocating them, so a file whose config
+ * claims a huge model is refused before any of it is built. (seq2seq.c) */
+int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config *cfg,
+                             const char *path);
+
 /* Decoder token plus position embeddings (and dropout) for ids (B,T) at
  * positions pos0.. -> (B,T,C). */
 qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "qkv/dates.h"
 #include "seq2seq_internal.h"
 
@@ -12,16 +13,20 @@ static const qkv_seq2seq_task tasks[] = {
 
 const qkv_seq2seq_task *qkv_seq2seq_task_find(const char *name)
 {
+    if (qkv__null("qkv_seq2seq_task_find", "name", name))
+        return NULL;
     for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
         if (strcmp(name, tasks[i].name) == 0)
             return &tasks[i];
-    qkv_set_error("seq2seq: unknown task '%s' (the tasks: dates)", name);
+    qkv_set_error("qkv_seq2seq_task_find: unknown task '%s' (the tasks: dates)", name);
     return NULL;
 }
 
 qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_layer, int n_head,
                                           int n_embd, double dropout)
 {
+    if (qkv__null("qkv_seq2seq_config_for", "task", task))
+        return (qkv_seq2seq_config){0}; /* every size 0: qkv_seq2seq_config_check refuses it */
     return (qkv_seq2seq_config){.max_src = task->max_input, .max_tgt = task->max_output + 1,
                                 .n_layer = n_layer, .n_head = n_head, .n_embd = n_embd,
                                 .dropout = dropout};
@@ -33,9 +38,12 @@ enum { CHUNK = 100 };
 double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int n,
                             uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud)
 {
+    const char *fn = "qkv_seq2seq_accuracy";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "task", task))
+        return NAN;
     if (n < 1 || task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX ||
         m->cfg.max_tgt >= QKV__TEXT_MAX) {
-        qkv_set_error("seq2seq accuracy: %d pairs, or strings longer than %d characters", n,
+        qkv_set_error("%s: %d pairs, or strings longer than %d characters", fn, n,
                       QKV__TEXT_MAX - 1);
         return NAN;
     }
@@ -69,5 +77,7 @@ double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, 
         }
     }
     qkv_free(text);
+    if (rc < 0)
+        qkv__fail_in(fn);
     return rc == 0 ? (double)right / n : NAN;
 }

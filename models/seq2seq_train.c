@@ -2,8 +2,10 @@
  * qkv/seq2seq.h): its side of a qkv_training run. The generator is the data:
  * every step sees fresh pairs from the training split, and no input of the
  * test split is ever trained on. */
+#include <math.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "seq2seq_internal.h"
 
 /* Draw the next batch_size training pairs and put pairs [lo, hi) into t->batch. */
@@ -39,8 +41,13 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
                                              const qkv_train_config *tc,
                                              const qkv_seq2seq_task *task)
 {
-    if (qkv_train_config_check(tc) < 0)
+    const char *fn = "qkv_seq2seq_trainer_new";
+    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) || qkv__null(fn, "task", task))
         return NULL;
+    if (qkv_train_config_check(tc) < 0) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     if (task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX) {
         qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
                       QKV__TEXT_MAX - 1);
@@ -92,11 +99,16 @@ void qkv_seq2seq_trainer_free(qkv_seq2seq_trainer *t)
 
 int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss, double *grad_norm)
 {
-    return qkv_training_step(t->run, loss, grad_norm);
+    if (qkv__null("qkv_seq2seq_trainer_step", "t", t))
+        return -1;
+    return qkv_training_step(t->run, loss, grad_norm) < 0 ? qkv__fail_in("qkv_seq2seq_trainer_step")
+                                                          : 0;
 }
 
 double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t)
 {
+    if (qkv__null("qkv_seq2seq_trainer_eval", "t", t))
+        return NAN;
     const qkv_train_config *c = &t->run->cfg;
     return qkv_seq2seq_accuracy(t->model, t->task, c->eval_iters * c->batch_size, c->seed + 2,
                                 NULL, NULL);
@@ -104,20 +116,33 @@ double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t)
 
 int qkv_seq2seq_trainer_save(const qkv_seq2seq_trainer *t, const char *path)
 {
-    return qkv_training_save(t->run, path);
+    const char *fn = "qkv_seq2seq_trainer_save";
+    if (qkv__null(fn, "t", t) || qkv__null(fn, "path", path))
+        return -1;
+    return qkv_training_save(t->run, path) < 0 ? qkv__fail_in(fn) : 0;
 }
 
 qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2seq_task *task,
                                                 int iters)
 {
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
-    if (!ck)
+    const char *fn = "qkv_seq2seq_trainer_resume";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "task", task))
         return NULL;
+    if (iters < 0) {
+        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+        return NULL;
+    }
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "seq2seq");
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     qkv_seq2seq_trainer *t = NULL;
     qkv_seq2seq_config mc;
     qkv_train_config tc;
     if (qkv_seq2seq_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0)
+        qkv_training_config_load(&tc, ck, QKV_SEQ2SEQ_CONFIG_BYTES) < 0 ||
+        qkv__seq2seq_check_holds(ck, &mc, path) < 0)
         goto done;
     if (iters > 0)
         tc.iters = iters;
@@ -136,5 +161,7 @@ fail:
     t = NULL;
 done:
     qkv_checkpoint_close(ck);
+    if (!t)
+        qkv__fail_in(fn);
     return t;
 }

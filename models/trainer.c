@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "gpt_internal.h"
 
 /* The GPT's loss for the run: draw the next training batch (all of it, see
@@ -21,7 +22,7 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_ar
                              int32_t *x, int32_t *y, int lo, int hi)
 {
     if (iters < 1) {
-        qkv_set_error("mean loss: iters %d must be >= 1", iters);
+        qkv_set_error("qkv_gpt_mean_loss: iters %d must be >= 1", iters);
         return NAN;
     }
     bool was = qkv_set_grad_enabled(false);
@@ -32,8 +33,10 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_ar
         qkv_sampler_next(s, x, y);
         qkv_tensor *loss = qkv_gpt_loss(m, &run, x + lo * T, y + lo * T, hi - lo, s->block_size);
         sum += loss ? loss->data[0] : NAN;
-        if (loss && isnan(loss->data[0]))
-            qkv_set_error("mean loss: batch %d has a NaN loss (the weights are not finite)", i);
+        if (!loss)
+            qkv__fail_in("qkv_gpt_mean_loss");
+        else if (isnan(loss->data[0]))
+            qkv_set_error("qkv_gpt_mean_loss: batch %d has a NaN loss (the weights are not finite)", i);
         qkv_arena_reset(arena);
     }
     qkv_set_grad_enabled(was);
@@ -45,6 +48,11 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_ar
 static double gpt_eval(void *trainer, qkv_arena *arena, int which)
 {
     qkv_trainer *t = trainer;
+    if (which != QKV_SPLIT_TRAIN && which != QKV_SPLIT_VAL) {
+        qkv_set_error("gpt evaluation %d does not exist: 0 is the train split, 1 the val split",
+                      which);
+        return NAN;
+    }
     return mean_loss_rows(t->model, &t->eval[which], t->run->cfg.eval_iters, arena, t->x, t->y,
                           t->run->batch_lo, t->run->batch_hi);
 }
@@ -52,8 +60,13 @@ static double gpt_eval(void *trainer, qkv_arena *arena, int which)
 qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
                              const qkv_corpus *corpus)
 {
-    if (qkv_train_config_check(tc) < 0)
+    const char *fn = "qkv_trainer_new";
+    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) || qkv__null(fn, "corpus", corpus))
         return NULL;
+    if (qkv_train_config_check(tc) < 0) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     if (corpus->tok.size != mc->vocab_size) {
         qkv_set_error("trainer: the corpus has %d distinct characters but the model's vocabulary "
                       "is %d", corpus->tok.size, mc->vocab_size);
@@ -102,23 +115,41 @@ void qkv_trainer_free(qkv_trainer *t)
 
 int qkv_trainer_step(qkv_trainer *t, double *loss, double *grad_norm)
 {
-    return qkv_training_step(t->run, loss, grad_norm);
+    if (qkv__null("qkv_trainer_step", "t", t))
+        return -1;
+    return qkv_training_step(t->run, loss, grad_norm) < 0 ? qkv__fail_in("qkv_trainer_step") : 0;
 }
 
 double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
                          int32_t *x, int32_t *y)
 {
+    const char *fn = "qkv_gpt_mean_loss";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "s", s) || qkv__null(fn, "arena", arena) ||
+        qkv__null(fn, "x", x) || qkv__null(fn, "y", y))
+        return NAN;
     return mean_loss_rows(m, s, iters, arena, x, y, 0, s->batch_size);
 }
 
 double qkv_trainer_eval(qkv_trainer *t, qkv_split split)
 {
-    return qkv_training_eval(t->run, split);
+    if (qkv__null("qkv_trainer_eval", "t", t))
+        return NAN;
+    if (split != QKV_SPLIT_TRAIN && split != QKV_SPLIT_VAL) {
+        qkv_set_error("qkv_trainer_eval: split %d is neither QKV_SPLIT_TRAIN nor QKV_SPLIT_VAL",
+                      (int)split);
+        return NAN;
+    }
+    double loss = qkv_training_eval(t->run, split);
+    if (isnan(loss))
+        qkv__fail_in("qkv_trainer_eval");
+    return loss;
 }
 
 int qkv_trainer_save(const qkv_trainer *t, const char *path)
 {
-    return qkv_training_save(t->run, path);
+    if (qkv__null("qkv_trainer_save", "t", t) || qkv__null("qkv_trainer_save", "path", path))
+        return -1;
+    return qkv_training_save(t->run, path) < 0 ? qkv__fail_in("qkv_trainer_save") : 0;
 }
 
 /* 0 when the checkpoint at path holds a model of config mc: its vocabulary
@@ -140,9 +171,18 @@ static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const
 
 qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters)
 {
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
-    if (!ck)
+    const char *fn = "qkv_trainer_resume";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "corpus_path", corpus_path))
         return NULL;
+    if (iters < 0) {
+        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
+        return NULL;
+    }
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     qkv_trainer *t = NULL;
     qkv_corpus *corpus = NULL;
     qkv_gpt_config mc;
@@ -164,6 +204,7 @@ qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int i
     qkv_checkpoint_close(ck);
     return t;
 fail:
+    qkv__fail_in(fn);
     qkv_trainer_free(t);
     qkv_corpus_free(corpus);
     qkv_checkpoint_close(ck);
@@ -172,9 +213,14 @@ fail:
 
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
 {
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
-    if (!ck)
+    const char *fn = "qkv_gpt_load";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "vocab", vocab))
         return NULL;
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    if (!ck) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     qkv_gpt_config mc;
     qkv_gpt *m = NULL;
     if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
@@ -190,5 +236,7 @@ qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
     *vocab = ck->vocab;
 done:
     qkv_checkpoint_close(ck);
+    if (!m)
+        qkv__fail_in(fn);
     return m;
 }

@@ -18,7 +18,8 @@ int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_bloc
                    bool causal)
 {
     char attn[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
-    if (qkv__check_config("block", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
+    if (qkv__check_init("qkv_block_init", m, p, name) < 0 ||
+        qkv__check_config("qkv_block_init", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
         qkv__nn_name(mlp, name, "mlp") < 0)
         return -1;
     if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
@@ -38,6 +39,9 @@ static qkv_tensor *mlp_residual(const qkv_ln *ln, const qkv_mlp *mlp, const qkv_
 qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
                               const uint8_t *key_valid, qkv_tensor **weights)
 {
+    if (qkv__check_forward("qkv_block_forward", m, r, m ? m->ln_1.weight : NULL) < 0 ||
+        qkv__check_btc("qkv_block_forward", x, m->attn.n_embd) < 0)
+        return NULL;
     /* Positions exchange information through attention... */
     qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x),
                                              key_valid, weights);
@@ -48,6 +52,9 @@ qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_run *r, qkv_tensor *
 qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
                                      qkv_kv_cache *c, int layer)
 {
+    if (qkv__check_forward("qkv_block_forward_cached", m, r, m ? m->ln_1.weight : NULL) < 0 ||
+        qkv__null("qkv_block_forward_cached", "c", c))
+        return NULL;
     qkv_tensor *attn =
         qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
     return mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn));
@@ -57,7 +64,8 @@ int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
                          const qkv_block_config *cfg, int n_mem)
 {
     char attn[QKV_PARAM_NAME_MAX], cross[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
-    if (qkv__check_config("cross_block", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
+    if (qkv__check_init("qkv_cross_block_init", m, p, name) < 0 ||
+        qkv__check_config("qkv_cross_block_init", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
         qkv__nn_name(cross, name, "cross") < 0 || qkv__nn_name(mlp, name, "mlp") < 0)
         return -1;
     if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
@@ -85,7 +93,8 @@ qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_run *r, 
                                     qkv_tensor **self_weights, qkv_tensor **cross_weights)
 {
     qkv_tensor *k, *v;
-    if (qkv__check_same_batch("cross_block", x, memory) < 0 ||
+    if (qkv__check_forward("qkv_cross_block_forward", m, r, m ? m->ln_1.weight : NULL) < 0 ||
+        qkv__check_same_batch("qkv_cross_block_forward", x, memory) < 0 ||
         qkv_cross_attn_memory(&m->cross, r, memory, &k, &v) < 0)
         return NULL;
     qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), NULL,
@@ -98,6 +107,10 @@ qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_r
                                            qkv_tensor *k, qkv_tensor *v,
                                            const uint8_t *mem_valid)
 {
+    const char *fn = "qkv_cross_block_forward_cached";
+    if (qkv__check_forward(fn, m, r, m ? m->ln_1.weight : NULL) < 0 || qkv__null(fn, "c", c) ||
+        qkv__check_input(fn, "k", k) < 0 || qkv__check_input(fn, "v", v) < 0)
+        return NULL;
     qkv_tensor *attn =
         qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
     return cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, NULL);

@@ -24,11 +24,44 @@ qkv_tensor *qkv__nn_param(qkv_params *p, const char *prefix, const char *suffix,
     return qkv_params_add(p, name, ndim, shape, init, std);
 }
 
+int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const char *name)
+{
+    return qkv__null(fn, "m", m) || qkv__null(fn, "p", p) || qkv__null(fn, "name", name) ? -1 : 0;
+}
+
+int qkv__check_forward(const char *fn, const void *m, const qkv_run *r, const qkv_tensor *param)
+{
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r))
+        return -1;
+    if (!r->arena)
+        return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward "
+                             "builds in", fn);
+    if (!param)
+        return qkv_set_error("%s: the module m is not initialised: call its _init first", fn);
+    if (!param->data)
+        return qkv_set_error("%s: the module's parameters (%s) have no values yet: call "
+                             "qkv_params_alloc first", fn, param->name ? param->name : "weight");
+    return 0;
+}
+
+int qkv__check_dropout(const char *fn, const qkv_run *r, qkv_real p)
+{
+    if (r->train && p > 0 && !r->rng)
+        return qkv_set_error("%s: training with dropout %g needs r->rng, which is NULL", fn,
+                             (double)p);
+    return 0;
+}
+
 int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg)
 {
-    if (cfg->n_embd < 1 || cfg->n_head < 1 || cfg->n_layer < 1)
-        return qkv_set_error("%s '%s': n_embd %d, n_head %d and n_layer %d must all be >= 1", who,
-                             name, cfg->n_embd, cfg->n_head, cfg->n_layer);
+    if (qkv__null(who, "cfg", cfg))
+        return -1;
+    if (cfg->n_embd < 1 || cfg->n_head < 1)
+        return qkv_set_error("%s '%s': n_embd %d and n_head %d must be >= 1", who, name,
+                             cfg->n_embd, cfg->n_head);
+    if (cfg->n_layer < 0)
+        return qkv_set_error("%s '%s': n_layer %d must be >= 0 (0 = 1, a block on its own)", who,
+                             name, cfg->n_layer);
     if (cfg->n_embd % cfg->n_head != 0)
         return qkv_set_error("%s '%s': n_embd %d is not a multiple of n_head %d", who, name,
                              cfg->n_embd, cfg->n_head);
@@ -40,12 +73,14 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
 
 qkv_real qkv__resid_std(const qkv_block_config *cfg)
 {
-    return (qkv_real)(0.02 / sqrt(2.0 * cfg->n_layer));
+    return (qkv_real)(0.02 / sqrt(2.0 * qkv__n_layer(cfg)));
 }
+
+int qkv__n_layer(const qkv_block_config *cfg) { return cfg->n_layer > 0 ? cfg->n_layer : 1; }
 
 int qkv__check_btc(const char *who, const qkv_tensor *x, int C)
 {
-    if (!x)
+    if (qkv__check_input(who, "x", x) < 0)
         return -1;
     if (x->ndim != 3 || x->shape[2] != C) {
         char s[64];
@@ -57,7 +92,7 @@ int qkv__check_btc(const char *who, const qkv_tensor *x, int C)
 
 int qkv__check_same_batch(const char *who, const qkv_tensor *x, const qkv_tensor *memory)
 {
-    if (!x || !memory)
+    if (qkv__check_input(who, "x", x) < 0 || qkv__check_input(who, "memory", memory) < 0)
         return -1;
     if (x->shape[0] != memory->shape[0]) {
         char sx[64], sm[64];

@@ -2,6 +2,7 @@
 #ifndef QKV_NN_INTERNAL_H
 #define QKV_NN_INTERNAL_H
 
+#include "../tensor/check.h"
 #include "qkv/nn.h"
 
 /* ---- names and configuration (common.c) ---- */
@@ -23,6 +24,18 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
                              int count);
 
+/* 0 when an init's arguments are there (m, p, name); else -1 naming fn. */
+int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const char *name);
+
+/* 0 when a forward can run: m and r are there, r has an arena, and param (the
+ * module's first parameter, NULL when m was never initialised) has values;
+ * else -1 naming fn and what is missing. Pass m ? m->weight : NULL. */
+int qkv__check_forward(const char *fn, const void *m, const qkv_run *r, const qkv_tensor *param);
+
+/* 0 unless a forward in training mode (r->train) with dropout p > 0 has no
+ * r->rng to draw the masks from; then -1 naming fn. */
+int qkv__check_dropout(const char *fn, const qkv_run *r, qkv_real p);
+
 /* 0 when cfg describes a usable module; otherwise -1 with a message naming the
  * module kind (who), its name and the numbers at fault. */
 int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg);
@@ -31,12 +44,15 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
  * 0.02/√(2·n_layer), so the stream's variance does not grow with depth (GPT-2). */
 qkv_real qkv__resid_std(const qkv_block_config *cfg);
 
+/* The number of blocks cfg describes: its n_layer, 0 meaning 1 (a block on its own). */
+int qkv__n_layer(const qkv_block_config *cfg);
+
 /* 0 when x is (B,T,C) for this C; otherwise -1 with a message naming who, x's
- * shape and C. A NULL x (an earlier failure) returns -1 and keeps its message. */
+ * shape and C. A NULL x (an earlier failure) is named as the input x. */
 int qkv__check_btc(const char *who, const qkv_tensor *x, int C);
 
 /* 0 when x and memory have the same batch size; otherwise -1 with a message
- * naming who and both shapes. NULL inputs return -1 and keep their message. */
+ * naming who and both shapes (or the NULL input). */
 int qkv__check_same_batch(const char *who, const qkv_tensor *x, const qkv_tensor *memory);
 
 /* ---- the end of multi-head attention (attend.c) ---- */

@@ -5,16 +5,23 @@
 
 qkv_kv_cache *qkv_kv_cache_new(const qkv_block_config *cfg, int batch, int max_len)
 {
-    if (qkv__check_config("kv_cache", "", cfg) < 0)
+    const char *fn = "qkv_kv_cache_new";
+    if (qkv__check_config(fn, "", cfg) < 0)
         return NULL;
     if (batch < 1 || max_len < 1) {
-        qkv_set_error("kv_cache: batch %d and max_len %d must be >= 1", batch, max_len);
+        qkv_set_error("%s: batch %d and max_len %d must be >= 1", fn, batch, max_len);
+        return NULL;
+    }
+    /* in double, so the check itself cannot wrap around */
+    if ((double)cfg->n_layer * batch * max_len * cfg->n_embd * sizeof(qkv_real) > (double)(SIZE_MAX / 4)) {
+        qkv_set_error("%s: %d layers of %d sequences of %d positions of width %d are too large",
+                      fn, cfg->n_layer, batch, max_len, cfg->n_embd);
         return NULL;
     }
     qkv_kv_cache *c = qkv_calloc(sizeof *c);
     if (!c)
         return NULL;
-    *c = (qkv_kv_cache){.n_layer = cfg->n_layer, .batch = batch, .n_head = cfg->n_head,
+    *c = (qkv_kv_cache){.n_layer = qkv__n_layer(cfg), .batch = batch, .n_head = cfg->n_head,
                         .max_len = max_len, .head_size = cfg->n_embd / cfg->n_head};
     size_t n = (size_t)c->n_layer * batch * c->n_head * max_len * c->head_size;
     c->len = qkv_calloc((size_t)c->n_layer * sizeof *c->len);
@@ -37,7 +44,11 @@ void qkv_kv_cache_free(qkv_kv_cache *c)
     qkv_free(c);
 }
 
-void qkv_kv_cache_reset(qkv_kv_cache *c) { memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len); }
+void qkv_kv_cache_reset(qkv_kv_cache *c)
+{
+    if (!qkv__null("qkv_kv_cache_reset", "c", c))
+        memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len);
+}
 
 int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer)
 {

@@ -4,12 +4,13 @@
 int qkv_linear_init(qkv_linear *m, qkv_params *p, const char *name, int in, int out, bool bias,
                     qkv_real std)
 {
+    if (qkv__check_init("qkv_linear_init", m, p, name) < 0)
+        return -1;
     *m = (qkv_linear){.in = in, .out = out};
     m->weight = qkv__nn_param(p, name, "weight", QKV_SHAPE(out, in), QKV_INIT_NORMAL, std);
-    if (!m->weight)
-        return -1;
-    if (bias && !(m->bias = qkv__nn_param(p, name, "bias", QKV_SHAPE(out), QKV_INIT_ZEROS, 0)))
-        return -1;
+    if (!m->weight ||
+        (bias && !(m->bias = qkv__nn_param(p, name, "bias", QKV_SHAPE(out), QKV_INIT_ZEROS, 0))))
+        return qkv__fail_in("qkv_linear_init");
     return 0;
 }
 
@@ -23,22 +24,22 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 }
 
 /* 0 when x's last dim is the layer's input width, else -1 with a message. */
-static int check_input(const qkv_linear *m, const qkv_tensor *x)
+static int check_input(const char *fn, const qkv_linear *m, const qkv_run *r, const qkv_tensor *x)
 {
-    if (!x)
+    if (qkv__check_forward(fn, m, r, m ? m->weight : NULL) < 0 || qkv__check_input(fn, "x", x) < 0)
         return -1;
     if (x->shape[x->ndim - 1] == m->in)
         return 0;
     char sx[64], sw[64];
-    return qkv_set_error("linear %s %s: input has shape %s; its last dim must be %d",
-                         m->weight->name ? m->weight->name : "weight",
+    return qkv_set_error("%s %s %s: input has shape %s; its last dim must be %d",
+                         fn, m->weight->name ? m->weight->name : "weight",
                          qkv_shape_str(m->weight, sw, sizeof sw), qkv_shape_str(x, sx, sizeof sx),
                          m->in);
 }
 
 qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor *x)
 {
-    if (check_input(m, x) < 0)
+    if (check_input("qkv_linear_forward", m, r, x) < 0)
         return NULL;
     /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
     return qkv_affine(r->arena, x, m->weight, m->bias);
@@ -68,7 +69,7 @@ static qkv_tensor *rows_of(qkv_arena *a, const qkv_tensor *t, int first, int cou
 qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
                              int count)
 {
-    if (check_input(m, x) < 0)
+    if (check_input("qkv_linear_forward", m, r, x) < 0)
         return NULL;
     qkv_arena *a = r->arena;
     qkv_tensor *w = rows_of(a, m->weight, first, count);

@@ -4,15 +4,16 @@
 int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
                        const qkv_block_config *cfg, bool causal)
 {
+    const char *fn = "qkv_self_attn_init";
+    if (qkv__check_init(fn, m, p, name) < 0 || qkv__check_config(fn, name, cfg) < 0)
+        return -1;
     int C = cfg->n_embd;
     *m = (qkv_self_attn){.n_embd = C, .n_head = cfg->n_head, .causal = causal,
                          .dropout = cfg->dropout, .rope = cfg->rope, .qk_norm = cfg->qk_norm};
-    if (qkv__check_config("self_attn", name, cfg) < 0)
-        return -1;
     int D = C / cfg->n_head;
     if (cfg->rope && D % 2 != 0)
-        return qkv_set_error("self_attn '%s': RoPE turns pairs of coordinates, but the head size "
-                             "%d is odd", name, D);
+        return qkv_set_error("qkv_self_attn_init: '%s': RoPE turns pairs of coordinates, but the "
+                             "head size %d is odd", name, D);
     if (qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, cfg->bias, (qkv_real)0.02) < 0 ||
         qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, cfg->bias, qkv__resid_std(cfg)) < 0)
         return -1;
@@ -65,7 +66,10 @@ qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_
                                   const uint8_t *key_valid, qkv_tensor **weights)
 {
     qkv_tensor *q, *k, *v;
-    if (qkv__check_btc("self_attn", x, m->n_embd) < 0 || project_qkv(m, r, x, 0, &q, &k, &v) < 0)
+    const char *fn = "qkv_self_attn_forward";
+    if (qkv__check_forward(fn, m, r, m ? m->c_attn.weight : NULL) < 0 ||
+        qkv__check_dropout(fn, r, m->dropout) < 0 ||
+        qkv__check_btc(fn, x, m->n_embd) < 0 || project_qkv(m, r, x, 0, &q, &k, &v) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
     return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights);
@@ -74,13 +78,21 @@ qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_
 qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
                                          qkv_kv_cache *c, int layer)
 {
+    const char *fn = "qkv_self_attn_forward_cached";
+    if (qkv__check_forward(fn, m, r, m ? m->c_attn.weight : NULL) < 0 || qkv__null(fn, "c", c))
+        return NULL;
+    if (layer < 0 || layer >= c->n_layer) {
+        qkv_set_error("%s: layer %d does not exist; the cache has %d layers", fn, layer,
+                      c->n_layer);
+        return NULL;
+    }
     if (!m->causal) {
-        qkv_set_error("self_attn: a cached forward needs causal attention (earlier positions "
+        qkv_set_error("qkv_self_attn_forward_cached: a cached forward needs causal attention (earlier positions "
                       "would otherwise see later ones)");
         return NULL;
     }
     if (qkv_grad_enabled()) {
-        qkv_set_error("self_attn: the cached forward is for generation; turn grad mode off "
+        qkv_set_error("qkv_self_attn_forward_cached: the cached forward is for generation; turn grad mode off "
                       "(qkv_set_grad_enabled(false))");
         return NULL;
     }
@@ -88,7 +100,7 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
     /* The new rows sit after the cached ones: with RoPE their queries and keys
      * are turned at those positions, and the cache keeps keys already turned. */
     int pos0 = qkv__kv_cache_filled(c, layer);
-    if (pos0 < 0 || qkv__check_btc("self_attn", x, m->n_embd) < 0 ||
+    if (pos0 < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
         project_qkv(m, r, x, pos0, &q, &k, &v) < 0 ||
         qkv__kv_cache_append(c, layer, k, v, r->arena, &k_all, &v_all) < 0)
         return NULL;

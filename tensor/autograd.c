@@ -164,19 +164,23 @@ static void pool_give(grad_pool *p, const qkv_real *data)
         }
 }
 
-void qkv_retain_grad(qkv_tensor *t) { t->retain_grad = true; }
+void qkv_retain_grad(qkv_tensor *t)
+{
+    if (!qkv__null("qkv_retain_grad", "t", t))
+        t->retain_grad = true;
+}
 
 int qkv_backward(qkv_arena *a, qkv_tensor *loss)
 {
-    if (!loss)
+    if (qkv__check_inputs("qkv_backward", a, "loss", 1, &loss) < 0)
         return -1;
     if (loss->size != 1) {
         char s[64];
-        return qkv_set_error("backward: the loss must hold one value, not shape %s",
+        return qkv_set_error("qkv_backward: the loss must hold one value, not shape %s",
                              qkv_shape_str(loss, s, sizeof s));
     }
     if (!loss->requires_grad)
-        return qkv_set_error("backward: the loss does not depend on any tensor that requires grad "
+        return qkv_set_error("qkv_backward: the loss does not depend on any tensor that requires grad "
                              "(no parameters registered, or everything ran in no-grad mode)");
     size_t n = 0;
     qkv_node **order = NULL;

@@ -1,24 +1,75 @@
 /* Error messages and the allocation hook (see qkv/base.h). */
 #include "qkv/base.h"
+#include "check.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char last_error[512];
+static _Thread_local char last_error[1024];
+/* Where the first failure's message starts in last_error: 0, or past the
+ * "fn: input x is NULL: an earlier call failed: " of a NULL passed on. */
+static _Thread_local size_t cause_at;
 
 const char *qkv_last_error(void) { return last_error; }
 
-void qkv_clear_error(void) { last_error[0] = '\0'; }
+void qkv_clear_error(void) { last_error[0] = '\0', cause_at = 0; }
 
 int qkv_set_error(const char *fmt, ...)
 {
+    cause_at = 0;
+    if (!fmt) {
+        snprintf(last_error, sizeof last_error, "qkv_set_error: fmt is NULL");
+        return -1;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+int qkv__null_input(const char *fn, const char *arg)
+{
+    char cause[sizeof last_error];
+    snprintf(cause, sizeof cause, "%s", last_error + cause_at);
+    int n = snprintf(last_error, sizeof last_error, "%s: input %s is NULL%s", fn, arg,
+                     cause[0] ? ": an earlier call failed: " : "");
+    n = n < 0 ? 0 : n >= (int)sizeof last_error ? (int)sizeof last_error - 1 : n;
+    snprintf(last_error + n, sizeof last_error - (size_t)n, "%s", cause);
+    cause_at = (size_t)n;
+    return -1;
+}
+
+int qkv__fail_in(const char *fn)
+{
+    size_t n = strlen(fn);
+    if (strncmp(last_error, fn, n) == 0 && last_error[n] == ':')
+        return -1;
+    char why[sizeof last_error];
+    snprintf(why, sizeof why, "%s", last_error);
+    int k = snprintf(last_error, sizeof last_error, "%s: %s", fn, why);
+    if (k > 0 && (size_t)k < sizeof last_error)
+        cause_at += n + 2;
+    else
+        cause_at = 0;
+    return -1;
+}
+
+bool qkv__null(const char *fn, const char *arg, const void *p)
+{
+    if (!p)
+        qkv_set_error("%s: %s is NULL", fn, arg);
+    return !p;
+}
+
+bool qkv__not_finite(const char *fn, const char *arg, double x)
+{
+    if (!isfinite(x))
+        qkv_set_error("%s: %s is %g; it must be a finite number", fn, arg, x);
+    return !isfinite(x);
 }
 
 static void *(*hook_alloc)(size_t) = malloc;
@@ -43,10 +94,11 @@ uint64_t qkv_alloc_count(void)
  * so leak checkers see every live block as reachable. A custom hook need
  * not align, so over-allocate and keep the raw pointer just below the
  * aligned block for qkv_free. */
-void *qkv_alloc(size_t size)
+/* qkv_alloc, with fn naming the public function in a message. */
+static void *alloc_in(const char *fn, size_t size)
 {
-    if (size > SIZE_MAX - QKV_ALIGN - sizeof(void *)) {
-        qkv_set_error("allocation of %zu bytes is too large", size);
+    if (size > SIZE_MAX - 2 * QKV_ALIGN - sizeof(void *)) {
+        qkv_set_error("%s: %zu bytes is too large an allocation", fn, size);
         return NULL;
     }
     void *p;
@@ -61,7 +113,7 @@ void *qkv_alloc(size_t size)
             ((void **)p)[-1] = raw;
     }
     if (!p) {
-        qkv_set_error("out of memory allocating %zu bytes", size);
+        qkv_set_error("%s: out of memory allocating %zu bytes", fn, size);
         return NULL;
     }
 #pragma omp atomic
@@ -69,9 +121,11 @@ void *qkv_alloc(size_t size)
     return p;
 }
 
+void *qkv_alloc(size_t size) { return alloc_in("qkv_alloc", size); }
+
 void *qkv_calloc(size_t size)
 {
-    void *p = qkv_alloc(size);
+    void *p = alloc_in("qkv_calloc", size);
     if (p)
         memset(p, 0, size);
     return p;

@@ -3,6 +3,7 @@
 #ifndef QKV_GRAPH_H
 #define QKV_GRAPH_H
 
+#include "check.h"
 #include "qkv/tensor.h"
 
 /* Loops over fewer values than this run on one thread: waking the thread
@@ -24,9 +25,6 @@ struct qkv_node {
     qkv_real *scratch;        /* that memory (uninitialised), lent only while backward runs */
     uint32_t mark;            /* visit stamp of the last topological sort */
 };
-
-/* True when any of the n inputs is NULL (an earlier op failed; its message stands). */
-bool qkv__any_null(int n, qkv_tensor *const *ts);
 
 /* A new tensor for an op's result, shaped like t. */
 qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);

@@ -105,7 +105,7 @@ typedef void (*unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
 static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forward_fn forward,
                          qkv_backward_fn backward)
 {
-    if (!x)
+    if (qkv__check_inputs(op, a, "x", 1, &x) < 0)
         return NULL;
     qkv_tensor *y = qkv__like(a, x);
     if (!y)
@@ -117,17 +117,17 @@ static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forw
 
 qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
 {
-    return unary(a, x, "relu", relu_forward, relu_backward);
+    return unary(a, x, "qkv_relu", relu_forward, relu_backward);
 }
 
 qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x)
 {
-    return unary(a, x, "relu2", relu2_forward, relu2_backward);
+    return unary(a, x, "qkv_relu2", relu2_forward, relu2_backward);
 }
 
 qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x)
 {
-    return unary(a, x, "gelu", gelu_forward, gelu_backward);
+    return unary(a, x, "qkv_gelu", gelu_forward, gelu_backward);
 }
 
 /* ---- dropout ---- */
@@ -163,16 +163,16 @@ static void dropout_backward(qkv_node *n)
 
 qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, bool train)
 {
-    if (!x)
+    if (qkv__check_inputs("qkv_dropout", a, "x", 1, &x) < 0)
         return NULL;
     if (!(p >= 0 && p < 1)) { /* also rejects NaN */
-        qkv_set_error("dropout: p must be in [0, 1), not %g", (double)p);
+        qkv_set_error("qkv_dropout: p must be in [0, 1), not %g", (double)p);
         return NULL;
     }
     if (!train || p == 0)
         return x;
     if (!rng) {
-        qkv_set_error("dropout: training with p = %g needs an rng", (double)p);
+        qkv_set_error("qkv_dropout: training with p = %g needs an rng", (double)p);
         return NULL;
     }
     qkv_tensor *y = qkv__like(a, x);
@@ -182,7 +182,7 @@ qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, b
     qkv__dropout_mask(keep, x->size, p, rng);
     drop_ctx c = {keep, 1 / (1 - p)};
     qkv__dropout_apply(y->data, x->data, keep, c.scale, x->size, false);
-    qkv_node *n = qkv__record(a, y, "dropout", dropout_backward, 1, &x);
+    qkv_node *n = qkv__record(a, y, "qkv_dropout", dropout_backward, 1, &x);
     if (n && !qkv__set_ctx(a, n, &c, sizeof c))
         return NULL;
     return y;

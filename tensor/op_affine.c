@@ -20,12 +20,12 @@ static void affine_backward(qkv_node *n)
 qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
 {
     qkv_tensor *in[3] = {x, w, b};
-    if (qkv__any_null(2, in))
+    if (qkv__check_inputs("qkv_affine", a, "x w b", b ? 3 : 2, in) < 0)
         return NULL;
     if (w->ndim != 2 || qkv__cols(x) != w->shape[1])
-        return qkv__shape_error("affine", "x (..., in) needs a weight (out, in)", x, w);
+        return qkv__shape_error("qkv_affine", "x (..., in) needs a weight (out, in)", x, w);
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
-        return qkv__shape_error("affine", "the bias must be (out) for a weight (out, in)", b, w);
+        return qkv__shape_error("qkv_affine", "the bias must be (out) for a weight (out, in)", b, w);
     int shape[QKV_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++)
         shape[i] = x->shape[i];

@@ -222,10 +222,10 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
 
 /* 0 when q, k, v are all there, k and v have one shape, and the mask and
  * dropout suit scores for q; else -1 with a message naming op. */
-static int check_inputs(const char *op, qkv_tensor *const in[3], const qkv_mask *mask,
-                        qkv_real dropout, const qkv_rng *rng)
+static int check_inputs(const char *op, const qkv_arena *a, qkv_tensor *const in[3],
+                        const qkv_mask *mask, qkv_real dropout, const qkv_rng *rng)
 {
-    if (qkv__any_null(3, in))
+    if (qkv__check_inputs(op, a, "q k v", 3, in) < 0)
         return -1;
     if (!qkv_same_shape(in[1], in[2])) {
         qkv__shape_error(op, "k and v must have the same shape", in[1], in[2]);
@@ -243,8 +243,8 @@ static int check_inputs(const char *op, qkv_tensor *const in[3], const qkv_mask 
 static const char *shape_problem(const qkv_tensor *q, const qkv_tensor *k)
 {
     int nd = q->ndim;
-    if (nd < 2)
-        return "q needs (..., Tq, d), at least 2 dims";
+    if (nd < 3)
+        return "q needs (B, ..., Tq, d), at least 3 dims";
     if (k->ndim != nd)
         return "q and k need the same number of dims";
     for (int i = 0; i < nd - 2; i++)
@@ -261,11 +261,13 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
 {
     if (weights)
         *weights = NULL;
-    if (check_inputs("attention", (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
+    if (check_inputs("qkv_attention", a, (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
         return NULL;
     const char *why = shape_problem(q, k);
     if (why)
-        return qkv__shape_error("attention", why, q, k);
+        return qkv__shape_error("qkv_attention", why, q, k);
+    if (qkv__check_causal("qkv_attention", mask, q->shape[q->ndim - 2], k->shape[k->ndim - 2]) < 0)
+        return NULL;
 
     /* Every leading index is one problem, its matrices contiguous. */
     int nd = q->ndim, tq = q->shape[nd - 2], tk = k->shape[nd - 2], d = q->shape[nd - 1];
@@ -285,15 +287,17 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
 {
     if (weights)
         *weights = NULL;
-    if (check_inputs("attention_heads", (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
+    if (check_inputs("qkv_attention_heads", a, (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
         return NULL;
     if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2])
-        return qkv__shape_error("attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
+        return qkv__shape_error("qkv_attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
     int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
     if (n_head < 1 || C % n_head != 0) {
-        qkv_set_error("attention_heads: width %d is not a multiple of n_head %d", C, n_head);
+        qkv_set_error("qkv_attention_heads: width %d is not a multiple of n_head %d", C, n_head);
         return NULL;
     }
+    if (qkv__check_causal("qkv_attention_heads", mask, tq, tk) < 0)
+        return NULL;
 
     /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
     int d = C / n_head;

@@ -74,10 +74,10 @@ static void cross_entropy_backward(qkv_node *n)
 qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *targets,
                               int32_t ignore_index)
 {
-    if (!logits)
+    if (qkv__check_inputs("qkv_cross_entropy", a, "logits", 1, &logits) < 0)
         return NULL;
     if (!targets) {
-        qkv_set_error("cross_entropy: targets is NULL");
+        qkv_set_error("qkv_cross_entropy: targets is NULL");
         return NULL;
     }
     size_t N = qkv__rows(logits), count = 0;
@@ -86,7 +86,7 @@ qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *t
         if (targets[i] == ignore_index)
             continue;
         if (targets[i] < 0 || targets[i] >= V) {
-            qkv_set_error("cross_entropy: target %d at row %zu is outside [0, %d), the %d classes "
+            qkv_set_error("qkv_cross_entropy: target %d at row %zu is outside [0, %d), the %d classes "
                           "of the logits (ignore_index is %d)",
                           (int)targets[i], i, V, V, (int)ignore_index);
             return NULL;

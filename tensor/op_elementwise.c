@@ -4,7 +4,7 @@
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL } binop;
 
-static const char *binop_name[] = {"add", "sub", "mul"};
+static const char *binop_name[] = {"qkv_add", "qkv_sub", "qkv_mul"};
 
 /* y broadcasts over x when y's shape equals x's trailing dims. */
 static bool broadcasts(const qkv_tensor *x, const qkv_tensor *y)
@@ -140,7 +140,7 @@ static qkv_tensor *binary(qkv_arena *a, qkv_tensor *x, qkv_tensor *y, binop op)
 {
     static const qkv_backward_fn backward[] = {add_backward, sub_backward, mul_backward};
     qkv_tensor *in[2] = {x, y};
-    if (qkv__any_null(2, in))
+    if (qkv__check_inputs(binop_name[op], a, "x y", 2, in) < 0)
         return NULL;
     if (!broadcasts(x, y))
         return qkv__shape_error(binop_name[op],
@@ -169,7 +169,7 @@ static void scale_backward(qkv_node *n)
 
 qkv_tensor *qkv_scale(qkv_arena *a, qkv_tensor *x, qkv_real s)
 {
-    if (!x)
+    if (qkv__check_inputs("qkv_scale", a, "x", 1, &x) < 0 || qkv__not_finite("qkv_scale", "s", (double)s))
         return NULL;
     qkv_tensor *out = qkv__like(a, x);
     if (!out)

@@ -48,26 +48,27 @@ static void embedding_backward(qkv_node *n)
 qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, int ndim,
                           const int *shape)
 {
-    if (!table)
+    if (qkv__check_inputs("qkv_embedding", a, "table", 1, &table) < 0 ||
+        qkv__null("qkv_embedding", "shape", shape))
         return NULL;
     char s[64];
     if (table->ndim != 2) {
-        qkv_set_error("embedding: the table must be 2-D (V, C), not shape %s",
+        qkv_set_error("qkv_embedding: the table must be 2-D (V, C), not shape %s",
                       qkv_shape_str(table, s, sizeof s));
         return NULL;
     }
     if (!ids) {
-        qkv_set_error("embedding: ids is NULL");
+        qkv_set_error("qkv_embedding: ids is NULL");
         return NULL;
     }
     if (ndim < 1 || ndim > QKV_MAX_DIMS - 1) {
-        qkv_set_error("embedding: ids must be given with 1 to %d dims (not %d)", QKV_MAX_DIMS - 1,
+        qkv_set_error("qkv_embedding: ids must be given with 1 to %d dims (not %d)", QKV_MAX_DIMS - 1,
                       ndim);
         return NULL;
     }
     for (int d = 0; d < ndim; d++)
         if (shape[d] < 1) {
-            qkv_set_error("embedding: the ids' shape has extent %d in dim %d", shape[d], d);
+            qkv_set_error("qkv_embedding: the ids' shape has extent %d in dim %d", shape[d], d);
             return NULL;
         }
     int V = table->shape[0], C = table->shape[1];
@@ -80,7 +81,7 @@ qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, i
     size_t n = y->size / (size_t)C;
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= V) {
-            qkv_set_error("embedding: id %d at position %zu is outside [0, %d): the table %s has "
+            qkv_set_error("qkv_embedding: id %d at position %zu is outside [0, %d): the table %s has "
                           "V = %d rows",
                           (int)ids[i], i, V, qkv_shape_str(table, s, sizeof s), V);
             return NULL;

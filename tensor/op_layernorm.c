@@ -151,17 +151,19 @@ static void layernorm_backward(qkv_node *n)
 
 qkv_tensor *qkv_layernorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, qkv_real eps)
 {
-    if (!x)
+    if (qkv__check_inputs("qkv_layernorm", a, "x", 1, &x) < 0 ||
+        (w && qkv__check_input("qkv_layernorm", "w", w) < 0) ||
+        (b && qkv__check_input("qkv_layernorm", "b", b) < 0))
         return NULL;
     qkv_tensor *params[2] = {w, b};
     for (int i = 0; i < 2; i++)
         if (params[i] && (params[i]->ndim != 1 || params[i]->shape[0] != qkv__cols(x)))
-            return qkv__shape_error("layernorm",
+            return qkv__shape_error("qkv_layernorm",
                                     i ? "the shift b must be (C), C = x's last dim"
                                       : "the scale w must be (C), C = x's last dim",
                                     x, params[i]);
     if (!(eps >= 0)) {
-        qkv_set_error("layernorm: eps must be >= 0, not %g", (double)eps);
+        qkv_set_error("qkv_layernorm: eps must be >= 0, not %g", (double)eps);
         return NULL;
     }
     size_t N = qkv__rows(x);

@@ -53,21 +53,21 @@ static void matmul_backward(qkv_node *n)
 qkv_tensor *qkv_matmul(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, bool trans_x, bool trans_w)
 {
     qkv_tensor *in[2] = {x, w};
-    if (qkv__any_null(2, in))
+    if (qkv__check_inputs("qkv_matmul", a, "x w", 2, in) < 0)
         return NULL;
     if (x->ndim < 2 || w->ndim < 2)
-        return qkv__shape_error("matmul", "both operands need at least 2 dimensions", x, w);
+        return qkv__shape_error("qkv_matmul", "both operands need at least 2 dimensions", x, w);
     int M = trans_x ? cols_of(x) : rows_of(x), K = trans_x ? rows_of(x) : cols_of(x);
     int Kw = trans_w ? cols_of(w) : rows_of(w), N = trans_w ? rows_of(w) : cols_of(w);
     if (K != Kw)
-        return qkv__shape_error("matmul", "inner dimensions differ", x, w);
+        return qkv__shape_error("qkv_matmul", "inner dimensions differ", x, w);
     bool shared = w->ndim == 2 && x->ndim > 2;
     if (!shared) {
         if (w->ndim != x->ndim)
-            return qkv__shape_error("matmul", "batch dimensions differ", x, w);
+            return qkv__shape_error("qkv_matmul", "batch dimensions differ", x, w);
         for (int i = 0; i < x->ndim - 2; i++)
             if (x->shape[i] != w->shape[i])
-                return qkv__shape_error("matmul", "batch dimensions differ", x, w);
+                return qkv__shape_error("qkv_matmul", "batch dimensions differ", x, w);
     }
     int shape[QKV_MAX_DIMS];
     for (int i = 0; i < x->ndim - 2; i++)

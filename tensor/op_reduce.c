@@ -12,7 +12,7 @@ static void reduce_backward(qkv_node *n)
 
 static qkv_tensor *reduce(qkv_arena *a, qkv_tensor *x, const char *op, qkv_real factor)
 {
-    if (!x)
+    if (qkv__check_inputs(op, a, "x", 1, &x) < 0)
         return NULL;
     qkv_tensor *out = qkv_tensor_new(a, QKV_SHAPE(1));
     if (!out)
@@ -28,6 +28,9 @@ static qkv_tensor *reduce(qkv_arena *a, qkv_tensor *x, const char *op, qkv_real 
     return out;
 }
 
-qkv_tensor *qkv_sum(qkv_arena *a, qkv_tensor *x) { return reduce(a, x, "sum", 1); }
+qkv_tensor *qkv_sum(qkv_arena *a, qkv_tensor *x) { return reduce(a, x, "qkv_sum", 1); }
 
-qkv_tensor *qkv_mean(qkv_arena *a, qkv_tensor *x) { return x ? reduce(a, x, "mean", (qkv_real)1 / (qkv_real)x->size) : NULL; }
+qkv_tensor *qkv_mean(qkv_arena *a, qkv_tensor *x)
+{
+    return reduce(a, x, "qkv_mean", x ? (qkv_real)1 / (qkv_real)x->size : 0);
+}

@@ -84,16 +84,13 @@ static void rmsnorm_backward(qkv_node *n)
 
 qkv_tensor *qkv_rmsnorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_real eps)
 {
-    if (!a) {
-        qkv_set_error("rmsnorm: the arena is NULL");
-        return NULL;
-    }
-    if (!x)
+    if (qkv__check_inputs("qkv_rmsnorm", a, "x", 1, &x) < 0 ||
+        (w && qkv__check_input("qkv_rmsnorm", "w", w) < 0))
         return NULL;
     if (w && (w->ndim != 1 || w->shape[0] != qkv__cols(x)))
-        return qkv__shape_error("rmsnorm", "the scale w must be (C), C = x's last dim", x, w);
+        return qkv__shape_error("qkv_rmsnorm", "the scale w must be (C), C = x's last dim", x, w);
     if (!(eps >= 0) || !isfinite(eps)) {
-        qkv_set_error("rmsnorm: eps must be finite and >= 0, not %g", (double)eps);
+        qkv_set_error("qkv_rmsnorm: eps must be finite and >= 0, not %g", (double)eps);
         return NULL;
     }
     size_t N = qkv__rows(x);

@@ -67,24 +67,20 @@ static void rope_backward(qkv_node *n)
 
 qkv_tensor *qkv_rope(qkv_arena *a, qkv_tensor *x, int n_head, int pos0)
 {
-    if (!a) {
-        qkv_set_error("rope: the arena is NULL");
-        return NULL;
-    }
-    if (!x)
+    if (qkv__check_inputs("qkv_rope", a, "x", 1, &x) < 0)
         return NULL;
     char s[64];
     if (x->ndim != 3) {
-        qkv_set_error("rope: x has shape %s; expected (B,T,H·d)", qkv_shape_str(x, s, sizeof s));
+        qkv_set_error("qkv_rope: x has shape %s; expected (B,T,H·d)", qkv_shape_str(x, s, sizeof s));
         return NULL;
     }
     if (n_head < 1 || x->shape[2] % n_head != 0 || (x->shape[2] / n_head) % 2 != 0) {
-        qkv_set_error("rope: x %s does not split into %d heads of an even size",
+        qkv_set_error("qkv_rope: x %s does not split into %d heads of an even size",
                       qkv_shape_str(x, s, sizeof s), n_head);
         return NULL;
     }
     if (pos0 < 0 || pos0 > (1 << 24)) {
-        qkv_set_error("rope: the first position %d is not in [0, 2^24]", pos0);
+        qkv_set_error("qkv_rope: the first position %d is not in [0, 2^24]", pos0);
         return NULL;
     }
     int B = x->shape[0], T = x->shape[1], d = x->shape[2] / n_head, half = d / 2;

@@ -18,10 +18,10 @@ static void reshape_backward(qkv_node *n)
 
 qkv_tensor *qkv_reshape(qkv_arena *a, qkv_tensor *x, int ndim, const int *shape)
 {
-    if (!x)
+    if (qkv__check_inputs("qkv_reshape", a, "x", 1, &x) < 0 || qkv__null("qkv_reshape", "shape", shape))
         return NULL;
     if (ndim < 1 || ndim > QKV_MAX_DIMS) {
-        qkv_set_error("reshape: a shape has 1 to %d dimensions, not %d", QKV_MAX_DIMS, ndim);
+        qkv_set_error("qkv_reshape: a shape has 1 to %d dimensions, not %d", QKV_MAX_DIMS, ndim);
         return NULL;
     }
     qkv_tensor want = {.ndim = ndim}; /* only for the error messages */
@@ -29,13 +29,13 @@ qkv_tensor *qkv_reshape(qkv_arena *a, qkv_tensor *x, int ndim, const int *shape)
     size_t size = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 1)
-            return qkv__shape_error("reshape", "extents must be >= 1", x, &want);
+            return qkv__shape_error("qkv_reshape", "extents must be >= 1", x, &want);
         if (size > x->size / (size_t)shape[i]) /* also keeps the product from overflowing */
-            return qkv__shape_error("reshape", "the number of values differs", x, &want);
+            return qkv__shape_error("qkv_reshape", "the number of values differs", x, &want);
         size *= (size_t)shape[i];
     }
     if (size != x->size)
-        return qkv__shape_error("reshape", "the number of values differs", x, &want);
+        return qkv__shape_error("qkv_reshape", "the number of values differs", x, &want);
     qkv_tensor *out = qkv_arena_calloc(a, sizeof *out);
     if (!out)
         return NULL;
@@ -126,23 +126,25 @@ static qkv_tensor *permute_op(qkv_arena *a, qkv_tensor *x, const int *perm, cons
 
 qkv_tensor *qkv_permute(qkv_arena *a, qkv_tensor *x, const int *perm)
 {
-    return x ? permute_op(a, x, perm, "permute") : NULL;
+    if (qkv__check_inputs("qkv_permute", a, "x", 1, &x) < 0 || qkv__null("qkv_permute", "perm", perm))
+        return NULL;
+    return permute_op(a, x, perm, "qkv_permute");
 }
 
 qkv_tensor *qkv_transpose(qkv_arena *a, qkv_tensor *x)
 {
-    if (!x)
+    if (qkv__check_inputs("qkv_transpose", a, "x", 1, &x) < 0)
         return NULL;
     if (x->ndim < 2) {
         char s[64];
-        qkv_set_error("transpose: needs at least 2 dimensions, not shape %s",
+        qkv_set_error("qkv_transpose: needs at least 2 dimensions, not shape %s",
                       qkv_shape_str(x, s, sizeof s));
         return NULL;
     }
     int perm[QKV_MAX_DIMS] = {0, 1, 2, 3};
     perm[x->ndim - 2] = x->ndim - 1;
     perm[x->ndim - 1] = x->ndim - 2;
-    return permute_op(a, x, perm, "transpose");
+    return permute_op(a, x, perm, "qkv_transpose");
 }
 
 /* ---- concat and slice: column blocks of the last dimension ---- */
@@ -182,10 +184,18 @@ static void concat_backward(qkv_node *n)
 qkv_tensor *qkv_concat(qkv_arena *a, int n, qkv_tensor *const *xs)
 {
     if (n < 1) {
-        qkv_set_error("concat: needs at least one tensor, not %d", n);
+        qkv_set_error("qkv_concat: needs at least one tensor, not %d", n);
         return NULL;
     }
-    if (qkv__any_null(n, xs))
+    if (qkv__null("qkv_concat", "xs", xs))
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "xs[%d]", i);
+        if (qkv__check_input("qkv_concat", name, xs[i]) < 0)
+            return NULL;
+    }
+    if (qkv__null("qkv_concat", "arena", a))
         return NULL;
     const qkv_tensor *first = xs[0];
     long long cols = 0;
@@ -195,13 +205,13 @@ qkv_tensor *qkv_concat(qkv_arena *a, int n, qkv_tensor *const *xs)
         for (int d = 0; agree && d < x->ndim - 1; d++)
             agree = x->shape[d] == first->shape[d];
         if (!agree)
-            return qkv__shape_error("concat", "all dims but the last must agree", first, x);
+            return qkv__shape_error("qkv_concat", "all dims but the last must agree", first, x);
         cols += qkv__cols(x);
     }
     int shape[QKV_MAX_DIMS];
     memcpy(shape, first->shape, sizeof shape);
     if (cols > (1LL << 30)) {
-        qkv_set_error("concat: the result would have %lld columns", cols);
+        qkv_set_error("qkv_concat: the result would have %lld columns", cols);
         return NULL;
     }
     shape[first->ndim - 1] = (int)cols;
@@ -229,12 +239,12 @@ static void slice_backward(qkv_node *n)
 
 qkv_tensor *qkv_slice(qkv_arena *a, qkv_tensor *x, int start, int len)
 {
-    if (!x)
+    if (qkv__check_inputs("qkv_slice", a, "x", 1, &x) < 0)
         return NULL;
     int cols = qkv__cols(x);
     if (start < 0 || len < 1 || start > cols - len) {
         char s[64];
-        qkv_set_error("slice: columns [%d, %lld) are not a non-empty part of the last dim of "
+        qkv_set_error("qkv_slice: columns [%d, %lld) are not a non-empty part of the last dim of "
                       "shape %s",
                       start, (long long)start + len, qkv_shape_str(x, s, sizeof s));
         return NULL;

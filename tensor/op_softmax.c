@@ -19,6 +19,15 @@ int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t)
     return 0;
 }
 
+int qkv__check_causal(const char *op, const qkv_mask *mask, int tq, int tk)
+{
+    if (mask && mask->causal && tq > tk)
+        return qkv_set_error("%s: a causal mask over Tq %d queries and Tk %d keys: with Tq > Tk "
+                             "the first %d queries would see no key at all",
+                             op, tq, tk, tq - tk);
+    return 0;
+}
+
 int qkv__visible_keys(bool causal, int i, int tq, int tk)
 {
     if (!causal)
@@ -131,9 +140,9 @@ static void softmax_backward(qkv_node *n)
 static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qkv_mask *mask,
                            qkv_real scale)
 {
-    if (!x)
-        return NULL;
-    if (qkv__check_mask(op, mask, x) < 0)
+    if (qkv__check_inputs(op, a, "x", 1, &x) < 0 || qkv__not_finite(op, "scale", (double)scale) ||
+        qkv__check_mask(op, mask, x) < 0 ||
+        (x->ndim >= 2 && qkv__check_causal(op, mask, x->shape[x->ndim - 2], qkv__cols(x)) < 0))
         return NULL;
     qkv_tensor *y = qkv__like(a, x);
     if (!y)
@@ -147,9 +156,9 @@ static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qk
     return y;
 }
 
-qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x) { return softmax(a, "softmax", x, NULL, 1); }
+qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x) { return softmax(a, "qkv_softmax", x, NULL, 1); }
 
 qkv_tensor *qkv_softmax_masked(qkv_arena *a, qkv_tensor *x, const qkv_mask *mask, qkv_real scale)
 {
-    return softmax(a, "softmax_masked", x, mask, scale);
+    return softmax(a, "qkv_softmax_masked", x, mask, scale);
 }

@@ -1,9 +1,12 @@
 /* Named parameters in flat buffers (see qkv/params.h). */
 #include "qkv/params.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "check.h"
 
 /* The most values all parameters together may hold: far enough below
  * SIZE_MAX that no size or byte count computed from it can wrap around. */
@@ -25,6 +28,8 @@ void qkv_params_free(qkv_params *p)
 
 qkv_param *qkv_params_find(const qkv_params *p, const char *name)
 {
+    if (qkv__null("qkv_params_find", "p", p) || qkv__null("qkv_params_find", "name", name))
+        return NULL;
     for (int i = 0; i < p->count; i++)
         if (strcmp(p->items[i].name, name) == 0)
             return &p->items[i];
@@ -34,35 +39,52 @@ qkv_param *qkv_params_find(const qkv_params *p, const char *name)
 qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int *shape,
                            qkv_init init, qkv_real std)
 {
+    const char *fn = "qkv_params_add";
+    if (qkv__null(fn, "p", p) || qkv__null(fn, "name", name) || qkv__null(fn, "shape", shape))
+        return NULL;
     if (p->data) {
-        qkv_set_error("parameter '%s' declared after qkv_params_alloc", name);
+        qkv_set_error("%s: parameter '%s' declared after qkv_params_alloc", fn, name);
+        return NULL;
+    }
+    if (!name[0]) {
+        qkv_set_error("%s: the parameter name is empty", fn);
         return NULL;
     }
     if (strlen(name) >= QKV_PARAM_NAME_MAX) {
-        qkv_set_error("parameter name '%s' is longer than %d characters", name,
+        qkv_set_error("%s: parameter name '%s' is longer than %d characters", fn, name,
                       QKV_PARAM_NAME_MAX - 1);
         return NULL;
     }
     if (qkv_params_find(p, name)) {
-        qkv_set_error("parameter '%s' declared twice", name);
+        qkv_set_error("%s: parameter '%s' declared twice", fn, name);
         return NULL;
     }
     if (ndim < 1 || ndim > QKV_MAX_DIMS) {
-        qkv_set_error("parameter '%s' has %d dimensions; 1 to %d allowed", name, ndim, QKV_MAX_DIMS);
+        qkv_set_error("%s: parameter '%s' has %d dimensions; 1 to %d allowed", fn, name, ndim,
+                      QKV_MAX_DIMS);
+        return NULL;
+    }
+    if (init != QKV_INIT_ZEROS && init != QKV_INIT_ONES && init != QKV_INIT_NORMAL) {
+        qkv_set_error("%s: parameter '%s' has init %d; not a qkv_init", fn, name, (int)init);
+        return NULL;
+    }
+    if (init == QKV_INIT_NORMAL && !(std >= 0 && isfinite((double)std))) {
+        qkv_set_error("%s: parameter '%s' has std %g; it must be finite and >= 0", fn, name,
+                      (double)std);
         return NULL;
     }
     size_t size = 1;
     bool too_large = false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 1 || shape[i] > (1 << 30)) {
-            qkv_set_error("parameter '%s' has extent %d in dimension %d", name, shape[i], i);
+            qkv_set_error("%s: parameter '%s' has extent %d in dimension %d", fn, name, shape[i], i);
             return NULL;
         }
         too_large |= size > MAX_VALUES / (size_t)shape[i];
         size *= (size_t)shape[i];
     }
     if (too_large || p->total + size > MAX_VALUES - 16) {
-        qkv_set_error("parameter '%s' would make the parameters too large", name);
+        qkv_set_error("%s: parameter '%s' would make the parameters too large", fn, name);
         return NULL;
     }
     if (p->count == p->cap) {
@@ -97,10 +119,16 @@ qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int 
 
 int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
 {
+    if (qkv__null("qkv_params_alloc", "p", p))
+        return -1;
     if (p->data)
-        return qkv_set_error("qkv_params_alloc called twice");
+        return qkv_set_error("qkv_params_alloc: the parameters are already allocated (called twice)");
     if (p->total == 0)
-        return qkv_set_error("no parameters declared");
+        return qkv_set_error("qkv_params_alloc: no parameters declared");
+    for (int i = 0; i < p->count && rng == NULL; i++)
+        if (p->items[i].init == QKV_INIT_NORMAL)
+            return qkv_set_error("qkv_params_alloc: rng is NULL, and parameter '%s' is drawn "
+                                 "from N(0, std^2)", p->items[i].name);
     p->data = qkv_calloc(p->total * sizeof(qkv_real));
     p->grad = qkv_calloc(p->total * sizeof(qkv_real));
     if (!p->data || !p->grad) { /* leave p as before, so alloc can be retried */
@@ -124,6 +152,10 @@ int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
 
 void qkv_params_zero_grad(qkv_params *p)
 {
-    if (p->grad)
+    if (qkv__null("qkv_params_zero_grad", "p", p))
+        return;
+    if (!p->grad)
+        qkv_set_error("qkv_params_zero_grad: no gradients yet: call qkv_params_alloc first");
+    else
         memset(p->grad, 0, p->total * sizeof(qkv_real));
 }

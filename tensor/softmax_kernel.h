@@ -11,6 +11,10 @@
  * dim first, (B, ..., Tq, Tk). mask may be NULL. */
 int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t);
 
+/* -1 with a message naming op when a causal mask would leave queries with no
+ * key at all: Tq > Tk (query i sees keys j <= i + Tk - Tq). */
+int qkv__check_causal(const char *op, const qkv_mask *mask, int tq, int tk);
+
 /* How many leading keys query i of tq may see: all tk without a causal mask;
  * under one the keys j <= i + (tk - tq), so the last query sees every key
  * (with tk > tq the extra keys are an earlier context); none when tk < tq and

@@ -77,19 +77,22 @@ static void assert_weights_valid(const qkv_tensor *w, const qkv_mask *m, int tq,
     }
 }
 
-/* Q = K = [[1,0],[0,1],[1,1]], V = [[1,2],[3,4],[5,6]], d = 2, no mask. */
+/* Q = K = [[1,0],[0,1],[1,1]], V = [[1,2],[3,4],[5,6]], d = 2, no mask: a
+ * batch of one sequence, (1, T, d). */
 START_TEST(test_worked_example)
 {
     qkv_arena *a = qkv_arena_new(1 << 16);
     const qkv_real qk[] = {1, 0, 0, 1, 1, 1}, vv[] = {1, 2, 3, 4, 5, 6};
-    qkv_tensor *q = qkv_from_array(a, QKV_SHAPE(3, 2), qk), *k = qkv_from_array(a, QKV_SHAPE(3, 2), qk);
-    qkv_tensor *v = qkv_from_array(a, QKV_SHAPE(3, 2), vv), *w = NULL;
+    qkv_tensor *q = qkv_from_array(a, QKV_SHAPE(1, 3, 2), qk);
+    qkv_tensor *k = qkv_from_array(a, QKV_SHAPE(1, 3, 2), qk);
+    qkv_tensor *v = qkv_from_array(a, QKV_SHAPE(1, 3, 2), vv), *w = NULL;
     qkv_tensor *out = qkv_attention(a, q, k, v, NULL, 0, NULL, &w);
     ck_assert_qkv(out);
     ck_assert_ptr_nonnull(w);
-    ck_assert_int_eq(w->ndim, 2);
-    ck_assert_int_eq(w->shape[0], 3);
+    ck_assert_int_eq(w->ndim, 3);
+    ck_assert_int_eq(w->shape[0], 1);
     ck_assert_int_eq(w->shape[1], 3);
+    ck_assert_int_eq(w->shape[2], 3);
     double want_w[9], want_out[6];
     reference(want_out, want_w, qk, qk, vv, 1, 3, 3, 2, 1 / sqrt(2.0), false, NULL, 1);
     assert_close_double(w, want_w, 1e-5, "weights");
@@ -215,7 +218,7 @@ START_TEST(test_scores_scaled_by_sqrt_d)
     qkv_rng_seed(&rng, 3);
     qkv_arena *a = qkv_arena_new(1 << 18);
     enum { T = 4, D = 16 };
-    qkv3 x = random_qkv(a, &rng, 2, NULL, T, T, D);
+    qkv3 x = random_qkv(a, &rng, 3, (const int[]){1}, T, T, D);
     double *want = check_against_reference(a, x, NULL, 1, "1/sqrt(d)", NULL);
     double unscaled[T * D], w[T * T];
     reference(unscaled, w, x.q->data, x.k->data, x.v->data, 1, T, T, D, 1, false, NULL, 1);
@@ -231,7 +234,7 @@ START_TEST(test_keys_and_values_not_swapped)
     qkv_rng_seed(&rng, 4);
     qkv_arena *a = qkv_arena_new(1 << 18);
     enum { TQ = 3, TK = 5, D = 4 };
-    qkv3 x = random_qkv(a, &rng, 2, NULL, TQ, TK, D);
+    qkv3 x = random_qkv(a, &rng, 3, (const int[]){1}, TQ, TK, D);
     double *want = check_against_reference(a, x, NULL, 1, "keys vs values", NULL);
     double swapped[TQ * D], w[TQ * TK];
     reference(swapped, w, x.q->data, x.v->data, x.k->data, 1, TQ, TK, D, 1 / sqrt((double)D), false,

@@ -1,9 +1,13 @@
 /* Checkpoints: bit-exact round trip, and a precise error for every kind of
  * bad file (truncated, corrupt, foreign, newer, mismatched, absurd). */
+#define _GNU_SOURCE /* memmem */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "qkv/checkpoint.h"
@@ -281,7 +285,8 @@ START_TEST(test_wrong_kind_names_both)
     qkv_checkpoint *ck = qkv_checkpoint_open_bytes(b, n, "k.ckpt", "seq2seq");
     ck_assert_ptr_null(ck);
     ck_assert_str_eq(qkv_last_error(),
-                     "checkpoint 'k.ckpt' holds a 'gpt' model, not the expected 'seq2seq'");
+                     "qkv_checkpoint_open_bytes: checkpoint 'k.ckpt' holds a 'gpt' model, not the "
+                     "expected 'seq2seq'");
     free(b);
 }
 END_TEST
@@ -340,7 +345,8 @@ START_TEST(test_missing_file)
     const char *path = tmp_path("absent.ckpt");
     ck_assert_ptr_null(qkv_checkpoint_open(path, "gpt"));
     char want[256];
-    snprintf(want, sizeof want, "checkpoint: cannot open '%s': No such file or directory", path);
+    snprintf(want, sizeof want,
+             "qkv_checkpoint_open: cannot open '%s': No such file or directory", path);
     ck_assert_str_eq(qkv_last_error(), want);
 }
 END_TEST
@@ -359,7 +365,8 @@ START_TEST(test_parameter_mismatch_names_both_shapes)
     qkv_real before = wider->data[0];
     ck_assert_int_eq(qkv_checkpoint_load(ck, wider, NULL, NULL), -1);
     snprintf(want, sizeof want,
-             "parameter 'fc.weight' has shape (2,4,2) in checkpoint '%s' but (3,4,2) in the model",
+             "qkv_checkpoint_load: parameter 'fc.weight' has shape (2,4,2) in checkpoint '%s' but "
+             "(3,4,2) in the model",
              path);
     ck_assert_str_eq(qkv_last_error(), want);
     ck_assert_float_eq(wider->data[0], before); /* nothing was loaded */
@@ -407,32 +414,69 @@ static void assert_still_first(const char *path)
     qkv_checkpoint_close(ck);
 }
 
+/* The files in tmpdir whose names start with prefix but are not exactly it
+ * (temporaries and locks left behind), space-separated. */
+static const char *leftovers(const char *prefix)
+{
+    static char names[512];
+    names[0] = 0;
+    DIR *d = opendir(tmpdir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strcmp(e->d_name, prefix) != 0) {
+            strncat(names, " ", sizeof names - strlen(names) - 1);
+            strncat(names, e->d_name, sizeof names - strlen(names) - 1);
+        }
+    closedir(d);
+    return names;
+}
+
+/* In a child whose files may grow to at most limit bytes (a disk that fills
+ * up half-way, as root too): save b to path, which must fail naming why. */
+static void save_with_file_limit(const char *path, run *b, rlim_t limit)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN); /* the write then fails with EFBIG instead */
+        struct rlimit rl = {limit, limit};
+        int ok = setrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+                 qkv_checkpoint_save(path, &b->model, b->p, b->opt, &b->prog) == -1 &&
+                 strstr(qkv_last_error(), "File too large") &&
+                 strstr(qkv_last_error(), "is left as it was");
+        if (!ok)
+            fprintf(stderr, "save under a file size limit: %s\n", qkv_last_error());
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the failing save did not fail cleanly");
+}
+
 START_TEST(test_failed_save_keeps_last_checkpoint)
 {
     run a, b;
     run_init(&a, 1, QKV_OPTIM_ADAMW);
     run_init(&b, 2, QKV_OPTIM_ADAMW);
     const char *path = tmp_path("keep.ckpt");
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     ck_assert_int_eq(qkv_checkpoint_save(path, &a.model, a.p, a.opt, &a.prog), 0);
-    ck_assert_int_eq(access(tmp, F_OK), -1); /* no temporary left behind */
-
-    /* The temporary cannot be created. */
-    ck_assert_int_eq(mkdir(tmp, 0700), 0);
-    ck_assert_int_eq(qkv_checkpoint_save(path, &b.model, b.p, b.opt, &b.prog), -1);
-    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "cannot create"));
-    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "Is a directory"));
-    assert_still_first(path);
-    ck_assert_int_eq(rmdir(tmp), 0);
+    ck_assert_str_eq(leftovers("keep.ckpt"), ""); /* no temporary or lock left behind */
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
 
     /* The disk fills up half-way through writing. */
-    ck_assert_int_eq(symlink("/dev/full", tmp), 0);
-    ck_assert_int_eq(qkv_checkpoint_save(path, &b.model, b.p, b.opt, &b.prog), -1);
-    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "No space left on device"));
-    struct stat st;
-    ck_assert_int_eq(lstat(tmp, &st), -1); /* the failed temporary was removed */
+    save_with_file_limit(path, &b, (rlim_t)st.st_size / 2);
+    ck_assert_str_eq(leftovers("keep.ckpt"), ""); /* the failed temporary was removed */
     assert_still_first(path);
+
+    /* No file can be created beside it (not testable as root, who may write anyway). */
+    if (geteuid() != 0) {
+        ck_assert_int_eq(chmod(tmpdir, 0500), 0);
+        ck_assert_int_eq(qkv_checkpoint_save(path, &b.model, b.p, b.opt, &b.prog), -1);
+        ck_assert_ptr_nonnull(strstr(qkv_last_error(), "cannot"));
+        ck_assert_int_eq(chmod(tmpdir, 0700), 0);
+        assert_still_first(path);
+    }
 
     /* And a save that works replaces it. */
     ck_assert_int_eq(qkv_checkpoint_save(path, &b.model, b.p, b.opt, &b.prog), 0);
@@ -442,6 +486,93 @@ START_TEST(test_failed_save_keeps_last_checkpoint)
     qkv_checkpoint_close(ck);
     run_free(&a);
     run_free(&b);
+}
+END_TEST
+
+/* Where the fields after the parameters sit in a saved run (2 RNGs, AdamW). */
+typedef struct tail_layout {
+    size_t m, v;        /* the first and second moment buffers */
+    size_t optim_step;  /* the optimizer step */
+    size_t train_step;  /* the training step */
+} tail_layout;
+
+static tail_layout layout_of(size_t n, size_t n_values)
+{
+    tail_layout t;
+    t.train_step = n - 4 - (4 + 2 * 32) - 8;
+    t.v = t.train_step - 4 * n_values;
+    t.m = t.v - 4 * n_values;
+    t.optim_step = t.m - 8;
+    return t;
+}
+
+/* A file that passes its checksum but whose fields are impossible is refused,
+ * naming the field: negative steps, NaN or inf weights, a negative second
+ * moment, a kind with a control byte. */
+START_TEST(test_lying_fields_are_refused)
+{
+    size_t n;
+    unsigned char *good = saved_bytes("lie.ckpt", 3, &n), *b = malloc(n);
+    qkv_checkpoint *ck = qkv_checkpoint_open_bytes(good, n, "lie.ckpt", "gpt");
+    ck_assert_qkv(ck);
+    size_t n_values = ck->n_values;
+    qkv_checkpoint_close(ck);
+    tail_layout t = layout_of(n, n_values);
+    const unsigned char *name = memmem(good, n, "wte.weight", 10);
+    ck_assert_ptr_nonnull(name);
+    size_t first_value = (size_t)(name - good) + 10 + 4 + 2 * 4;
+    struct {
+        size_t at;
+        uint64_t x;
+        int bytes;
+        const char *want;
+    } cases[] = {
+        {t.train_step, (uint64_t)-1000, 8, "the training step -1000 is negative"},
+        {t.optim_step, (uint64_t)-5, 8, "the optimizer step -5 is negative"},
+        {first_value, 0x7fc00000u, 4, "the value 0 of parameter 'wte.weight' is nan"},
+        {first_value + 4, 0x7f800000u, 4, "the value 1 of parameter 'wte.weight' is inf"},
+        {t.m, 0xff800000u, 4, "the first moment 0 of parameter 'wte.weight' is -inf"},
+        {t.v, 0xbf800000u, 4, "the second moment 0 of parameter 'wte.weight' is -1"},
+        {8 + 4 + 8 + 4 + 1, 0x07, 1, "the model kind holds byte 0x07 at 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(b, good, n);
+        patch_le(b, cases[i].at, cases[i].x, cases[i].bytes);
+        fix_crc(b, n);
+        expect_open_error(b, n, cases[i].want);
+        ck_assert_ptr_nonnull(strstr(qkv_last_error(), "checkpoint 'mem.ckpt' is malformed"));
+    }
+    free(b);
+    free(good);
+}
+END_TEST
+
+/* Save refuses what open would refuse, and writes nothing. */
+START_TEST(test_save_refuses_what_open_refuses)
+{
+    const char *path = tmp_path("refused.ckpt");
+    run a;
+    run_init(&a, 4, QKV_OPTIM_ADAMW);
+    qkv_rng kept = a.rngs[1];
+    memset(&a.rngs[1], 0, sizeof a.rngs[1]);
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.model, a.p, a.opt, &a.prog), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "RNG state 1 is all zero"));
+    a.rngs[1] = kept;
+    a.prog.step = -3;
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.model, a.p, a.opt, &a.prog), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "the training step -3 is negative"));
+    a.prog.step = 40;
+    a.p->data[2] = (qkv_real)NAN;
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.model, a.p, a.opt, &a.prog), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "parameter 'wte.weight' holds nan at index 2"));
+    a.p->data[2] = 0;
+    a.opt->v[0] = -1;
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.model, a.p, a.opt, &a.prog), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "second moment of parameter 'wte.weight'"));
+    ck_assert_int_eq(access(path, F_OK), -1);
+    a.opt->v[0] = 0;
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.model, a.p, a.opt, &a.prog), 0);
+    run_free(&a);
 }
 END_TEST
 
@@ -480,6 +611,8 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_parameter_mismatch_names_both_shapes);
     tcase_add_test(tc, test_failed_save_keeps_last_checkpoint);
     tcase_add_test(tc, test_save_rejects_bad_arguments);
+    tcase_add_test(tc, test_lying_fields_are_refused);
+    tcase_add_test(tc, test_save_refuses_what_open_refuses);
     suite_add_tcase(s, tc);
     return s;
 }

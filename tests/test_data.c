@@ -84,7 +84,7 @@ START_TEST(test_encode_names_unknown_character)
     int32_t ids[8];
     ck_assert_int_eq(qkv_encode(&tok, "abxc", 4, ids), -1);
     ck_assert_str_eq(qkv_last_error(),
-                     "encode: character 'x' at position 2 is not in the vocabulary (3 characters)");
+                     "qkv_encode: character 'x' at position 2 is not in the vocabulary (3 characters)");
     ck_assert_int_eq(qkv_encode(&tok, "ab\n", 3, ids), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "'\\n' at position 2"));
     ck_assert_int_eq(qkv_encode(&tok, "\xc3\xa9", 2, ids), -1);
@@ -98,7 +98,7 @@ START_TEST(test_decode_rejects_bad_id)
     qkv_tokenizer_build(&tok, "abc", 3);
     char out[4];
     ck_assert_int_eq(qkv_decode(&tok, (int32_t[]){0, 3}, 2, out), -1);
-    ck_assert_str_eq(qkv_last_error(), "decode: token id 3 at position 1 is outside [0, 3)");
+    ck_assert_str_eq(qkv_last_error(), "qkv_decode: token id 3 at position 1 is outside [0, 3)");
 }
 END_TEST
 
@@ -113,6 +113,91 @@ START_TEST(test_vocab_from_bytes)
 }
 END_TEST
 
+/* ---- corpus from memory ---- */
+
+START_TEST(test_corpus_from_text_equals_the_file_corpus)
+{
+    char text[3000];
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 4);
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = (char)('a' + qkv_rng_below(&rng, 26));
+    qkv_corpus *file = qkv_corpus_load(tmpfile_with("mem.txt", text, sizeof text), NULL);
+    char *copy = malloc(sizeof text);
+    memcpy(copy, text, sizeof text);
+    qkv_corpus *mem = qkv_corpus_from_text(copy, sizeof text, NULL);
+    memset(copy, 'z', sizeof text); /* the corpus does not keep the caller's buffer */
+    free(copy);
+    ck_assert_qkv(file);
+    ck_assert_qkv(mem);
+    ck_assert_int_eq(mem->tok.size, file->tok.size);
+    ck_assert_mem_eq(mem->tok.byte, file->tok.byte, (size_t)file->tok.size);
+    ck_assert_uint_eq(mem->len, file->len);
+    ck_assert_uint_eq(mem->n_train, file->n_train);
+    ck_assert_mem_eq(mem->ids, file->ids, file->len * sizeof(int32_t));
+    /* Its train and val batches are the file corpus's. */
+    for (int split = 0; split < 2; split++) {
+        qkv_sampler a, b;
+        ck_assert_int_eq(qkv_sampler_init(&a, mem, (qkv_split)split, 3, 16, 9), 0);
+        ck_assert_int_eq(qkv_sampler_init(&b, file, (qkv_split)split, 3, 16, 9), 0);
+        int32_t xa[48], ya[48], xb[48], yb[48];
+        qkv_sampler_next(&a, xa, ya);
+        qkv_sampler_next(&b, xb, yb);
+        ck_assert_mem_eq(xa, xb, sizeof xa);
+        ck_assert_mem_eq(ya, yb, sizeof ya);
+    }
+    /* With a given vocabulary, as a resumed run encodes its text. */
+    qkv_corpus *again = qkv_corpus_from_text("cab", 3, &file->tok);
+    ck_assert_qkv(again);
+    ck_assert_int_eq(again->tok.size, 26);
+    ck_assert_int_eq(again->ids[0], 2);
+    qkv_corpus_free(again);
+    qkv_corpus_free(mem);
+    qkv_corpus_free(file);
+}
+END_TEST
+
+START_TEST(test_corpus_from_text_misuse)
+{
+    ck_assert_ptr_null(qkv_corpus_from_text(NULL, 5, NULL));
+    ck_assert_str_eq(qkv_last_error(), "qkv_corpus_from_text: text is NULL");
+    ck_assert_ptr_null(qkv_corpus_from_text("abc", 0, NULL));
+    ck_assert_str_eq(qkv_last_error(), "qkv_corpus_from_text: the text is empty");
+    qkv_tokenizer ab;
+    qkv_tokenizer_build(&ab, "ab", 2);
+    ck_assert_ptr_null(qkv_corpus_from_text("abca", 4, &ab));
+    ck_assert_str_eq(qkv_last_error(), "qkv_corpus_from_text: the text: qkv_encode: character 'c' "
+                                       "at position 2 is not in the vocabulary (2 characters)");
+    ck_assert_ptr_null(qkv_corpus_load(NULL, NULL));
+    ck_assert_str_eq(qkv_last_error(), "qkv_corpus_load: path is NULL");
+    qkv_sampler s;
+    ck_assert_int_eq(qkv_sampler_init(&s, NULL, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
+    ck_assert_str_eq(qkv_last_error(), "qkv_sampler_init: c is NULL");
+    /* One distinct character is a corpus (a vocabulary of 1), every id 0. */
+    qkv_corpus *one = qkv_corpus_from_text("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 30, NULL);
+    ck_assert_qkv(one);
+    ck_assert_int_eq(one->tok.size, 1);
+    ck_assert_int_eq(qkv_sampler_init(&s, one, (qkv_split)2, 2, 4, 1), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "split 2"));
+    ck_assert_int_eq(qkv_sampler_init(&s, one, QKV_SPLIT_TRAIN, 2, 4, 1), 0);
+    int32_t x[8], y[8];
+    qkv_sampler_next(&s, x, y);
+    for (int i = 0; i < 8; i++)
+        ck_assert(x[i] == 0 && y[i] == 0);
+    /* Its val split (3 tokens) is too short for a block of 4: the message says so. */
+    ck_assert_int_eq(qkv_sampler_init(&s, one, QKV_SPLIT_VAL, 2, 4, 1), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "the val split has 3 tokens"));
+    qkv_corpus_free(one);
+    /* A single byte: a corpus whose train split is empty. */
+    qkv_corpus *tiny = qkv_corpus_from_text("\n", 1, NULL);
+    ck_assert_qkv(tiny);
+    ck_assert_uint_eq(tiny->n_train, 0);
+    ck_assert_int_eq(qkv_sampler_init(&s, tiny, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "the train split has 0 tokens"));
+    qkv_corpus_free(tiny);
+}
+END_TEST
+
 /* ---- corpus ---- */
 
 START_TEST(test_missing_file_error)
@@ -120,7 +205,7 @@ START_TEST(test_missing_file_error)
     const char *path = tmpfile_with("nope.txt", NULL, 0);
     ck_assert_ptr_null(qkv_corpus_load(path, NULL));
     char want[256];
-    snprintf(want, sizeof want, "cannot open '%s': No such file or directory", path);
+    snprintf(want, sizeof want, "qkv_corpus_load: cannot open '%s': No such file or directory", path);
     ck_assert_str_eq(qkv_last_error(), want);
 }
 END_TEST
@@ -130,10 +215,10 @@ START_TEST(test_empty_file_and_directory_errors)
     const char *path = tmpfile_with("empty.txt", "", 0);
     ck_assert_ptr_null(qkv_corpus_load(path, NULL));
     char want[256];
-    snprintf(want, sizeof want, "corpus '%s' is empty", path);
+    snprintf(want, sizeof want, "qkv_corpus_load: corpus '%s' is empty", path);
     ck_assert_str_eq(qkv_last_error(), want);
     ck_assert_ptr_null(qkv_corpus_load(tmpdir, NULL));
-    snprintf(want, sizeof want, "cannot read '%s': Is a directory", tmpdir);
+    snprintf(want, sizeof want, "qkv_corpus_load: cannot read '%s': Is a directory", tmpdir);
     ck_assert_str_eq(qkv_last_error(), want);
 }
 END_TEST
@@ -159,7 +244,7 @@ START_TEST(test_corpus_with_given_vocab)
     qkv_corpus *c = qkv_corpus_load(path, &tok);
     ck_assert_ptr_null(c);
     char want[256];
-    snprintf(want, sizeof want, "corpus '%s': encode: character '\\n' at position 3", path);
+    snprintf(want, sizeof want, "corpus '%s': qkv_encode: character '\\n' at position 3", path);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), want));
     path = tmpfile_with("t.txt", "badcab", 6);
     c = qkv_corpus_load(path, &tok);
@@ -268,6 +353,8 @@ static Suite *data_suite(void)
     tcase_add_test(tc, test_encode_names_unknown_character);
     tcase_add_test(tc, test_decode_rejects_bad_id);
     tcase_add_test(tc, test_vocab_from_bytes);
+    tcase_add_test(tc, test_corpus_from_text_equals_the_file_corpus);
+    tcase_add_test(tc, test_corpus_from_text_misuse);
     tcase_add_test(tc, test_missing_file_error);
     tcase_add_test(tc, test_empty_file_and_directory_errors);
     tcase_add_test(tc, test_split_is_first_90_percent);

@@ -623,10 +623,11 @@ START_TEST(test_error_messages_name_the_shapes)
     ASSERT_ERROR_NAMES("(2,4,7)", "(B,T,6)");
     ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.run, x, randn3(&f, 3, 4, 6), NULL, NULL));
     ASSERT_ERROR_NAMES("(2,3,8)", "(3,4,6)", "batch");
-    /* A NULL input (an earlier failure) passes through and keeps its message. */
+    /* A NULL input (an earlier failure) passes through, its message kept as the cause. */
     qkv_set_error("earlier");
     ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.run, NULL, NULL, NULL));
-    ck_assert_str_eq(qkv_last_error(), "earlier");
+    ck_assert_str_eq(qkv_last_error(),
+                     "qkv_self_attn_forward: input x is NULL: an earlier call failed: earlier");
     fx_close(&f);
 }
 END_TEST

@@ -449,7 +449,7 @@ START_TEST(test_backward_errors)
     ck_assert_error("backward", "does not depend on any tensor that requires grad");
     qkv_set_error("sentinel");
     ck_assert_int_eq(qkv_backward(a, NULL), -1);
-    ck_assert_str_eq(qkv_last_error(), "sentinel");
+    ck_assert_str_eq(qkv_last_error(), "qkv_backward: input loss is NULL: an earlier call failed: sentinel");
     /* A leaf scalar that wants a gradient is its own loss: gradient 1. */
     qkv_tensor *s = qkv_ones(a, QKV_SHAPE(1));
     qkv_set_requires_grad(s, true);
@@ -480,7 +480,9 @@ START_TEST(test_shape_errors_name_both_shapes)
 }
 END_TEST
 
-START_TEST(test_ops_given_null_keep_the_message)
+/* Every op given a NULL input fails naming itself and the input, and keeps
+ * the first failure's message as the cause (once, through the whole chain). */
+START_TEST(test_ops_given_null_keep_the_cause)
 {
     qkv_arena *a = qkv_arena_new(1 << 16);
     qkv_tensor *x = qkv_ones(a, QKV_SHAPE(2, 2)), *n = NULL;
@@ -498,7 +500,7 @@ START_TEST(test_ops_given_null_keep_the_message)
     };
     for (size_t i = 0; i < sizeof results / sizeof *results; i++)
         ck_assert_msg(!results[i], "op %zu returned a tensor", i);
-    ck_assert_str_eq(qkv_last_error(), "sentinel");
+    ck_assert_str_eq(qkv_last_error(), "qkv_embedding: input table is NULL: an earlier call failed: sentinel");
     qkv_arena_free(a);
 }
 END_TEST
@@ -645,7 +647,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_inputs_without_requires_grad_get_no_grad);
     tcase_add_test(tc, test_backward_errors);
     tcase_add_test(tc, test_shape_errors_name_both_shapes);
-    tcase_add_test(tc, test_ops_given_null_keep_the_message);
+    tcase_add_test(tc, test_ops_given_null_keep_the_cause);
     tcase_add_test(tc, test_params);
     tcase_add_test(tc, test_steady_step_allocates_nothing);
     suite_add_tcase(s, tc);

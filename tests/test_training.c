@@ -233,8 +233,8 @@ START_TEST(test_misuse_is_an_error)
     plug.n_rngs = 9;
     FAILS_NULL(qkv_training_new(&plug, &tc), "9 model streams");
     plug.n_rngs = 0;
-    FAILS_NULL(qkv_training_new(NULL, &tc), "qkv_training_new", "the model is NULL");
-    FAILS_NULL(qkv_training_new(&plug, NULL), "qkv_training_new", "the config is NULL");
+    FAILS_NULL(qkv_training_new(NULL, &tc), "qkv_training_new", "model is NULL");
+    FAILS_NULL(qkv_training_new(&plug, NULL), "qkv_training_new", "tc is NULL");
     tc.iters = 0;
     FAILS_NULL(qkv_training_new(&plug, &tc), "train config: iters 0 must be >= 1");
     tc = qkv_train_defaults();
@@ -243,10 +243,10 @@ START_TEST(test_misuse_is_an_error)
     qkv_clear_error();
     ck_assert(isnan(qkv_training_eval(t, 0)));
     ck_assert_error("the 'classifier' model has no evaluation");
-    FAILS_INT(qkv_training_step(NULL, NULL, NULL), "qkv_training_step", "run");
-    FAILS_INT(qkv_training_save(t, NULL), "qkv_training_save", "path");
-    FAILS_INT(qkv_training_load(t, NULL), "qkv_training_load", "checkpoint");
-    FAILS_INT(qkv_training_set_iters(NULL, 5), "qkv_training_set_iters", "run");
+    FAILS_INT(qkv_training_step(NULL, NULL, NULL), "qkv_training_step", "t is NULL");
+    FAILS_INT(qkv_training_save(t, NULL), "qkv_training_save", "path is NULL");
+    FAILS_INT(qkv_training_load(t, NULL), "qkv_training_load", "ck is NULL");
+    FAILS_INT(qkv_training_set_iters(NULL, 5), "qkv_training_set_iters", "t is NULL");
     qkv_training_free(t);
     qkv_training_free(NULL);
     classifier_free(m);
@@ -257,6 +257,7 @@ static Suite *training_suite(void)
 {
     Suite *s = suite_create("training");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* a few hundred training steps: slow under the sanitizers on a busy machine */
     tcase_add_test(tc, test_a_model_of_ones_own_learns);
     tcase_add_test(tc, test_the_grad_hook_runs_between_backward_and_the_update);
     tcase_add_test(tc, test_the_schedule_length_moves_and_is_saved);

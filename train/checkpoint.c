@@ -3,13 +3,14 @@
 #include "qkv/checkpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../tensor/check.h"
 #include "bytes.h"
 #include "internal.h"
+#include "qkv/file.h"
 
 static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */
 
@@ -121,12 +122,75 @@ static void put_fields(writer *w, uint64_t file_size, const qkv_ckpt_model *mode
             put_u64(w, prog->rngs[r]->s[s]);
 }
 
+/* ---- the rules a file must follow: save refuses what open would refuse ---- */
+
+/* The index of the first byte of s[0..n) that is not printable ASCII, or n. */
+static size_t first_unprintable(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && s[i] >= 0x20 && s[i] <= 0x7e)
+        i++;
+    return i;
+}
+
+/* True when a stored RNG state is all zero: xoshiro would return 0 for ever. */
+static bool rng_state_zero(const uint64_t s[4]) { return !(s[0] | s[1] | s[2] | s[3]); }
+
+/* The index of the first of x[0..n) that is not finite as a float32 (what the
+ * file stores: a double build's 1e300 would become inf), or negative when
+ * nonneg, else n. */
+static size_t first_bad_value(const qkv_real *x, size_t n, bool nonneg)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite((float)x[i]) || (nonneg && x[i] < 0))
+            return i;
+    return n;
+}
+
+/* 0 when the values of p (or, with moment j >= 0, that optimizer moment) are
+ * storable; else -1 naming the parameter, the index and the value. */
+static int check_values(const qkv_params *p, const qkv_real *base, int j, const char *what)
+{
+    for (int i = 0; i < p->count; i++) {
+        const qkv_real *x = base + p->items[i].offset;
+        size_t n = p->items[i].t->size, k = first_bad_value(x, n, j == 1);
+        if (k < n)
+            return qkv_set_error("%s of parameter '%s' holds %g at index %zu; a checkpoint holds "
+                                 "only finite values%s",
+                                 what, p->items[i].name, (double)x[k], k,
+                                 j == 1 ? " (and second moments >= 0)" : "");
+    }
+    return 0;
+}
+
 /* 0 when prog (or NULL) lists its RNGs properly, else -1. */
 static int check_progress(const qkv_ckpt_progress *prog)
 {
     if (prog && (prog->n_rngs < 0 || (prog->n_rngs > 0 && !prog->rngs)))
         return qkv_set_error("the progress lists %d RNGs%s", prog->n_rngs,
-                             prog->n_rngs > 0 ? " but no pointers to them" : "");
+                             prog->n_rngs > 0 ? " but no pointers to them (rngs is NULL)" : "");
+    for (int r = 0; prog && r < prog->n_rngs; r++)
+        if (!prog->rngs[r])
+            return qkv_set_error("progress->rngs[%d] is NULL", r);
+    return 0;
+}
+
+/* 0 when prog (or NULL) can be saved: a step >= 0 and RNG states that are
+ * there and not all zero (the loader refuses those). */
+static int check_progress_saved(const qkv_ckpt_progress *prog)
+{
+    if (!prog)
+        return 0;
+    if (prog->step < 0)
+        return qkv_set_error("the training step %lld is negative", (long long)prog->step);
+    for (int r = 0; r < prog->n_rngs; r++) {
+        if (!prog->rngs[r])
+            return qkv_set_error("RNG %d of the progress is NULL", r);
+        if (rng_state_zero(prog->rngs[r]->s))
+            return qkv_set_error("RNG state %d is all zero (never seeded?); the loader would "
+                                 "refuse it",
+                                 r);
+    }
     return 0;
 }
 
@@ -138,87 +202,77 @@ static int check_save(const qkv_ckpt_model *model, const qkv_params *p, const qk
     if (k < 1 || k > QKV_CKPT_KIND_MAX)
         return qkv_set_error("the model kind must have 1 to %d characters, not %zu",
                              QKV_CKPT_KIND_MAX, k);
-    for (size_t i = 0; i < k; i++)
-        if (model->kind[i] < 0x20 || model->kind[i] > 0x7e)
-            return qkv_set_error("the model kind must be printable ASCII");
+    if (first_unprintable(model->kind, k) < k)
+        return qkv_set_error("the model kind must be printable ASCII");
     if (model->config_len > 0 && !model->config)
         return qkv_set_error("a config of %zu bytes at NULL", model->config_len);
     if (!p->data)
         return qkv_set_error("the parameters are not allocated");
+    for (int i = 0; i < p->count; i++) {
+        size_t n = strlen(p->items[i].name);
+        if (n < 1 || n >= QKV_PARAM_NAME_MAX || first_unprintable(p->items[i].name, n) < n)
+            return qkv_set_error("parameter %d's name must have 1 to %d printable ASCII "
+                                 "characters", i, QKV_PARAM_NAME_MAX - 1);
+    }
+    if (check_values(p, p->data, -1, "the value") < 0)
+        return -1;
     if (opt && opt->n != p->total)
         return qkv_set_error("the optimizer holds %zu values, the parameters %zu", opt->n,
                              p->total);
-    return check_progress(prog);
+    if (opt && opt->step < 0)
+        return qkv_set_error("the optimizer step %lld is negative", (long long)opt->step);
+    const qkv_real *moments[2] = {opt ? opt->m : NULL, opt ? opt->v : NULL};
+    for (int j = 0; j < (opt ? opt->n_moments : 0); j++)
+        if (check_values(p, moments[j], j, j ? "the second moment" : "the first moment") < 0)
+            return -1;
+    if (check_progress(prog) < 0)
+        return -1;
+    return check_progress_saved(prog);
 }
 
-/* Write the file of size bytes to tmp and make it durable; tmp is removed
- * again if anything fails. stdio reports a full disk at fwrite, fflush or
- * fclose, so each is checked. */
-static int write_tmp(const char *tmp, uint64_t size, const qkv_ckpt_model *model,
-                     const qkv_params *p, const qkv_optim *opt, const qkv_ckpt_progress *prog)
+/* Write the file of size bytes through the safe-output path: a temporary
+ * beside path, renamed onto it once every byte is on disk. */
+static int write_file(const char *path, uint64_t size, const qkv_ckpt_model *model,
+                      const qkv_params *p, const qkv_optim *opt, const qkv_ckpt_progress *prog)
 {
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return qkv_set_error("cannot create '%s': %s", tmp, strerror(errno));
-    writer w = {.f = f};
+    qkv_output *o = qkv_output_open(path);
+    if (!o)
+        return -1;
+    writer w = {.f = qkv_output_file(o)};
     put_fields(&w, size, model, p, opt, prog);
     put_u32(&w, w.crc);
-    int err = w.err;
-    if (!err && fflush(f) != 0)
-        err = errno;
-    if (!err && fsync(fileno(f)) != 0)
-        err = errno;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    if (err) {
-        unlink(tmp);
-        return qkv_set_error("cannot write '%s': %s", tmp, strerror(err));
+    if (w.err) {
+        qkv_output_abort(o);
+        return qkv_set_error("cannot write '%s': %s (the file there, if any, is left as it was)",
+                             path, strerror(w.err));
     }
-    return 0;
+    return qkv_output_commit(o);
 }
 
-/* fsync the directory holding path, so that the rename survives a crash too.
- * File systems that cannot sync a directory (EINVAL) are let be. */
-static int sync_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-    char *dir = qkv_alloc(n + 1);
-    if (!dir)
-        return -1;
-    memcpy(dir, !slash ? "." : path, n);
-    dir[n] = 0;
-    int rc = 0, fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL))
-        rc = qkv_set_error("cannot sync directory '%s': %s", dir, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    qkv_free(dir);
-    return rc;
-}
-
-int qkv_checkpoint_save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
-                        const qkv_optim *opt, const qkv_ckpt_progress *prog)
+static int save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
+                const qkv_optim *opt, const qkv_ckpt_progress *prog)
 {
     if (check_save(model, p, opt, prog) < 0)
         return qkv__error_prefix("checkpoint save '%s'", path);
     writer count = {0};
     put_fields(&count, 0, model, p, opt, prog);
-    size_t n = strlen(path);
-    char *tmp = qkv_alloc(n + sizeof ".tmp");
-    if (!tmp)
-        return -1;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp", sizeof ".tmp");
-    int rc = write_tmp(tmp, count.size + 4, model, p, opt, prog);
-    if (rc == 0 && rename(tmp, path) != 0) {
-        rc = qkv_set_error("cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        unlink(tmp);
-    }
+    /* The lock for this save, unless the program holds it for its whole run. */
+    bool taken;
+    int rc = qkv__lock_take(path, &taken);
     if (rc == 0)
-        rc = sync_dir(path);
-    qkv_free(tmp);
+        rc = write_file(path, count.size + 4, model, p, opt, prog);
+    if (taken)
+        qkv__lock_give(path);
     return rc < 0 ? qkv__error_prefix("checkpoint save") : 0;
+}
+
+int qkv_checkpoint_save(const char *path, const qkv_ckpt_model *model, const qkv_params *p,
+                        const qkv_optim *opt, const qkv_ckpt_progress *progress)
+{
+    const char *fn = "qkv_checkpoint_save";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "model", model) || qkv__null(fn, "p", p))
+        return -1;
+    return save(path, model, p, opt, progress) < 0 ? qkv__fail_in(fn) : 0;
 }
 
 /* ======================================================== loading */
@@ -303,6 +357,11 @@ static int parse_param(reader *r, uint32_t index, ckpt_entry *e, size_t *total)
     const unsigned char *s = take(r, len, 1, field);
     if (!s)
         return -1;
+    if (first_unprintable((const char *)s, len) < len)
+        return qkv_set_error("%s: the name of parameter %u holds byte 0x%02x at %zu; names are "
+                             "printable ASCII",
+                             r->what, index, s[first_unprintable((const char *)s, len)],
+                             first_unprintable((const char *)s, len));
     memcpy(e->name, s, len);
     e->name[len] = 0;
     snprintf(field, sizeof field, "the number of dimensions of parameter '%s'", e->name);
@@ -349,6 +408,11 @@ static int parse(reader *r, qkv_checkpoint *ck)
                              QKV_CKPT_KIND_MAX);
     if (!(s = take(r, u, 1, "the model kind")))
         return -1;
+    size_t bad = first_unprintable((const char *)s, u);
+    if (bad < u)
+        return qkv_set_error("%s: the model kind holds byte 0x%02x at %zu; a kind is printable "
+                             "ASCII",
+                             r->what, s[bad], bad);
     memcpy(ck->kind, s, u);
     ck->kind[u] = 0;
 
@@ -389,6 +453,8 @@ static int parse(reader *r, qkv_checkpoint *ck)
     ck->optim_kind = (int)u;
     if (get_u64(r, "the optimizer step", &len) < 0)
         return -1;
+    if (len > INT64_MAX)
+        return qkv_set_error("%s: the optimizer step %lld is negative", r->what, (long long)len);
     ck->optim_step = (int64_t)len;
     b->moments = r->pos;
     if (!take(r, (uint64_t)qkv__optim_moments((int)u) * ck->n_values, 4, "the optimizer moments"))
@@ -396,6 +462,8 @@ static int parse(reader *r, qkv_checkpoint *ck)
 
     if (get_u64(r, "the training step", &len) < 0)
         return -1;
+    if (len > INT64_MAX)
+        return qkv_set_error("%s: the training step %lld is negative", r->what, (long long)len);
     ck->step = (int64_t)len;
     if (get_u32(r, "the number of RNG states", &u) < 0)
         return -1;
@@ -405,12 +473,51 @@ static int parse(reader *r, qkv_checkpoint *ck)
     if (u > INT32_MAX)
         return qkv_set_error("%s: %u RNG states", r->what, u);
     ck->n_rngs = (int)u;
-    for (uint32_t i = 0; i < u; i++)
-        if (qkv__get_u64(b->bytes + b->rngs + 32 * i) == 0 &&
-            qkv__get_u64(b->bytes + b->rngs + 32 * i + 8) == 0 &&
-            qkv__get_u64(b->bytes + b->rngs + 32 * i + 16) == 0 &&
-            qkv__get_u64(b->bytes + b->rngs + 32 * i + 24) == 0)
+    for (uint32_t i = 0; i < u; i++) {
+        uint64_t state[4];
+        for (int k = 0; k < 4; k++)
+            state[k] = qkv__get_u64(b->bytes + b->rngs + 32 * i + 8 * (size_t)k);
+        if (rng_state_zero(state))
             return qkv_set_error("%s: RNG state %u is all zero", r->what, i);
+    }
+    return 0;
+}
+
+/* The index of the first of the n float32 values at src that is not finite
+ * (or negative when nonneg), else n. */
+static size_t first_bad_stored(const unsigned char *src, size_t n, bool nonneg)
+{
+    for (size_t i = 0; i < n; i++) {
+        float x = qkv__get_f32(src + 4 * i);
+        if (!isfinite(x) || (nonneg && x < 0))
+            return i;
+    }
+    return n;
+}
+
+/* 0 when every stored value and moment is finite (and AdamW's second moments
+ * >= 0): a file that passes its checksum can still hold NaN weights, which
+ * would sample garbage or resume into NaN. Else -1 naming the first. */
+static int check_stored_values(const qkv_checkpoint *ck, const char *what)
+{
+    const struct qkv__ckpt_body *b = ck->body;
+    int n_moments = qkv__optim_moments(ck->optim_kind);
+    static const char *names[3] = {"value", "first moment", "second moment"};
+    for (int j = -1; j < n_moments; j++)
+        for (int i = 0; i < ck->n_params; i++) {
+            const ckpt_entry *e = &b->params[i];
+            const unsigned char *src =
+                j < 0 ? b->bytes + e->values
+                      : b->bytes + b->moments + 4 * ((size_t)j * ck->n_values + e->first);
+            bool nonneg = j == 1 && ck->optim_kind == QKV_OPTIM_ADAMW;
+            size_t k = first_bad_stored(src, e->shape.size, nonneg);
+            if (k < e->shape.size)
+                return qkv_set_error("%s: the %s %zu of parameter '%s' is %g; a checkpoint holds "
+                                     "only finite values%s",
+                                     what, names[j + 1], k, e->name,
+                                     (double)qkv__get_f32(src + 4 * k),
+                                     nonneg ? " (and second moments >= 0)" : "");
+        }
     return 0;
 }
 
@@ -470,6 +577,8 @@ static int check_file(qkv_checkpoint *ck, const char *kind)
     if (r.pos != r.len)
         return qkv_set_error("%s: %zu unexplained bytes before the checksum", r.what,
                              r.len - r.pos);
+    if (check_stored_values(ck, r.what) < 0)
+        return -1;
     if (kind && strcmp(kind, ck->kind) != 0)
         return qkv_set_error("checkpoint '%s' holds a '%s' model, not the expected '%s'", b->name,
                              ck->kind, kind);
@@ -501,23 +610,37 @@ static qkv_checkpoint *open_owned(unsigned char *bytes, size_t len, const char *
 
 qkv_checkpoint *qkv_checkpoint_open(const char *path, const char *kind)
 {
+    if (qkv__null("qkv_checkpoint_open", "path", path))
+        return NULL;
     size_t len;
     unsigned char *bytes = qkv__read_file(path, &len);
     if (!bytes) {
-        qkv__error_prefix("checkpoint");
+        qkv__fail_in("qkv_checkpoint_open");
         return NULL;
     }
-    return open_owned(bytes, len, path, kind);
+    qkv_checkpoint *ck = open_owned(bytes, len, path, kind);
+    if (!ck)
+        qkv__fail_in("qkv_checkpoint_open");
+    return ck;
 }
 
 qkv_checkpoint *qkv_checkpoint_open_bytes(const void *bytes, size_t len, const char *name,
                                           const char *kind)
 {
-    unsigned char *copy = qkv_alloc(len ? len : 1);
-    if (!copy)
+    const char *fn = "qkv_checkpoint_open_bytes";
+    if (len > 0 && qkv__null(fn, "bytes", bytes))
         return NULL;
-    memcpy(copy, bytes, len);
-    return open_owned(copy, len, name, kind);
+    unsigned char *copy = qkv_alloc(len ? len : 1);
+    if (!copy) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
+    if (len)
+        memcpy(copy, bytes, len);
+    qkv_checkpoint *ck = open_owned(copy, len, name ? name : "(unnamed bytes)", kind);
+    if (!ck)
+        qkv__fail_in(fn);
+    return ck;
 }
 
 void qkv_checkpoint_close(qkv_checkpoint *ck)
@@ -584,8 +707,7 @@ static void get_f32s(qkv_real *x, const unsigned char *src, size_t n)
         x[i] = (qkv_real)qkv__get_f32(src + 4 * i);
 }
 
-int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
-                        qkv_ckpt_progress *prog)
+static int load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt, qkv_ckpt_progress *prog)
 {
     const struct qkv__ckpt_body *b = ck->body;
     if (!p->data)
@@ -624,4 +746,15 @@ int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
                     qkv__get_u64(b->bytes + b->rngs + 32 * (size_t)r + 8 * (size_t)s);
     }
     return 0;
+}
+
+int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
+                        qkv_ckpt_progress *progress)
+{
+    const char *fn = "qkv_checkpoint_load";
+    if (qkv__null(fn, "ck", ck) || qkv__null(fn, "p", p))
+        return -1;
+    if (!ck->body)
+        return qkv_set_error("%s: ck was not made by qkv_checkpoint_open", fn);
+    return load(ck, p, opt, progress) < 0 ? qkv__fail_in(fn) : 0;
 }

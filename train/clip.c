@@ -1,6 +1,8 @@
 /* Global-norm gradient clipping (see qkv/optim.h). */
 #include "qkv/optim.h"
 
+#include "../tensor/check.h"
+
 #include <math.h>
 
 /* The sum of squares is split into this many fixed chunks, each summed in
@@ -10,8 +12,12 @@
 
 double qkv_clip_grad_norm(qkv_params *p, double max_norm)
 {
+    if (qkv__null("qkv_clip_grad_norm", "p", p))
+        return -1;
+    if (!(max_norm >= 0))
+        return qkv_set_error("qkv_clip_grad_norm: max_norm %g must be >= 0", max_norm);
     if (!p->grad)
-        return qkv_set_error("clip: the parameters have no gradients (not allocated)");
+        return qkv_set_error("qkv_clip_grad_norm: the parameters have no gradients (not allocated)");
     const qkv_real *g = p->grad;
     size_t n = p->total;
     double partial[CLIP_CHUNKS];

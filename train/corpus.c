@@ -1,12 +1,20 @@
-/* A text file as token ids, split 90/10 (see qkv/data.h). */
+/* A text as token ids, split 90/10, from memory or from a file (see qkv/data.h). */
 #include "qkv/data.h"
 
+#include <stdio.h>
+
+#include "../tensor/check.h"
 #include "internal.h"
 
-/* The corpus of len (> 0) bytes of text read from path. */
-static qkv_corpus *encode_text(const char *path, const char *text, size_t len,
-                               const qkv_tokenizer *vocab)
+/* The one place a corpus is built: len bytes of text encoded with vocab (or
+ * the text's own vocabulary when NULL). what names the text in messages. */
+static qkv_corpus *build(const char *what, const char *text, size_t len,
+                         const qkv_tokenizer *vocab)
 {
+    if (len == 0) {
+        qkv_set_error("%s is empty", what);
+        return NULL;
+    }
     qkv_corpus *c = qkv_calloc(sizeof *c);
     if (!c || !(c->ids = qkv_alloc(len * sizeof(int32_t)))) {
         qkv_corpus_free(c);
@@ -17,8 +25,8 @@ static qkv_corpus *encode_text(const char *path, const char *text, size_t len,
     else
         qkv_tokenizer_build(&c->tok, text, len);
     if (qkv_encode(&c->tok, text, len, c->ids) < 0) {
-        /* Keep encode's message (which character, where) and name the file. */
-        qkv__error_prefix("corpus '%s'", path);
+        /* Keep encode's message (which character, where) and name the text. */
+        qkv__error_prefix("%s", what);
         qkv_corpus_free(c);
         return NULL;
     }
@@ -27,18 +35,28 @@ static qkv_corpus *encode_text(const char *path, const char *text, size_t len,
     return c;
 }
 
+qkv_corpus *qkv_corpus_from_text(const char *text, size_t len, const qkv_tokenizer *vocab)
+{
+    if (qkv__null("qkv_corpus_from_text", "text", text))
+        return NULL;
+    return build("qkv_corpus_from_text: the text", text, len, vocab);
+}
+
 qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab)
 {
+    if (qkv__null("qkv_corpus_load", "path", path))
+        return NULL;
     size_t len;
     unsigned char *text = qkv__read_file(path, &len);
-    if (!text)
-        return NULL;
     qkv_corpus *c = NULL;
-    if (len == 0)
-        qkv_set_error("corpus '%s' is empty", path);
-    else
-        c = encode_text(path, (const char *)text, len, vocab);
-    qkv_free(text);
+    if (text) {
+        char what[600];
+        snprintf(what, sizeof what, "corpus '%s'", path);
+        c = build(what, (const char *)text, len, vocab);
+        qkv_free(text);
+    }
+    if (!c)
+        qkv__fail_in("qkv_corpus_load");
     return c;
 }
 

@@ -2,6 +2,8 @@
  * (see qkv/checkpoint.h), a byte at a time from a 256-entry table. */
 #include "qkv/checkpoint.h"
 
+#include "../tensor/check.h"
+
 #include <pthread.h>
 
 static uint32_t table[256];
@@ -21,6 +23,8 @@ static void make_table(void)
 
 uint32_t qkv_crc32(uint32_t crc, const void *data, size_t n)
 {
+    if (n > 0 && qkv__null("qkv_crc32", "data", data))
+        return 0;
     pthread_once(&table_once, make_table);
     const unsigned char *p = data;
     crc = ~crc;

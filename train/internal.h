@@ -2,6 +2,8 @@
 #ifndef QKV_TRAIN_INTERNAL_H
 #define QKV_TRAIN_INTERNAL_H
 
+#include <stdbool.h>
+
 #include "qkv/base.h"
 
 /* The whole regular file at path in one qkv_alloc'd block (freed with
@@ -17,6 +19,14 @@ int qkv__error_prefix(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* Hold the lock of the output path (see qkv/file.h): *taken is true when this
+ * call took it (give it back with qkv__lock_give), false when this process
+ * held it already. 0, or -1 at once when another process holds it. (file_lock.c) */
+int qkv__lock_take(const char *path, bool *taken);
+
+/* Give back the lock on path and remove PATH.lock. (file_lock.c) */
+void qkv__lock_give(const char *path);
 
 /* The moment buffers an optimizer of this qkv_optim_kind keeps: 2 for AdamW,
  * 1 for SGD, 0 for anything else (a checkpoint's 0 means no optimizer).

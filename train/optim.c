@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "../tensor/check.h"
 #include "../tensor/kernels/vecmath.h" /* QKV__CLONES */
 #include "internal.h"
 
@@ -29,33 +30,55 @@ int qkv__optim_moments(int kind)
     return kind == QKV_OPTIM_ADAMW ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
 }
 
+/* cfg with each field left 0 replaced by its default (see qkv_optim_config). */
+static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
+{
+    qkv_optim_config c = *cfg;
+    if (c.kind == 0)
+        c.kind = QKV_OPTIM_ADAMW;
+    if (c.kind == QKV_OPTIM_ADAMW) {
+        c.beta1 = c.beta1 != 0 ? c.beta1 : 0.9;
+        c.beta2 = c.beta2 != 0 ? c.beta2 : 0.99;
+        c.eps = c.eps != 0 ? c.eps : 1e-8;
+    }
+    return c;
+}
+
 /* 0 when cfg is a usable configuration for the allocated params p, else -1. */
 static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 {
+    const char *fn = "qkv_optim_new";
+    if (qkv__null(fn, "p", p) || qkv__null(fn, "cfg", cfg))
+        return -1;
     if (!p->data)
-        return qkv_set_error("optimizer: the parameters are not allocated yet");
+        return qkv_set_error("%s: the parameters are not allocated yet (qkv_params_alloc)", fn);
     if (cfg->kind != QKV_OPTIM_ADAMW && cfg->kind != QKV_OPTIM_SGD)
-        return qkv_set_error("optimizer: unknown kind %d", (int)cfg->kind);
+        return qkv_set_error("%s: unknown kind %d", fn, (int)cfg->kind);
     if (cfg->kind == QKV_OPTIM_ADAMW &&
         !(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0))
-        return qkv_set_error("AdamW: need 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
+        return qkv_set_error("qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
                              cfg->beta1, cfg->beta2, cfg->eps);
     if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
-        return qkv_set_error("optimizer: weight decay (%g) and momentum (%g) must be >= 0",
+        return qkv_set_error("%s: weight decay (%g) and momentum (%g) must be >= 0", fn,
                              cfg->weight_decay, cfg->momentum);
     return 0;
 }
 
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
 {
-    if (check_config(p, cfg) < 0)
+    if (!p || !cfg) {
+        qkv_set_error("qkv_optim_new: %s is NULL", !p ? "p" : "cfg");
+        return NULL;
+    }
+    qkv_optim_config c = with_defaults(cfg);
+    if (check_config(p, &c) < 0)
         return NULL;
     qkv_optim *o = qkv_calloc(sizeof *o);
     if (!o)
         return NULL;
-    o->cfg = *cfg;
+    o->cfg = c;
     o->n = p->total;
-    o->n_moments = qkv__optim_moments(cfg->kind);
+    o->n_moments = qkv__optim_moments(c.kind);
     o->m = qkv_calloc(o->n * sizeof(qkv_real));
     if (o->m && o->n_moments == 2)
         o->v = qkv_calloc(o->n * sizeof(qkv_real));
@@ -130,8 +153,13 @@ static void sgd_update(qkv_real *restrict w, qkv_real *restrict vel, const qkv_r
 
 int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr)
 {
+    const char *fn = "qkv_optim_step";
+    if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p))
+        return -1;
+    if (!(lr >= 0 && isfinite(lr))) /* a negative rate climbs the loss; NaN poisons every weight */
+        return qkv_set_error("%s: lr %g must be a finite number >= 0", fn, lr);
     if (p->total != o->n || !p->data)
-        return qkv_set_error("optimizer step: made for %zu values, the parameters have %zu", o->n,
+        return qkv_set_error("qkv_optim_step: made for %zu values, the parameters have %zu", o->n,
                              p->data ? p->total : 0);
     o->step++;
     const qkv_optim_config *cfg = &o->cfg;

@@ -2,15 +2,26 @@
  * (see qkv/optim.h). */
 #include "qkv/optim.h"
 
+#include "../tensor/check.h"
+
 #include <math.h>
 
 static const double PI = 3.14159265358979323846;
 
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it)
 {
+    if (qkv__null("qkv_lr_at", "s", s))
+        return NAN;
+    if (it < 0) {
+        qkv_set_error("qkv_lr_at: step %lld is negative; steps count from 0", (long long)it);
+        return NAN;
+    }
+    double lr = s->lr != 0 ? s->lr : 1e-3; /* zero means the default */
     /* Warmup starts above 0 (it + 1) so that step 0 already learns something. */
     if (it < s->warmup_iters)
-        return s->lr * (double)(it + 1) / (double)(s->warmup_iters + 1);
+        return lr * (double)(it + 1) / (double)(s->warmup_iters + 1);
+    if (s->decay_iters == 0) /* no decay asked for */
+        return lr;
     /* With no room for a decay (decay_iters <= warmup_iters) go straight to the floor. */
     if (it > s->decay_iters || s->decay_iters <= s->warmup_iters)
         return s->min_lr;
@@ -21,11 +32,11 @@ double qkv_lr_at(const qkv_lr_schedule *s, int64_t it)
         if (start < s->warmup_iters)
             start = s->warmup_iters;
         if (it < start)
-            return s->lr;
+            return lr;
         double ratio = (double)(it - start) / (double)(s->decay_iters - start);
-        return s->lr + ratio * (s->min_lr - s->lr);
+        return lr + ratio * (s->min_lr - lr);
     }
     double ratio = (double)(it - s->warmup_iters) / (double)(s->decay_iters - s->warmup_iters);
     double coeff = 0.5 * (1.0 + cos(PI * ratio)); /* 1 → 0 */
-    return s->min_lr + coeff * (s->lr - s->min_lr);
+    return s->min_lr + coeff * (lr - s->min_lr);
 }

@@ -5,13 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../tensor/check.h"
 #include "bytes.h"
-
-/* -1 with "fn: what is NULL" when p is NULL, else 0: the check at the top of each entry point. */
-static int null_arg(const void *p, const char *fn, const char *what)
-{
-    return p ? 0 : qkv_set_error("%s: %s is NULL", fn, what);
-}
 
 qkv_train_config qkv_train_defaults(void)
 {
@@ -22,9 +17,9 @@ qkv_train_config qkv_train_defaults(void)
 
 int qkv_train_config_check(const qkv_train_config *tc)
 {
-    if (null_arg(tc, "qkv_train_config_check", "the config") < 0)
+    if (qkv__null("qkv_train_config_check", "tc", tc))
         return -1;
-    const char *who = "train config";
+    const char *who = "qkv_train_config_check: train config";
     if (tc->iters < 1)
         return qkv_set_error("%s: iters %d must be >= 1", who, tc->iters);
     if (tc->batch_size < 1)
@@ -61,14 +56,15 @@ static void pack_config(uint8_t *p, const qkv_train_config *tc)
 
 int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes)
 {
-    if (null_arg(tc, "qkv_training_config_load", "the config") < 0 ||
-        null_arg(ck, "qkv_training_config_load", "the checkpoint") < 0)
+    const char *fn = "qkv_training_config_load";
+    if (qkv__null(fn, "tc", tc) || qkv__null(fn, "ck", ck))
         return -1;
     size_t want = model_bytes + QKV_TRAIN_CONFIG_BYTES;
     bool v1 = ck->config_len == model_bytes + QKV_TRAIN_CONFIG_BYTES_V1;
-    if (ck->config_len != want && !v1)
-        return qkv_set_error("%s checkpoint: config of %zu bytes, expected %zu (a model saved "
-                             "without its run cannot resume)", ck->kind, ck->config_len, want);
+    if (model_bytes > SIZE_MAX - QKV_TRAIN_CONFIG_BYTES || (ck->config_len != want && !v1))
+        return qkv_set_error("%s: %s checkpoint: config of %zu bytes, expected %zu (a model "
+                             "saved without its run cannot resume)", fn, ck->kind, ck->config_len,
+                             want);
     const uint8_t *p = (const uint8_t *)ck->config + model_bytes;
     tc->iters = qkv__get_size(p);
     tc->batch_size = qkv__get_size(p + 4);
@@ -80,14 +76,12 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     tc->grad_clip = qkv__get_f64(p + 40);
     tc->seed = qkv__get_u64(p + 48);
     tc->wsd_decay = v1 ? 0 : qkv__get_f64(p + 56);
-    return qkv_train_config_check(tc);
+    return qkv_train_config_check(tc) < 0 ? qkv__fail_in(fn) : 0;
 }
 
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
 static int check_model(const qkv_training_model *model)
 {
-    if (null_arg(model, "qkv_training_new", "the model") < 0)
-        return -1;
     if (!model->kind || !model->params || !model->loss)
         return qkv_set_error("training: the model needs a kind, params and a loss");
     if (model->n_rngs < 0 || model->n_rngs > QKV_TRAINING_MAX_RNGS ||
@@ -99,9 +93,13 @@ static int check_model(const qkv_training_model *model)
 
 qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc)
 {
-    if (check_model(model) < 0 || null_arg(tc, "qkv_training_new", "the config") < 0 ||
-        qkv_train_config_check(tc) < 0)
+    const char *fn = "qkv_training_new";
+    if (qkv__null(fn, "model", model) || qkv__null(fn, "tc", tc))
         return NULL;
+    if (check_model(model) < 0 || qkv_train_config_check(tc) < 0) {
+        qkv__fail_in(fn);
+        return NULL;
+    }
     qkv_training *t = qkv_calloc(sizeof *t);
     if (!t)
         return NULL;
@@ -142,12 +140,23 @@ void qkv_training_free(qkv_training *t)
 
 double qkv_training_lr(const qkv_training *t, int64_t step)
 {
-    return null_arg(t, "qkv_training_lr", "the run") < 0 ? NAN : qkv_lr_at(&t->sched, step);
+    if (qkv__null("qkv_training_lr", "t", t))
+        return NAN;
+    double lr = qkv_lr_at(&t->sched, step);
+    if (isnan(lr))
+        qkv__fail_in("qkv_training_lr");
+    return lr;
+}
+
+/* x for a message: "inf", "-inf" or "NaN (not a number)", never printf's "-nan". */
+static const char *non_finite(double x)
+{
+    return isnan(x) ? "NaN (not a number)" : x > 0 ? "inf" : "-inf";
 }
 
 int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
 {
-    if (null_arg(t, "qkv_training_step", "the run") < 0)
+    if (qkv__null("qkv_training_step", "t", t))
         return -1;
     qkv_params *p = t->model.params;
     qkv_params_zero_grad(p);
@@ -163,12 +172,12 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
     /* A non-finite loss or gradient would poison every weight it touched:
      * stop here, while the weights are still the last good ones. */
     if (!isfinite(value))
-        return qkv_set_error("step %lld: the loss is %g; stopping before it reaches the weights",
-                             (long long)t->step, value);
+        return qkv_set_error("step %lld: the loss is %s; stopping before it reaches the weights",
+                             (long long)t->step, non_finite(value));
     double norm = qkv_clip_grad_norm(p, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
     if (!isfinite(norm))
-        return qkv_set_error("step %lld: the gradient norm is %g; stopping before it reaches the "
-                             "weights", (long long)t->step, norm);
+        return qkv_set_error("step %lld: the gradient norm is %s; stopping before it reaches the "
+                             "weights", (long long)t->step, non_finite(norm));
     if (qkv_optim_step(t->opt, p, qkv_lr_at(&t->sched, t->step)) < 0)
         return -1;
     t->step++;
@@ -181,21 +190,24 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
 
 double qkv_training_eval(qkv_training *t, int which)
 {
-    if (null_arg(t, "qkv_training_eval", "the run") < 0)
+    if (qkv__null("qkv_training_eval", "t", t))
         return NAN;
     if (!t->model.eval) {
-        qkv_set_error("training eval: the '%s' model has no evaluation", t->model.kind);
+        qkv_set_error("qkv_training_eval: the '%s' model has no evaluation", t->model.kind);
         return NAN;
     }
-    return t->model.eval(t->model.model, t->arena, which);
+    double value = t->model.eval(t->model.model, t->arena, which);
+    if (isnan(value))
+        qkv__fail_in("qkv_training_eval");
+    return value;
 }
 
 int qkv_training_set_iters(qkv_training *t, int64_t iters)
 {
-    if (null_arg(t, "qkv_training_set_iters", "the run") < 0)
+    if (qkv__null("qkv_training_set_iters", "t", t))
         return -1;
     if (iters < 1 || iters > INT32_MAX)
-        return qkv_set_error("training: iters %lld must be in [1, %d]", (long long)iters,
+        return qkv_set_error("qkv_training_set_iters: iters %lld must be in [1, %d]", (long long)iters,
                              INT32_MAX);
     t->cfg.iters = (int)iters;
     t->sched.decay_iters = iters;
@@ -219,8 +231,7 @@ static int check_finite(const qkv_params *p, const char *path)
 
 int qkv_training_save(const qkv_training *t, const char *path)
 {
-    if (null_arg(t, "qkv_training_save", "the run") < 0 ||
-        null_arg(path, "qkv_training_save", "the path") < 0)
+    if (qkv__null("qkv_training_save", "t", t) || qkv__null("qkv_training_save", "path", path))
         return -1;
     if (check_finite(t->model.params, path) < 0)
         return -1;
@@ -236,8 +247,7 @@ int qkv_training_save(const qkv_training *t, const char *path)
 
 int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
 {
-    if (null_arg(t, "qkv_training_load", "the run") < 0 ||
-        null_arg(ck, "qkv_training_load", "the checkpoint") < 0)
+    if (qkv__null("qkv_training_load", "t", t) || qkv__null("qkv_training_load", "ck", ck))
         return -1;
     qkv_ckpt_progress prog = {.n_rngs = 1 + t->model.n_rngs, .rngs = t->rngs};
     if (qkv_checkpoint_load(ck, t->model.params, t->opt, &prog) < 0)

@@ -24,7 +24,8 @@ extern "C" {
 
 typedef struct qkv_arena qkv_arena;
 
-/* A new arena whose first block holds initial_bytes; NULL on failure. */
+/* A new arena whose first block holds initial_bytes; NULL on failure (no
+ * memory, or more than SIZE_MAX / 4 bytes). */
 qkv_arena *qkv_arena_new(size_t initial_bytes);
 
 /* Free the arena and everything allocated from it (NULL is fine). */
@@ -40,10 +41,10 @@ void *qkv_arena_calloc(qkv_arena *a, size_t size);
  * after it grew merges its blocks into one big enough for the whole step. */
 void qkv_arena_reset(qkv_arena *a);
 
-/* Bytes handed out since the last reset. */
+/* Bytes handed out since the last reset (0 for a NULL arena). */
 size_t qkv_arena_used(const qkv_arena *a);
 
-/* Bytes the arena holds from the allocator. */
+/* Bytes the arena holds from the allocator (0 for a NULL arena). */
 size_t qkv_arena_capacity(const qkv_arena *a);
 
 #ifdef __cplusplus

@@ -1,13 +1,46 @@
 /* qkv/base.h — the element type, error reporting and the allocation hook.
  *
- * Every fallible qkv function reports failure by returning NULL (or -1) and
- * leaving a message for the caller; the library never exits or aborts:
+ * Every fallible qkv function reports failure by returning NULL (or -1, or
+ * NAN, as its comment says) and leaving a message for the caller; the library
+ * never exits or aborts:
  *
  *     qkv_tensor *y = qkv_matmul(arena, x, w, false, true);
  *     if (!y) fprintf(stderr, "qkv: %s\n", qkv_last_error());
  *
- * Ops accept NULL inputs and return NULL without touching the message, so a
- * chain of ops can be checked once at its end.
+ * The argument contract: every public function checks its pointers, sizes
+ * and enumerations, and a bad one is a failure whose message starts with the
+ * function's name and names the argument ("qkv_gpt_load: vocab is NULL"). A
+ * function that returns nothing does nothing and leaves such a message.
+ *
+ * A NULL tensor is how a failed op hands its failure on, so ops take NULL
+ * inputs: they fail too, and the message names the op and the input and
+ * keeps the first failure as its cause, once, however long the chain:
+ *
+ *     qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, false), b));
+ *     // "qkv_gelu: input x is NULL: an earlier call failed: qkv_matmul: inner
+ *     //  dimensions differ: shapes (2,3) and (2,3)"
+ *
+ * so a chain of ops can be checked once at its end.
+ *
+ * When the message is valid: right after a call reported failure. A call
+ * that succeeds leaves the message as it was, so a message from an old
+ * failure can still be there: read it only when a call has just failed.
+ * After handling a failure and going on, call qkv_clear_error(), or a later
+ * NULL input would name that old failure as its cause.
+ *
+ * Configs, the one rule for every public config struct (qkv_optim_config,
+ * qkv_lr_schedule, qkv_block_config, qkv_gpt_config, qkv_sample_opts,
+ * qkv_seq2seq_config, ...): a field left 0 (or false, or NULL) takes the
+ * default its comment names ("0 = ..."), so a zero-initialised config, or
+ * one that sets only what it changes, is valid:
+ *
+ *     qkv_optim_config oc = {0};                                   // AdamW
+ *     qkv_sample_opts so = {.temperature = 0.8, .top_k = 5};       // top_p: all
+ *
+ * The exceptions are a model's sizes (vocab_size, n_embd, n_head, ...), which
+ * have no sensible default: left 0 they are an error naming the field; and
+ * the training run's qkv_train_config, which starts from qkv_train_defaults().
+ * Functions named qkv_*_defaults() return a tested recipe (nanoGPT's).
  */
 #ifndef QKV_BASE_H
 #define QKV_BASE_H
@@ -32,13 +65,16 @@ typedef float qkv_real;
 /* Alignment of every buffer qkv allocates, in bytes (one AVX-512 register). */
 #define QKV_ALIGN 64
 
-/* The message of the last failure on this thread ("" when none). */
+/* The message of the last failure on this thread ("" when none since the
+ * start or qkv_clear_error). Valid right after a call failed; successes do
+ * not clear it. */
 const char *qkv_last_error(void);
 
 /* Forget the last failure message on this thread. */
 void qkv_clear_error(void);
 
-/* Record a printf-style failure message for this thread; always returns -1. */
+/* Record a printf-style failure message for this thread; always returns -1
+ * (a NULL fmt records "qkv_set_error: fmt is NULL"). */
 int qkv_set_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -61,6 +97,15 @@ void qkv_free(void *p);
 /* How many blocks qkv has asked its allocation hook for since the process
  * started: a steady training step must not change it. */
 uint64_t qkv_alloc_count(void);
+
+/* Run qkv's parallel kernels on n threads (n >= 1), or with n = 0 on the
+ * default: the count before the first qkv_set_threads (OMP_NUM_THREADS, else
+ * every core available). As OpenMP's omp_set_num_threads, it holds for work
+ * started from the calling thread. 0, or -1 when n < 0. */
+int qkv_set_threads(int n);
+
+/* The number of threads qkv's parallel kernels use from the calling thread. */
+int qkv_threads(void);
 
 #ifdef __cplusplus
 }

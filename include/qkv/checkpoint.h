@@ -1,8 +1,12 @@
 /* qkv/checkpoint.h — save a training run to one file, and resume it exactly.
  *
- * Saving writes PATH.tmp, flushes and fsyncs it, then renames it onto PATH
- * (and fsyncs the directory): a crash or a full disk never destroys the last
- * good checkpoint. Loading is in two phases, so a program can build the
+ * Saving goes through qkv/file.h's safe-output path: it refuses a PATH that
+ * is not a regular file or is a protected input, takes PATH's lock (another
+ * process saving there fails at once), writes a fresh temporary beside PATH,
+ * fsyncs it and renames it onto PATH (and fsyncs the directory): a crash, a
+ * kill or a full disk never destroys the last good checkpoint. Save refuses
+ * what the loader would refuse (non-finite values, negative steps, all-zero
+ * RNG states). Loading is in two phases, so a program can build the
  * model the file describes before loading the weights into it:
  *
  *     // save
@@ -46,7 +50,9 @@
  *
  * Loading checks, in order: the magic, the version, the size against the
  * file's (a short file names the field it was cut in), the checksum, then
- * every length against the bytes left before anything is allocated.
+ * every length against the bytes left before anything is allocated, and
+ * then every value: printable kind and names, steps >= 0, RNG states not all
+ * zero, finite weights and moments (AdamW's second moments >= 0).
  * Hyperparameters (learning rate, betas, weight decay, batch size) are not
  * stored: they are the program's, and may change on resume.
  */

@@ -7,6 +7,7 @@
  * UTF-8 at all: any bytes (Latin-1, binary, NUL) are taken as they are.
  *
  *     qkv_corpus *c = qkv_corpus_load("shakespeare.txt", NULL);   // vocab from the text
+ *     // or, from text in memory: qkv_corpus_from_text(text, strlen(text), NULL)
  *     qkv_sampler train;
  *     if (!c || qkv_sampler_init(&train, c, QKV_SPLIT_TRAIN, 12, 64, 1337) < 0) {
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
@@ -49,7 +50,7 @@ int qkv_encode(const qkv_tokenizer *tok, const char *text, size_t len, int32_t *
  * -1 naming the first id outside [0, size) and its position. */
 int qkv_decode(const qkv_tokenizer *tok, const int32_t *ids, size_t n, char *text);
 
-/* ---- corpus: a text file, encoded and split ---- */
+/* ---- corpus: a text, encoded and split ---- */
 
 typedef enum qkv_split {
     QKV_SPLIT_TRAIN, /* the first 90% of the tokens */
@@ -63,9 +64,17 @@ typedef struct qkv_corpus {
     size_t n_train;    /* ids[0, n_train) is the train split, the rest val (nanoGPT's 90/10) */
 } qkv_corpus;
 
-/* Read and encode a text file. With vocab NULL the vocabulary is built from
- * the text; otherwise the text is encoded with vocab (a resumed run's), and
- * a byte outside it is an error. NULL on failure, with a message naming the
+/* A corpus of the len bytes at text (len >= 1), which is encoded into the
+ * corpus's own ids: the caller keeps the buffer and may free it at once.
+ * vocab as for qkv_corpus_load. NULL with a message naming the problem (text
+ * NULL, len 0, a byte outside vocab and where). Any text of at least one
+ * byte makes a corpus, even one distinct character (a vocabulary of 1); its
+ * splits need block_size + 1 tokens each for qkv_sampler_init. */
+qkv_corpus *qkv_corpus_from_text(const char *text, size_t len, const qkv_tokenizer *vocab);
+
+/* Read and encode a text file (qkv_corpus_from_text of its bytes). With
+ * vocab NULL the vocabulary is built from the text; otherwise the text is
+ * encoded with vocab (a resumed run's), and a byte outside it is an error. NULL on failure, with a message naming the
  * path and the reason (missing, unreadable, empty, unknown character). */
 qkv_corpus *qkv_corpus_load(const char *path, const qkv_tokenizer *vocab);
 
@@ -83,12 +92,15 @@ typedef struct qkv_sampler {
 } qkv_sampler;
 
 /* A sampler of (B, T) batches from one split of c, seeded with seed. -1
- * when the split is shorter than block_size + 1 tokens or a size is < 1. */
+ * when split is not a qkv_split, the split is shorter than block_size + 1
+ * tokens, a size is < 1 or B·T does not fit an int32. */
 int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int batch_size,
                      int block_size, uint64_t seed);
 
 /* The next batch: B windows at uniform random starts (drawn in order), each
- * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values. */
+ * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values.
+ * A NULL argument or a sampler qkv_sampler_init did not set up leaves x and
+ * y untouched and a message. */
 void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y);
 
 #ifdef __cplusplus

@@ -13,13 +13,21 @@
  *     qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, B, T);   // mean cross-entropy
  *     qkv_backward(arena, loss);
  *     ...
- *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40, .top_p = 1};
+ *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40};    // top_p 0: keep all
  *     qkv_gpt_generate(m, prompt, n_prompt, 300, &opts, &rng, true, emit, NULL);
+ *     // or text in, text out (qkv/generate.h), with the vocabulary qkv_gpt_load gave:
+ *     qkv_lm *lm = qkv_gpt_lm_new(m, true);
+ *     qkv_generate_text(lm, &vocab, "ROMEO:", 300, &opts, &rng, print, stdout);
+ *     qkv_gpt_lm_free(lm);
  *     qkv_gpt_free(m);
+ *
+ * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
+ * the five sizes of a qkv_gpt_config are required.
  */
 #ifndef QKV_GPT_H
 #define QKV_GPT_H
 
+#include "qkv/generate.h"
 #include "qkv/nn.h"
 
 #ifdef __cplusplus
@@ -32,7 +40,7 @@ typedef struct qkv_gpt_config {
     int n_layer;    /* decoder blocks */
     int n_head;     /* attention heads per block; n_embd must be a multiple */
     int n_embd;     /* C: width of the residual stream */
-    double dropout; /* dropout probability in training */
+    double dropout; /* dropout probability in training; 0 = none */
     bool no_bias;   /* Linear layers and LayerNorms without biases (nanoGPT's train.py
                        default); false, the zero value, keeps them (GPT-2's layout) */
     /* The options below are false in GPT-2's layout (and in every checkpoint
@@ -89,31 +97,24 @@ qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *id
 qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
                          const int32_t *targets, int B, int T);
 
-/* ---- sampling ---- */
+/* ---- sampling (the options and the loop are in qkv/generate.h) ---- */
 
-typedef struct qkv_sample_opts {
-    double temperature; /* logits are divided by it; 0 = always the most likely token */
-    int top_k;          /* keep only the k most likely tokens (0 = all) */
-    double top_p;       /* keep the smallest set of tokens whose probability reaches p (1 = all) */
-} qkv_sample_opts;
+/* The model as a qkv_lm, for qkv_generate and qkv_generate_text; with
+ * use_cache it owns a key/value cache (each new token costs O(T)), without
+ * it every token recomputes the whole window. m must outlive it. Free it
+ * with qkv_gpt_lm_free. NULL with a message. */
+qkv_lm *qkv_gpt_lm_new(const qkv_gpt *m, bool use_cache);
 
-/* 0 when the options are usable (temperature >= 0, top_k >= 0, 0 < top_p <= 1), else -1. */
-int qkv_sample_opts_check(const qkv_sample_opts *o);
-
-/* Draw a token from logits (V values) under opts: one uniform draw from rng
- * (none when greedy). scratch holds 2·V values. */
-int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *opts, qkv_rng *rng,
-                         qkv_real *scratch);
-
-/* Called with each generated token; return non-zero to stop early. */
-typedef int (*qkv_emit_fn)(int32_t token, void *ud);
+/* Free a qkv_lm made by qkv_gpt_lm_new and its cache (NULL is fine); any
+ * other qkv_lm is refused with a message and left alone. */
+void qkv_gpt_lm_free(qkv_lm *lm);
 
 /* Continue prompt (n_prompt >= 1 ids) with n_new tokens, calling emit for
  * each. With use_cache, keys and values of past tokens are kept (each new
  * token costs O(T)); without, every step recomputes the whole window
  * (O(T²)); both give the same tokens. When the context is full the window
  * slides by block_size/2: the cache is refilled from the newest half. Runs in
- * no-grad mode. 0 or -1. */
+ * no-grad mode. This is qkv_generate with qkv_gpt_lm_new(m, use_cache). 0 or -1. */
 int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int n_new,
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud);

@@ -25,6 +25,9 @@
  * Shapes: B batch, T (Tq, Tk) sequence lengths, C the model width (n_embd),
  * H heads, D = C/H the head size. A padding mask is a uint8 array (B, Tk):
  * 1 = a real position, 0 = padding that no query may attend to.
+ *
+ * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
+ * a qkv_block_config needs only n_embd and n_head.
  */
 #ifndef QKV_NN_H
 #define QKV_NN_H
@@ -65,13 +68,16 @@ typedef struct qkv_run {
     qkv_attn_record *record; /* NULL, or every multi-head attention appends its call here */
 } qkv_run;
 
-/* The sizes shared by the attention modules, the MLP and the blocks. */
+/* The sizes shared by the attention modules, the MLP and the blocks. n_embd
+ * and n_head are required; every other field may be left 0. */
 typedef struct qkv_block_config {
     int n_embd;       /* C: width of the residual stream */
     int n_head;       /* H: attention heads; n_embd must be a multiple of it */
-    int n_layer;      /* blocks in the model; residual projections start at 0.02/√(2·n_layer) */
-    qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability */
-    bool bias;        /* Linear layers and LayerNorms have a bias */
+    int n_layer;      /* blocks in the model (residual projections start at 0.02/√(2·n_layer),
+                         a key/value cache has n_layer layers); 0 = 1, a block on its own */
+    qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability;
+                         0 = none */
+    bool bias;        /* Linear layers and LayerNorms have a bias; false = none */
     /* Options of the modern recipe; false, the zero value, is GPT-2's block. */
     bool rmsnorm;     /* RMSNorm (scale only) instead of LayerNorm */
     bool relu2;       /* the MLP bends with ReLU² instead of GELU */

@@ -3,8 +3,10 @@
  * Every op takes the arena its result (and graph node) comes from, computes
  * the result at once, and records a node when grad mode is on and an input
  * requires grad. On bad arguments an op returns NULL and sets a message
- * naming the op and the shapes involved; given a NULL input it returns NULL
- * and leaves the earlier message alone, so a chain is checked once:
+ * naming the op and the shapes involved; given a NULL input (an earlier op
+ * failed) it returns NULL with a message naming the op and the input that
+ * keeps the earlier failure as its cause (qkv/base.h), so a chain is checked
+ * once:
  *
  *     qkv_tensor *h = qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, true), b));
  *     if (!h) return fail(qkv_last_error());
@@ -108,7 +110,8 @@ qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x);
 
 /* Which scores attention may not use. For scores (B, ..., Tq, Tk): */
 typedef struct qkv_mask {
-    bool causal;              /* query i sees keys j <= i + (Tk - Tq): itself and the past */
+    bool causal;              /* query i sees keys j <= i + (Tk - Tq): itself and the past;
+                                 needs Tq <= Tk (else the first queries would see nothing) */
     const uint8_t *key_valid; /* (B, Tk): 1 = a real key, 0 = padding; NULL = all real */
 } qkv_mask;
 
@@ -128,9 +131,9 @@ qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *t
 /* ---- attention ---- */
 
 /* The attention core: softmax(Q·Kᵀ/√d + mask)·V for q (B, ..., Tq, d) and
- * k, v (B, ..., Tk, d), one fused node. Keys are matched against queries;
- * values are what the weights average. With dropout > 0 (training) the
- * weights are dropped out with that probability, drawing from rng. If
+ * k, v (B, ..., Tk, d), at least 3 dims, one fused node. Keys are matched
+ * against queries; values are what the weights average. With dropout > 0
+ * (training) the weights are dropped out with that probability, drawing from rng. If
  * weights is not NULL it receives the attention weights (B, ..., Tq, Tk)
  * (before dropout), for inspection. */
 qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,

@@ -20,6 +20,9 @@
  * (weight matrices and embedding tables), never to biases or LayerNorm
  * gains: shrinking those towards 0 does not regularise anything useful.
  * This is nanoGPT's rule.
+ *
+ * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
+ * (qkv_optim_config){0} is AdamW, (qkv_lr_schedule){0} a constant 1e-3.
  */
 #ifndef QKV_OPTIM_H
 #define QKV_OPTIM_H
@@ -36,16 +39,22 @@ typedef enum qkv_optim_kind {
     QKV_OPTIM_SGD = 2,   /* stochastic gradient descent with momentum */
 } qkv_optim_kind;
 
+/* Zero-initialised, (qkv_optim_config){0} is AdamW with nanoGPT's betas and
+ * eps and no weight decay. qkv_optim_new fills the zero fields in o->cfg. (A
+ * beta of exactly 0 therefore means the default: for no averaging give a tiny
+ * value such as 1e-12.) */
 typedef struct qkv_optim_config {
-    qkv_optim_kind kind; /* the update rule */
-    double beta1;        /* AdamW: decay of the mean of gradients (0.9) */
-    double beta2;        /* AdamW: decay of the mean of squared gradients (0.99) */
-    double eps;          /* AdamW: added to the denominator (1e-8) */
-    double momentum;     /* SGD: decay of the velocity (0 = plain SGD) */
-    double weight_decay; /* on parameters with ndim >= 2 only; AdamW: decoupled, SGD: L2 */
+    qkv_optim_kind kind; /* the update rule; 0 = QKV_OPTIM_ADAMW */
+    double beta1;        /* AdamW: decay of the mean of gradients; 0 = 0.9 */
+    double beta2;        /* AdamW: decay of the mean of squared gradients; 0 = 0.99 */
+    double eps;          /* AdamW: added to the denominator; 0 = 1e-8 */
+    double momentum;     /* SGD: decay of the velocity; 0 = none (plain SGD) */
+    double weight_decay; /* on parameters with ndim >= 2 only; AdamW: decoupled, SGD: L2;
+                            0 = none */
 } qkv_optim_config;
 
-/* nanoGPT's AdamW: beta1 0.9, beta2 0.99, eps 1e-8, weight decay 0.1. */
+/* nanoGPT's AdamW recipe: the zero config plus weight decay 0.1 (beta1 0.9,
+ * beta2 0.99, eps 1e-8 written out). */
 qkv_optim_config qkv_adamw_defaults(void);
 
 /* SGD with momentum 0.9 and no weight decay. */
@@ -60,8 +69,9 @@ typedef struct qkv_optim {
     qkv_real *v;          /* AdamW: mean of squared gradients; NULL for SGD */
 } qkv_optim;
 
-/* An optimizer for p (allocated) with zeroed moments and step 0; NULL on a bad
- * config or no memory. */
+/* An optimizer for p (allocated) with zeroed moments and step 0, its config
+ * cfg with the zero fields set to their defaults; NULL on a bad config or no
+ * memory. */
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg);
 
 /* Free the optimizer and its moments (NULL is fine). */
@@ -73,19 +83,22 @@ void qkv_optim_free(qkv_optim *o);
  *     m ← β1·m + (1 − β1)·g,   v ← β2·v + (1 − β2)·g²
  *     w ← w − lr/(1 − β1^t) · m / (√v / √(1 − β2^t) + eps)
  * SGD is PyTorch's with dampening 0: g ← g + wd·w (ndim >= 2 only),
- * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made for. */
+ * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made
+ * for or lr is negative, NaN or infinite. */
 int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
 
 /* ---- learning-rate schedule ---- */
 
 /* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr. Or, with
  * wsd_decay > 0, warmup-stable-decay: after the warmup the rate stays at lr
- * and only the last wsd_decay of the run decays, linearly, to the floor. */
+ * and only the last wsd_decay of the run decays, linearly, to the floor.
+ * Zero-initialised it is a constant 1e-3; (qkv_lr_schedule){.lr = 3e-4} a constant 3e-4. */
 typedef struct qkv_lr_schedule {
-    double lr;            /* peak learning rate, reached at the end of warmup */
-    double min_lr;        /* the floor the decay ends at */
-    int64_t warmup_iters; /* steps of linear warmup */
-    int64_t decay_iters;  /* step where the decay reaches min_lr (and stays) */
+    double lr;            /* peak learning rate, reached at the end of warmup; 0 = 1e-3 */
+    double min_lr;        /* the floor the decay ends at; 0 = 0 */
+    int64_t warmup_iters; /* steps of linear warmup; 0 = none */
+    int64_t decay_iters;  /* step where the decay reaches min_lr (and stays); 0 = no decay:
+                             lr from the end of warmup on */
     double wsd_decay;     /* 0: cosine; in (0, 1]: the fraction of decay_iters at its end
                              that decays linearly (warmup-stable-decay) */
 } qkv_lr_schedule;
@@ -94,7 +107,9 @@ typedef struct qkv_lr_schedule {
  * it < warmup; then, with wsd_decay = 0,
  * min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr) up to
  * decay_iters; with wsd_decay > 0, lr until s = decay − wsd_decay·decay (at
- * least warmup), then lr + (min_lr − lr)·(it − s)/(decay − s); then min_lr. */
+ * least warmup), then lr + (min_lr − lr)·(it − s)/(decay − s); then min_lr
+ * (with decay_iters 0: lr after the warmup). NAN (with a message) for a NULL
+ * s or a negative it. */
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
 
 /* ---- gradient clipping ---- */
@@ -103,7 +118,8 @@ double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
  * order (the same at every thread count); when it exceeds max_norm every
  * gradient is scaled by max_norm / (norm + 1e-6), as PyTorch's
  * clip_grad_norm_. Returns the norm before clipping (a NaN or infinite norm
- * is returned and nothing is scaled), or -1 when p has no gradients. */
+ * is returned and nothing is scaled), or -1 when p has no gradients or
+ * max_norm is negative or NaN. */
 double qkv_clip_grad_norm(qkv_params *p, double max_norm);
 
 #ifdef __cplusplus

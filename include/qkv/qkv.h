@@ -10,6 +10,8 @@
 #include "qkv/checkpoint.h"
 #include "qkv/data.h"
 #include "qkv/dates.h"
+#include "qkv/file.h"
+#include "qkv/generate.h"
 #include "qkv/gpt.h"
 #include "qkv/nn.h"
 #include "qkv/ops.h"

@@ -34,7 +34,9 @@ double qkv_rng_uniform(qkv_rng *r);
 /* Standard normal N(0, 1) by Box-Muller (two uniforms per call, nothing cached). */
 double qkv_rng_normal(qkv_rng *r);
 
-/* Uniform integer in [0, n), unbiased; n must be > 0. */
+/* Uniform integer in [0, n), unbiased; n must be > 0 (n == 0 is a failure
+ * that returns 0). With r NULL these functions return 0 (NAN for the
+ * floating ones) and leave a message. */
 uint64_t qkv_rng_below(qkv_rng *r, uint64_t n);
 
 #ifdef __cplusplus

@@ -28,6 +28,9 @@
  *     if (t && qkv_seq2seq_translate(t->model, 1, &in, outs) == 0)
  *         puts(out);                                          // 1998-03-03
  *     qkv_seq2seq_trainer_free(t);
+ *
+ * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
+ * the sizes of a qkv_seq2seq_config are required.
  */
 #ifndef QKV_SEQ2SEQ_H
 #define QKV_SEQ2SEQ_H
@@ -57,7 +60,7 @@ typedef struct qkv_seq2seq_config {
     int n_layer;    /* encoder blocks, and as many decoder blocks */
     int n_head;     /* attention heads; n_embd must be a multiple */
     int n_embd;     /* C: width of both residual streams */
-    double dropout; /* dropout probability in training */
+    double dropout; /* dropout probability in training; 0 = none */
 } qkv_seq2seq_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). */

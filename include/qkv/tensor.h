@@ -70,10 +70,11 @@ void qkv_set_requires_grad(qkv_tensor *t, bool on);
 
 /* ---- shapes ---- */
 
-/* True when a and b have the same ndim and extents. */
+/* True when a and b have the same ndim and extents (false when either is NULL). */
 bool qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b);
 
-/* Write the shape as "(2,3,4)" into buf (at least 64 bytes); returns buf. */
+/* Write the shape as "(2,3,4)" into buf (at least 64 bytes); returns buf
+ * ("(NULL)" for a NULL t), or NULL when buf is NULL or len is 0. */
 char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len);
 
 /* ---- autograd ---- */

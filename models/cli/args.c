@@ -59,11 +59,16 @@ static int parse_value(const arg_cmd *cmd, const arg_spec *s, const char *v)
         return -1;
     }
     double x = s->kind == ARG_INT ? (double)strtoll(v, &end, 10) : strtod(v, &end);
-    if (end == v || *end || errno == ERANGE || !isfinite(x))
+    /* strtod's ERANGE also flags a tiny number that underflows to a subnormal
+     * or 0: that is a number, which the range check below judges. */
+    bool overflow = errno == ERANGE && (s->kind == ARG_INT || fabs(x) > 1);
+    if (end == v || *end || overflow || !isfinite(x))
         return args_error(cmd, "%s: '%s' is not %s", s->name, v,
                           s->kind == ARG_INT ? "a whole number" : "a number");
-    if (x < s->min || x > s->max)
-        return args_error(cmd, "%s: %s is out of range [%g, %g]", s->name, v, s->min, s->max);
+    if (x < s->min || x > s->max) /* whole-number flags show whole-number bounds */
+        return args_error(cmd, s->kind == ARG_INT ? "%s: %s is out of range [%.0f, %.0f]"
+                                                  : "%s: %s is out of range [%g, %g]",
+                          s->name, v, s->min, s->max);
     if (s->kind == ARG_INT)
         *(int *)s->dest = (int)x;
     else

@@ -158,6 +158,7 @@ int cmd_attn(int argc, char **argv)
                           "--text TEXT (a gpt checkpoint)");
     if (!o.out && !o.html)
         o.out = "attn.svg";
+    qkv_protect_input(o.ckpt); /* --out naming the checkpoint must not replace it */
     cli_use_threads(threads);
     qkv_arena *arena = qkv_arena_new((size_t)1 << 20);
     rc = arena ? (o.input ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
@@ -39,6 +40,7 @@ static int s2s_train(int argc, char **argv)
     int steps = 1500, batch = 64, layers = 2, heads = 4, embd = 64, warmup = 100;
     int eval_every = 250, eval_iters = 4, log_every = 50, seed = 1337, threads = omp_get_num_procs();
     double dropout = 0, lr = 3e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
+    bool force = false;
     const arg_spec specs[] = {
         {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
         {"--steps", ARG_INT, &steps, 1, 1e9, "N", "optimizer steps"},
@@ -61,6 +63,7 @@ static int s2s_train(int argc, char **argv)
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
         {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
+        {"--force", ARG_FLAG, &force, 0, 0, NULL, "replace an existing --out (a new run refuses to)"},
     };
     const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
                          "task's generator (training split), with held-out exact-match accuracy "
@@ -88,6 +91,8 @@ static int s2s_train(int argc, char **argv)
         return rc;
     if (resume && !args_given(&cmd, "--out"))
         out = resume; /* a resumed run keeps saving where it was saved */
+    if (cli_claim_outputs("s2s train", out, force, resume) < 0)
+        return 1;
     cli_use_threads(threads);
 
     qkv_seq2seq_trainer *t;
@@ -100,8 +105,10 @@ static int s2s_train(int argc, char **argv)
                                .eval_iters = eval_iters, .seed = (uint64_t)seed};
         t = qkv_seq2seq_trainer_new(&mc, &tc, task);
     }
-    if (!t)
+    if (!t) {
+        qkv_output_unlock(out);
         return fail("train");
+    }
     const qkv_seq2seq_config *mc = &t->model->cfg;
     const qkv_train_config *tc = &t->run->cfg;
     printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,
@@ -120,6 +127,7 @@ static int s2s_train(int argc, char **argv)
                              .eval_cost = tc->eval_iters, .evaluate = evaluate, .ud = t};
     int status = train_loop_run(&loop);
     qkv_seq2seq_trainer_free(t);
+    qkv_output_unlock(out);
     return status;
 }
 

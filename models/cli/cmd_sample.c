@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
@@ -24,7 +25,7 @@ static int emit(int32_t token, void *ud)
     if (c == '\n')
         fflush(stdout);
     s->count++;
-    return 0;
+    return ferror(stdout); /* stop at once when the output cannot be written */
 }
 
 int cmd_sample(int argc, char **argv)
@@ -64,7 +65,10 @@ int cmd_sample(int argc, char **argv)
     size_t n = strlen(prompt);
     int32_t *ids = malloc(n * sizeof *ids);
     if (!ids || qkv_encode(&vocab, prompt, n, ids) < 0) {
-        fprintf(stderr, "qkv sample: --prompt: %s\n", ids ? qkv_last_error() : "out of memory");
+        /* Name what was wrong: the flag, or the default prompt when no flag was given. */
+        fprintf(stderr, "qkv sample: %s: %s\n",
+                args_given(&cmd, "--prompt") ? "--prompt" : "the default prompt (a newline; "
+                "no --prompt was given)", ids ? qkv_last_error() : "out of memory");
         free(ids);
         qkv_gpt_free(m);
         return 1;
@@ -78,13 +82,13 @@ int cmd_sample(int argc, char **argv)
     rc = qkv_gpt_generate(m, ids, (int)n, tokens, &opts, &rng, !no_cache, emit, &st);
     double secs = cli_now() - t0;
     putchar('\n');
-    fflush(stdout);
+    bool written = cli_check_stdout("sample") == 0;
     if (rc < 0)
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
-    else
+    else if (written)
         fprintf(stderr, "qkv sample: %ld tokens in %.2fs: %.0f tokens/s (%s)\n", st.count, secs,
                 (double)st.count / secs, no_cache ? "no cache" : "key/value cache");
     free(ids);
     qkv_gpt_free(m);
-    return rc < 0 ? 1 : 0;
+    return rc < 0 || !written ? 1 : 0;
 }

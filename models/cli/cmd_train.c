@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "threads.h"
 #include "train_loop.h"
@@ -62,8 +63,8 @@ int cmd_train(int argc, char **argv)
         threads = omp_get_num_procs(), log_every = 100;
     double dropout = dp->dropout, lr = dt.lr, min_lr = dt.min_lr, weight_decay = dt.weight_decay,
            clip = dt.grad_clip;
-    bool no_bias = false, rope = false, rmsnorm = false, relu2 = false, qk_norm = false,
-         untied = false;
+    bool no_bias = false, force = false, rope = false, rmsnorm = false, relu2 = false,
+         qk_norm = false, untied = false;
     double wsd = 0;
     const arg_spec specs[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
@@ -97,6 +98,7 @@ int cmd_train(int argc, char **argv)
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
         {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
+        {"--force", ARG_FLAG, &force, 0, 0, NULL, "replace an existing --out (a new run refuses to)"},
     };
     const arg_cmd cmd = {"train", "Train the character GPT on a text file. In a `make MPI=1` build, "
                          "`mpirun -np N qkv train ...` trains it data-parallel on N processes "
@@ -147,6 +149,10 @@ int cmd_train(int argc, char **argv)
         return args_error(&cmd, "--batch %d does not split evenly over %d ranks", batch, dist_size());
     if (resume && !args_given(&cmd, "--out"))
         out = resume; /* a resumed run keeps saving where it was saved */
+    qkv_protect_input(data); /* a missing corpus is said below, by the loader */
+    /* Rank 0 writes the files, so it claims them; every rank learns whether that worked. */
+    if (ranks_any(ranks_writer() && cli_claim_outputs("train", out, force, resume) < 0))
+        return 1;
     cli_use_threads(threads);
 
     qkv_trainer *t = NULL;
@@ -170,6 +176,7 @@ int cmd_train(int argc, char **argv)
                 t ? "another rank could not start (its message is above)" : qkv_last_error());
         qkv_trainer_free(t);
         qkv_corpus_free(corpus);
+        qkv_output_unlock(out);
         return 1;
     }
     if (dist_size() > 1)
@@ -200,5 +207,6 @@ int cmd_train(int argc, char **argv)
     int status = train_loop_run(&loop);
     qkv_trainer_free(t);
     qkv_corpus_free(corpus);
+    qkv_output_unlock(out);
     return status;
 }

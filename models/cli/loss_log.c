@@ -1,9 +1,10 @@
 /* The loss log of a training run: CKPT.csv and the plot CKPT.svg next to the
  * checkpoint, and reading a saved run's log back on resume. */
+#include <errno.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "loss_log.h"
 #include "qkv/qkv.h"
@@ -34,12 +35,13 @@ int log_add(loss_log *l, double step, double train, double val)
 
 /* The points of the log next to ckpt (CKPT.csv) up to step `upto`, so that a
  * resumed run's log and plot continue the saved run's instead of starting
- * over. A missing log, or the first line that does not parse, ends the read. */
+ * over. A missing or unreadable log (a FIFO is refused, not waited on), or
+ * the first line that does not parse, ends the read. */
 void log_read(loss_log *l, const char *ckpt, int64_t upto)
 {
     char path[4096], line[256];
     snprintf(path, sizeof path, "%s.csv", ckpt);
-    FILE *f = fopen(path, "r");
+    FILE *f = qkv_input_open(path);
     if (!f)
         return;
     for (bool header = true; fgets(line, sizeof line, f); header = false) {
@@ -63,38 +65,94 @@ void log_read(loss_log *l, const char *ckpt, int64_t upto)
     fclose(f);
 }
 
-/* Write PATH.csv and PATH.svg next to the checkpoint. */
-void write_log(const loss_log *l, const char *ckpt)
+/* Say once that the log cannot be written, and write it no more; returns -1. */
+static int log_failed(loss_log *l, const char *why)
+{
+    if (!l->failed)
+        fprintf(stderr, "%s: %s\n", l->prog, why);
+    l->failed = true;
+    return -1;
+}
+
+/* Create CKPT.csv with its header, put in place at once, open for appending. */
+static int start_csv(loss_log *l)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s.csv", ckpt);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "qkv train: cannot write %s\n", path);
-        return;
-    }
-    fprintf(f, "step,train_loss,val_loss\n");
-    for (int i = 0; i < l->n; i++) {
+    snprintf(path, sizeof path, "%s.csv", l->ckpt);
+    if (!(l->csv = qkv_output_open(path)))
+        return log_failed(l, qkv_last_error());
+    fputs("step,train_loss,val_loss\n", qkv_output_file(l->csv));
+    return qkv_output_publish(l->csv) < 0 ? log_failed(l, qkv_last_error()) : 0;
+}
+
+int log_open(loss_log *l, const char *prog, const char *ckpt)
+{
+    l->prog = prog;
+    l->ckpt = ckpt;
+    return l->n > 0 ? log_append(l) : 0;
+}
+
+int log_append(loss_log *l)
+{
+    if (l->failed)
+        return -1;
+    if (!l->ckpt || l->written == l->n) /* not opened (not this rank's to write), or nothing new */
+        return 0;
+    if (!l->csv && start_csv(l) < 0)
+        return -1;
+    FILE *f = qkv_output_file(l->csv);
+    for (; l->written < l->n; l->written++) {
+        int i = l->written;
         fprintf(f, "%.0f,%.6f,", l->step[i], l->train[i]);
         if (!isnan(l->val[i]))
             fprintf(f, "%.6f", l->val[i]);
         fputc('\n', f);
     }
-    fclose(f);
-    /* The plot: the training curve at every logged point, validation where evaluated. */
+    errno = 0;
+    if (fflush(f) != 0 || ferror(f)) {
+        char why[4200];
+        snprintf(why, sizeof why, "cannot write '%s.csv': %s", l->ckpt,
+                 errno ? strerror(errno) : "a write failed");
+        return log_failed(l, why);
+    }
+    return 0;
+}
+
+int log_plot(loss_log *l)
+{
+    if (l->failed || !l->ckpt || l->n == 0)
+        return l->failed ? -1 : 0;
+    /* The training curve at every logged point, validation where evaluated. */
     double *vs = malloc((size_t)(l->n + 1) * sizeof *vs), *vv = malloc((size_t)(l->n + 1) * sizeof *vv);
-    int nv = 0;
-    for (int i = 0; vs && vv && i < l->n; i++)
+    int nv = 0, rc = vs && vv ? 0 : log_failed(l, "out of memory for the plot");
+    for (int i = 0; rc == 0 && i < l->n; i++)
         if (!isnan(l->val[i])) {
             vs[nv] = l->step[i];
             vv[nv++] = l->val[i];
         }
     qkv_svg_series series[2] = {{"train", l->n, l->step, l->train}, {"val", nv, vs, vv}};
-    snprintf(path, sizeof path, "%s.svg", ckpt);
-    if (vs && vv && qkv_svg_lines(path, "qkv train: loss", "step", "loss (nats/char)",
-                                  nv ? 2 : 1, series) < 0)
-        fprintf(stderr, "qkv train: %s\n", qkv_last_error());
+    char path[4096], title[64];
+    snprintf(path, sizeof path, "%s.svg", l->ckpt);
+    snprintf(title, sizeof title, "%s: loss", l->prog);
+    if (rc == 0 && qkv_svg_lines(path, title, "step", "loss (nats/char)", nv ? 2 : 1, series) < 0)
+        rc = log_failed(l, qkv_last_error());
     free(vs);
     free(vv);
+    return rc;
 }
 
+int log_close(loss_log *l)
+{
+    int rc = l->failed ? -1 : 0;
+    if (l->csv) {
+        if (l->failed)
+            qkv_output_abort(l->csv);
+        else if (qkv_output_commit(l->csv) < 0)
+            rc = log_failed(l, qkv_last_error());
+    }
+    free(l->step);
+    free(l->train);
+    free(l->val);
+    *l = (loss_log){0};
+    return rc;
+}

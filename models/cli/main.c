@@ -2,6 +2,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "output.h"
 
 #include <stdio.h>
 
@@ -25,6 +26,9 @@ int main(int argc, char **argv)
         return 1;
     }
     int status = cli_dispatch(&menu, argc, argv);
+    /* Whatever the command printed must have been written (a full disk, /dev/full). */
+    if (status == 0 && cli_check_stdout(argc > 1 ? argv[1] : "") < 0)
+        status = 1;
     dist_finish();
     return status;
 }

@@ -1,19 +1,8 @@
-/* The clock, the median and the Ctrl-C flag (see runtime.h). */
+/* The clock and the median (see runtime.h). */
 #include "runtime.h"
 
 #include <stdlib.h>
 #include <time.h>
-
-volatile sig_atomic_t cli_interrupted;
-
-/* The SIGINT handler: only sets the flag, the one thing a handler may safely do. */
-static void on_sigint(int sig)
-{
-    (void)sig;
-    cli_interrupted = 1;
-}
-
-void cli_catch_sigint(void) { signal(SIGINT, on_sigint); }
 
 double cli_now(void)
 {

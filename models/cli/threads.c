@@ -10,10 +10,11 @@
 #include <stdlib.h>
 
 #include "dist.h"
+#include "qkv/base.h"
 
 int cli_use_threads(int n)
 {
-    omp_set_num_threads(n);
+    qkv_set_threads(n);
     if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY"))
         return 0;
     /* The cores we may use, read once before anything is pinned: pinned

@@ -8,6 +8,7 @@
 
 #include "loss_log.h"
 #include "runtime.h"
+#include "signals.h"
 #include "train_ranks.h"
 
 /* Steps a timed run takes before its speed is trusted: the first ones size
@@ -108,7 +109,9 @@ static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s
  * worked); on failure print why and return -1. */
 static int save(const train_loop *l)
 {
+    cli_saving(true); /* a second signal then only says to wait */
     bool failed = ranks_writer() && qkv_training_save(l->run, l->out) < 0;
+    cli_saving(false);
     if (failed)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
     if (ranks_any(failed)) {
@@ -160,14 +163,19 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     st->eval_time += dt;
     st->n_evals++;
     st->t_last += dt; /* evaluation time is not training speed */
-    return save(l);
+    if (save(l) < 0)
+        return -1;
+    log_plot(&st->log); /* a failed plot is said and the run goes on; its status says so */
+    return 0;
 }
 
-/* A step or an evaluation failed: say why, and keep the last good state. */
-static void failed(const train_loop *l)
+/* A step or an evaluation failed: say why, and keep the last good state.
+ * Only progress is saved: a run that failed before its first step leaves
+ * whatever is at out as it was. (Every rank takes the same branch.) */
+static void failed(const train_loop *l, const loop_state *st)
 {
     fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
-    if (save(l) == 0)
+    if (l->run->step > st->start_step && save(l) == 0)
         fprintf(stderr, "%s: saved the last good state (step %lld) to %s\n", l->prog,
                 (long long)l->run->step, l->out);
 }
@@ -180,8 +188,6 @@ int train_loop_run(const train_loop *l)
         printf("the run saved in %s is already at step %lld of %d; nothing to do (pass %s to "
                "go further)\n", l->resume, (long long)run->step, run->cfg.iters, l->iters_flag);
     fflush(stdout);
-    if (l->resume)
-        log_read(&st.log, l->resume, run->step);
     /* A timed run lays its schedule out once the warm-up has measured its
      * speed; until then it follows the saved one, made long enough to get there. */
     if (l->budget > 0 && run->cfg.iters <= run->step + WARMUP_STEPS)
@@ -190,7 +196,11 @@ int train_loop_run(const train_loop *l)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
         return 1;
     }
-    cli_catch_sigint();
+    if (l->resume)
+        log_read(&st.log, l->resume, run->step);
+    if (ranks_writer())
+        log_open(&st.log, l->prog, l->out);
+    cli_catch_signals();
     st.t_start = st.t_last = cli_now();
     int status = 0;
     bool stopped = false;
@@ -199,7 +209,7 @@ int train_loop_run(const train_loop *l)
         ranks_step_begin();
         if (qkv_training_step(run, &loss, NULL) < 0) {
             ranks_step_failed();
-            failed(l);
+            failed(l, &st);
             status = 1;
             break;
         }
@@ -218,17 +228,19 @@ int train_loop_run(const train_loop *l)
             bool eval_failed;
             if (evaluate(l, &st, s, &eval_failed) < 0) {
                 if (eval_failed)
-                    failed(l);
+                    failed(l, &st);
                 status = 1;
                 break;
             }
         }
+        log_append(&st.log); /* the step's row is complete: on disk now */
         fflush(stdout);
         if ((stopped = ranks_stop(cli_interrupted))) {
             if (save(l) < 0) {
                 status = 1;
                 break;
             }
+            status = cli_signal_status();
             printf("\ninterrupted at step %lld: saved %s\nresume with: %s --resume %s%s%s\n",
                    (long long)run->step, l->out, l->prog, l->out, l->resume_args[0] ? " " : "",
                    l->resume_args);
@@ -239,10 +251,7 @@ int train_loop_run(const train_loop *l)
         printf("done: %lld steps in %.1fs; final %s; saved %s\n",
                (long long)(run->step - st.start_step), cli_now() - st.t_start, st.last.summary,
                l->out);
-    if (st.log.n && ranks_writer())
-        write_log(&st.log, l->out);
-    free(st.log.step);
-    free(st.log.train);
-    free(st.log.val);
-    return status;
+    /* A log that could not be written was said when it failed; the run then fails too. */
+    int log_rc = log_append(&st.log) | log_plot(&st.log) | log_close(&st.log);
+    return status == 0 && log_rc < 0 ? 1 : status;
 }

@@ -31,9 +31,11 @@ typedef struct train_loop {
 
 /* Train until run->cfg.iters (or, with a budget, until the budget is
  * spent: the schedule is then laid over it), evaluate and save every
- * eval_every steps and at the end, write OUT.csv and OUT.svg. On a failed
- * step save the last good state; on Ctrl-C save and say how to resume. The
- * program's exit status: 0 or 1. */
+ * eval_every steps and at the end, append to OUT.csv as it goes and redraw
+ * OUT.svg at every evaluation. On a failed step save the last good state
+ * (if there was progress); on SIGINT or SIGTERM finish the step, save and
+ * say how to resume. The program's exit status: 0, 1, or 128 + the signal
+ * after a signal stopped it and the save worked. */
 int train_loop_run(const train_loop *l);
 
 /* The run-length flags of a training command: --time (time, or NULL when

@@ -2,7 +2,7 @@
 #include "train_ranks.h"
 
 #include "dist.h"
-#include "runtime.h"
+#include "signals.h"
 
 /* This step's vote: cast yet, and whether a rank asked to stop. */
 static bool voted, stop_voted;

@@ -1,13 +1,15 @@
 /* The attention page's data: every view, layer and head as one JSON block
  * between the page's fixed text, built in memory and written in one go (see
  * viz_internal.h). */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "viz_internal.h"
+
+#include "../../train/internal.h"
+#include "qkv/file.h"
 
 /* A growing text; a failed allocation sticks, so only the end checks. */
 typedef struct {
@@ -179,16 +181,16 @@ static int put_page(page_text *t, const qkv__attn_page *p)
     return t->failed ? -1 : 0;
 }
 
-/* Every byte the page writes to a file goes through here: open, write,
- * close, each checked (a full disk often shows only when closing). */
+/* Every byte the page writes to a file goes through here: the safe-output
+ * path (qkv/file.h), which refuses a device, a FIFO or an input, checks
+ * every write and renames the finished page into place. */
 static int write_file(const char *path, const char *data, size_t len)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return qkv_set_error("attn html: cannot open %s for writing: %s", path, strerror(errno));
-    bool ok = fwrite(data, 1, len, f) == len;
-    ok = fclose(f) == 0 && ok;
-    return ok ? 0 : qkv_set_error("attn html: could not write %s", path);
+    qkv_output *o = qkv_output_open(path);
+    if (!o)
+        return qkv__error_prefix("attn html");
+    fwrite(data, 1, len, qkv_output_file(o)); /* an error here is sticky: commit reports it */
+    return qkv_output_commit(o) < 0 ? qkv__error_prefix("attn html") : 0;
 }
 
 int qkv__attn_page_write(const char *path, const qkv__attn_page *p)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../tensor/check.h"
 #include "../seq2seq_internal.h"
 #include "viz_internal.h"
 
@@ -31,9 +32,9 @@ int qkv_attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *v
                       const char *text)
 {
     const char *who = "qkv_attn_html_gpt";
-    if (!path || !m || !vocab || !text)
-        return qkv_set_error("%s: %s is NULL", who, !path ? "path" : !m ? "m" : !vocab ? "vocab"
-                                                                                   : "text");
+    if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "vocab", vocab) ||
+        qkv__null(who, "text", text))
+        return -1;
     size_t len = strlen(text);
     int L = m->cfg.n_layer;
     if (len < 1 || len > (size_t)m->cfg.block_size)
@@ -63,7 +64,7 @@ int qkv_attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *v
             rc = qkv__attn_page_write(path, &page);
     }
     qkv_arena_free(a);
-    return rc;
+    return rc < 0 ? qkv__fail_in(who) : 0;
 }
 
 /* The page of the encoder-decoder once the replay has recorded its calls:
@@ -101,8 +102,8 @@ static int write_seq2seq_page(const char *path, const qkv_seq2seq *m, const qkv_
 int qkv_attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input)
 {
     const char *who = "qkv_attn_html_seq2seq";
-    if (!path || !m || !input)
-        return qkv_set_error("%s: %s is NULL", who, !path ? "path" : !m ? "m" : "input");
+    if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "input", input))
+        return -1;
     int L = m->cfg.n_layer, Ts = m->cfg.max_src, rc = -1, Tt;
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
     qkv_arena *a = qkv_arena_new((size_t)1 << 20);
@@ -134,5 +135,5 @@ int qkv_attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *in
 done:
     qkv_arena_free(a);
     qkv_seq2seq_batch_free(b);
-    return rc;
+    return rc < 0 ? qkv__fail_in(who) : 0;
 }

@@ -2,14 +2,15 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "../../tensor/check.h"
 #include "qkv/viz.h"
 
-int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
+static int attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
 {
     char shape[64];
-    if (!weights || weights->ndim != 4 || weights->shape[0] != 1)
+    if (weights->ndim != 4 || weights->shape[0] != 1)
         return qkv_set_error("attn svg %s: weights %s are not the (1,H,Tq,Tk) of one sequence",
-                             path, weights ? qkv_shape_str(weights, shape, sizeof shape) : "NULL");
+                             path, qkv_shape_str(weights, shape, sizeof shape));
     int H = weights->shape[1], Tq = weights->shape[2], Tk = weights->shape[3];
     if (!spec->average && (spec->head < -1 || spec->head >= H))
         return qkv_set_error("attn svg %s: head %d does not exist; there are heads 0 to %d", path,
@@ -48,4 +49,13 @@ int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg
     int rc = qkv_svg_heatmap(path, &hm);
     qkv_free(values);
     return rc;
+}
+
+int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
+{
+    const char *fn = "qkv_attn_svg";
+    if (qkv__null(fn, "path", path) || qkv__check_input(fn, "weights", weights) < 0 ||
+        qkv__null(fn, "spec", spec))
+        return -1;
+    return attn_svg(path, weights, spec) < 0 ? qkv__fail_in(fn) : 0;
 }

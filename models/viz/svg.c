@@ -6,10 +6,12 @@
  * width of one character, which is close enough for sans-serif digits. */
 #include "viz_internal.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "../../tensor/check.h"
+#include "qkv/file.h"
 
 #define REPLACEMENT_CHAR "\xEF\xBF\xBD" /* U+FFFD '�' */
 #define CHAR_WIDTH 0.6                  /* width of a character, in font sizes */
@@ -18,8 +20,8 @@
 
 /* An SVG file being written. fprintf errors are sticky, so svg_end checks them once. */
 typedef struct {
-    FILE *f;          /* the open file */
-    const char *path; /* its name, for error messages */
+    FILE *f;       /* the stream of out */
+    qkv_output *o; /* the file, through the safe-output path (qkv/file.h) */
 } svg;
 
 /* Write text as XML character data: markup characters escaped, control
@@ -68,10 +70,9 @@ static void svg_line(svg *s, double x1, double y1, double x2, double y2, const c
 /* Open path and start a white picture of width×height with an optional title on top. */
 static int svg_begin(svg *s, const char *path, double width, double height, const char *title)
 {
-    s->path = path;
-    s->f = fopen(path, "w");
-    if (!s->f)
-        return qkv_set_error("svg: cannot open %s for writing: %s", path, strerror(errno));
+    if (!(s->o = qkv_output_open(path)))
+        return -1;
+    s->f = qkv_output_file(s->o);
     fprintf(s->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -87,10 +88,7 @@ static int svg_begin(svg *s, const char *path, double width, double height, cons
 static int svg_end(svg *s)
 {
     fputs("</svg>\n", s->f);
-    int failed = ferror(s->f);
-    if (fclose(s->f) != 0 || failed) /* a full disk often shows only when closing */
-        return qkv_set_error("svg: could not write %s", s->path);
-    return 0;
+    return qkv_output_commit(s->o);
 }
 
 /* A number as a short label (at most 3 significant digits, no "-0"). */
@@ -264,18 +262,24 @@ static void draw_colour_bar(svg *s, double x, double y, double height, double lo
 static int check_labels(const char *path, const char *what, const char *labels, int n)
 {
     if (labels && strlen(labels) != (size_t)n)
-        return qkv_set_error("svg: %s: %s has %zu characters for %d %s", path, what, strlen(labels),
+        return qkv_set_error("%s: %s has %zu characters for %d %s", path, what, strlen(labels),
                              n, what[0] == 'r' ? "rows" : "columns");
     return 0;
 }
 
-int qkv_svg_heatmap(const char *path, const qkv_svg_heatmap_spec *h)
+/* The most cells a heatmap draws: far beyond any attention picture a browser
+ * can show, and small enough that no cell count overflows an int. */
+#define HEATMAP_MAX_CELLS (1 << 24)
+
+static int heatmap(const char *path, const qkv_svg_heatmap_spec *h)
 {
-    if (!path || !h)
-        return qkv_set_error("svg: heatmap needs a path and a spec");
-    if (h->panels < 1 || h->rows < 1 || h->cols < 1 || !h->values)
-        return qkv_set_error("svg: %s: heatmap of %d panels of %dx%d%s", path, h->panels, h->rows,
-                             h->cols, h->values ? "" : " without values");
+    if (h->panels < 1 || h->rows < 1 || h->cols < 1 ||
+        (double)h->panels * h->rows * h->cols > HEATMAP_MAX_CELLS)
+        return qkv_set_error("%s: %d panels of %dx%d cells: each count must be >= 1 and at most "
+                             "%d cells in all", path, h->panels, h->rows, h->cols, HEATMAP_MAX_CELLS);
+    if (!h->values)
+        return qkv_set_error("%s: spec->values is NULL for a heatmap of %d panels of %dx%d", path,
+                             h->panels, h->rows, h->cols);
     if (check_labels(path, "row_labels", h->row_labels, h->rows) < 0 ||
         check_labels(path, "col_labels", h->col_labels, h->cols) < 0)
         return -1;
@@ -302,6 +306,13 @@ int qkv_svg_heatmap(const char *path, const qkv_svg_heatmap_spec *h)
                    top + (k / per_line) * (p.height + gap), lo, hi);
     draw_colour_bar(&s, panels_right + gap, top + p.top, bar_height, lo, hi);
     return svg_end(&s);
+}
+
+int qkv_svg_heatmap(const char *path, const qkv_svg_heatmap_spec *spec)
+{
+    if (qkv__null("qkv_svg_heatmap", "path", path) || qkv__null("qkv_svg_heatmap", "spec", spec))
+        return -1;
+    return heatmap(path, spec) < 0 ? qkv__fail_in("qkv_svg_heatmap") : 0;
 }
 
 /* ---- line plot ---- */
@@ -366,7 +377,7 @@ static int series_range(const char *path, int n_series, const qkv_svg_series *se
     for (int k = 0; k < n_series; k++) {
         const qkv_svg_series *c = &series[k];
         if (c->n < 0 || (c->n > 0 && (!c->xs || !c->ys)))
-            return qkv_set_error("svg: %s: series %d has %d points%s", path, k, c->n,
+            return qkv_set_error("%s: series %d has %d points%s", path, k, c->n,
                                  c->n > 0 ? " but no xs or ys" : "");
         for (int i = 0; i < c->n; i++)
             if (isfinite(c->xs[i]) && isfinite(c->ys[i])) {
@@ -379,14 +390,12 @@ static int series_range(const char *path, int n_series, const qkv_svg_series *se
     return 0;
 }
 
-int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
-                  int n_series, const qkv_svg_series *series)
+static int lines(const char *path, const char *title, const char *x_label, const char *y_label,
+                 int n_series, const qkv_svg_series *series)
 {
-    if (!path)
-        return qkv_set_error("svg: line plot needs a path");
     if (n_series < 0 || (n_series > 0 && !series))
-        return qkv_set_error("svg: %s: %d series%s", path, n_series,
-                             series ? "" : " given as NULL");
+        return qkv_set_error("%s: %d series%s", path, n_series,
+                             series ? "" : ", and series is NULL");
     double x_lo, x_hi, y_lo, y_hi;
     if (series_range(path, n_series, series, &x_lo, &x_hi, &y_lo, &y_hi) < 0)
         return -1;
@@ -434,4 +443,13 @@ int qkv_svg_lines(const char *path, const char *title, const char *x_label, cons
         svg_text(&s, right + 42, ly, 12, "start", 0, c->name ? c->name : "");
     }
     return svg_end(&s);
+}
+
+int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
+                  int n_series, const qkv_svg_series *series)
+{
+    if (qkv__null("qkv_svg_lines", "path", path))
+        return -1;
+    return lines(path, title, x_label, y_label, n_series, series) < 0 ? qkv__fail_in("qkv_svg_lines")
+                                                                      : 0;
 }

@@ -1,0 +1,23 @@
+/* The number of threads qkv's kernels use (see qkv/base.h). OpenMP holds the
+ * setting; this is its one place in the API, so a program embedding qkv
+ * needs neither OMP_NUM_THREADS nor <omp.h>. */
+#include <omp.h>
+
+#include "qkv/base.h"
+
+/* What OpenMP chose before any qkv_set_threads: OMP_NUM_THREADS, else the
+ * cores available. 0 until the first call reads it. */
+static int initial_threads;
+
+int qkv_set_threads(int n)
+{
+    if (n < 0)
+        return qkv_set_error("qkv_set_threads: n %d must be >= 1, or 0 for the default", n);
+#pragma omp critical(qkv_threads)
+    if (initial_threads == 0)
+        initial_threads = omp_get_max_threads();
+    omp_set_num_threads(n > 0 ? n : initial_threads);
+    return 0;
+}
+
+int qkv_threads(void) { return omp_get_max_threads(); }
