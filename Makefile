@@ -11,7 +11,7 @@ PREFIX  ?= /usr/local
 OPT     ?= -O2
 CFLAGS  ?=
 WARN    := -Wall -Wextra
-BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -Iinclude $(WARN) $(OPT) -g $(SAN)
+BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -fvisibility=hidden -Iinclude $(WARN) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
 LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/viz/*.c data/*.c)
@@ -46,7 +46,9 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 .PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage run FORCE
-VERSION := 0.1.0
+# The version lives in include/qkv/version.h; the SONAME carries its major number.
+VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
+SONAME  := libqkv.so.$(firstword $(subst ., ,$(VERSION)))
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
@@ -66,8 +68,16 @@ $(BUILD)/libqkv64.a: $(OBJ64)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libqkv.so: $(OBJ)
-	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS)
+# libqkv.so.MAJOR.MINOR.PATCH, with the SONAME libqkv.so.MAJOR (what programs
+# record and the loader looks for) and libqkv.so (what -lqkv finds) linking to it.
+$(BUILD)/libqkv.so.$(VERSION): $(OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/$(SONAME): $(BUILD)/libqkv.so.$(VERSION)
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/libqkv.so: $(BUILD)/$(SONAME)
+	ln -sf $(notdir $<) $@
 
 $(BUILD)/obj/models/cli/dist_mpi.o: models/cli/dist_mpi.c
 	@mkdir -p $(dir $@)
@@ -139,22 +149,22 @@ install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 	install -d $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/qkv/*.h $(DESTDIR)$(PREFIX)/include/qkv/
 	install -m 644 $(BUILD)/libqkv.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libqkv.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libqkv.so
 	install -m 755 $(BUILD)/qkv $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc
 
-# Install into a throwaway prefix and build every example the way an outside
-# program would: only through pkg-config.
+# Install into a throwaway prefix; check it is packaged like a C library
+# (SONAME, exports, the precision guard); build and run every example the way
+# an outside program would, only through pkg-config (one as C++ too, one
+# statically); compile every header's usage block.
 test-install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
-	@rm -rf $(BUILD)/prefix
+	@rm -rf $(BUILD)/prefix $(BUILD)/install-check
 	@$(MAKE) --no-print-directory -s install PREFIX=$(CURDIR)/$(BUILD)/prefix BUILD=$(BUILD) SAN="$(SAN)"
-	@for ex in examples/*.c; do \
-	    bin=$(BUILD)/prefix/$$(basename $$ex .c); \
-	    PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/prefix/lib/pkgconfig $(CC) $(WARN) $(SAN) $$ex -o $$bin \
-	        $$(PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/prefix/lib/pkgconfig pkg-config --cflags --libs qkv) && \
-	    LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/prefix/lib $$bin > $$bin.out && \
-	    echo "example $$ex: built against the installed library and ran" || exit 1; \
-	done
+	@CC="$(CC)" SAN="$(SAN)" sh tests/install/check_library.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check
+	@CC="$(CC)" SAN="$(SAN)" sh tests/install/build_examples.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/examples
+	@CC="$(CC)" SAN="$(SAN)" sh tests/install/compile_usage_blocks.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/usage
 
 # The README's tensor example must compile and run as printed.
 test-readme: $(BUILD)/libqkv.a
@@ -163,6 +173,13 @@ test-readme: $(BUILD)/libqkv.a
 	@test -s $(BUILD)/readme/example.c || { echo "README example not found"; exit 1; }
 	@$(CC) $(BASE) $(BUILD)/readme/example.c -o $(BUILD)/readme/example $(BUILD)/libqkv.a $(LDLIBS)
 	@$(BUILD)/readme/example > $(BUILD)/readme/example.out && echo "README example: compiled and ran"
+	@for cxx in g++ $(if $(SAN),,clang++); do \
+	    if ! command -v $$cxx > /dev/null; then echo "README example as C++: SKIPPED: no $$cxx"; continue; fi; \
+	    $$cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror $(SAN) -Iinclude $(BUILD)/readme/example.c -x none \
+	        -o $(BUILD)/readme/example.$$cxx $(BUILD)/libqkv.a $(LDLIBS) && \
+	    $(BUILD)/readme/example.$$cxx | cmp -s - $(BUILD)/readme/example.out && \
+	    echo "README example: compiled as C++ with $$cxx, ran, printed what the C build printed" || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD)

@@ -158,8 +158,9 @@ static int write_date(char *buf, size_t cap, int format, qkv_dates_case casing, 
             put(&t, p, 1);
     }
     if (t.len + 1 > cap)
-        return qkv_set_error("qkv_dates_format: a %zu-byte buffer cannot hold the %zu characters of format %d",
-                             cap, t.len, format);
+        return qkv_set_error(
+            "qkv_dates_format: a %zu-byte buffer cannot hold the %zu characters of format %d", cap,
+            t.len, format);
     buf[t.len] = '\0';
     for (size_t i = 0; i < t.len; i++) {
         unsigned char ch = (unsigned char)buf[i];
@@ -204,8 +205,8 @@ static int sample_in(const char *fn, qkv_rng *rng, char *input, size_t in_len, c
         qkv__null(fn, "output", output))
         return -1;
     if (in_len < QKV_DATES_INPUT_MAX + 1 || out_len < QKV_DATES_OUTPUT_LEN + 1)
-        return qkv_set_error("%s: buffers of %zu and %zu bytes are too small (need %d and %d)",
-                             fn, in_len, out_len, QKV_DATES_INPUT_MAX + 1, QKV_DATES_OUTPUT_LEN + 1);
+        return qkv_set_error("%s: buffers of %zu and %zu bytes are too small (need %d and %d)", fn,
+                             in_len, out_len, QKV_DATES_INPUT_MAX + 1, QKV_DATES_OUTPUT_LEN + 1);
     long days = FIRST_DAY + (long)qkv_rng_below(rng, (uint64_t)(LAST_DAY - FIRST_DAY + 1));
     int format = (int)qkv_rng_below(rng, QKV_DATES_N_FORMATS);
     qkv_dates_case casing = (qkv_dates_case)qkv_rng_below(rng, 3);

@@ -24,7 +24,8 @@ static void flag_fields(const qkv_gpt_config *cfg, bool *out[N_FLAGS])
 
 void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_BYTES])
 {
-    if (qkv__null("qkv_gpt_config_pack", "cfg", cfg) || qkv__null("qkv_gpt_config_pack", "out", out))
+    if (qkv__null("qkv_gpt_config_pack", "cfg", cfg) ||
+        qkv__null("qkv_gpt_config_pack", "out", out))
         return;
     memset(out, 0, QKV_GPT_CONFIG_BYTES);
     const int fields[5] = {cfg->vocab_size, cfg->block_size, cfg->n_layer, cfg->n_head, cfg->n_embd};
@@ -193,7 +194,8 @@ static int check_forward(const char *fn, const qkv_gpt *m, const qkv_run *r, con
         return -1;
     if (!r->arena)
         return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
-                             "in", fn);
+                             "in",
+                             fn);
     if (B < 1 || T < 1)
         return qkv_set_error("%s: batch %d and length %d must be >= 1", fn, B, T);
     return 0;
@@ -215,10 +217,7 @@ qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *id
     const char *fn = "qkv_gpt_logits";
     if (check_forward(fn, m, r, idx, B, T) < 0)
         return NULL;
-    qkv_tensor *y = logits(m, r, idx, B, T, weights);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, logits(m, r, idx, B, T, weights));
 }
 
 qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
@@ -227,8 +226,5 @@ qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
     const char *fn = "qkv_gpt_loss";
     if (check_forward(fn, m, r, idx, B, T) < 0 || qkv__null(fn, "targets", targets))
         return NULL;
-    qkv_tensor *y = qkv_cross_entropy(r->arena, logits(m, r, idx, B, T, NULL), targets, -1);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, qkv_cross_entropy(r->arena, logits(m, r, idx, B, T, NULL), targets, -1));
 }

@@ -200,7 +200,8 @@ static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_run *r,
         return -1;
     if (!r->arena)
         return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
-                             "in", fn);
+                             "in",
+                             fn);
     return 0;
 }
 
@@ -220,10 +221,7 @@ qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int
     const char *fn = "qkv_seq2seq_encode";
     if (check_forward(fn, m, r, src, "src") < 0)
         return NULL;
-    qkv_tensor *y = encode(m, r, src, src_valid, B, Ts);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, encode(m, r, src, src_valid, B, Ts));
 }
 
 qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,
@@ -256,10 +254,7 @@ qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tenso
     const char *fn = "qkv_seq2seq_decode";
     if (check_forward(fn, m, r, dec_in, "dec_in") < 0 || qkv__check_input(fn, "memory", memory) < 0)
         return NULL;
-    qkv_tensor *y = decode(m, r, memory, src_valid, dec_in, B, Tt, cross_weights);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, decode(m, r, memory, src_valid, dec_in, B, Tt, cross_weights));
 }
 
 qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_seq2seq_batch *b)
@@ -273,10 +268,7 @@ qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_s
     }
     qkv_tensor *memory = encode(m, r, b->src, b->src_valid, b->B, b->Ts);
     qkv_tensor *logits = decode(m, r, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
-    qkv_tensor *y = qkv_cross_entropy(r->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE);
-    if (!y)
-        qkv__fail_in(fn);
-    return y;
+    return qkv__result(fn, qkv_cross_entropy(r->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE));
 }
 
 int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step)

@@ -129,6 +129,6 @@ void qkv_seq2seq_detokenize(const qkv_seq2seq *m, const int32_t *row, char *text
         text[n] = (char)m->chars.byte[row[n] - QKV_SEQ2SEQ_N_SPECIAL];
     text[n] = '\0';
     if (n < m->cfg.max_tgt && (row[n] < 0 || row[n] >= m->vocab_size))
-        qkv_set_error("%s: row[%d] is %d, outside the vocabulary [0, %d); the text stops there",
-                      fn, n, (int)row[n], m->vocab_size);
+        qkv_set_error("%s: row[%d] is %d, outside the vocabulary [0, %d); the text stops there", fn,
+                      n, (int)row[n], m->vocab_size);
 }

@@ -36,7 +36,8 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_ar
         if (!loss)
             qkv__fail_in("qkv_gpt_mean_loss");
         else if (isnan(loss->data[0]))
-            qkv_set_error("qkv_gpt_mean_loss: batch %d has a NaN loss (the weights are not finite)", i);
+            qkv_set_error("qkv_gpt_mean_loss: batch %d has a NaN loss (the weights are not finite)",
+                          i);
         qkv_arena_reset(arena);
     }
     qkv_set_grad_enabled(was);

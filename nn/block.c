@@ -19,8 +19,8 @@ int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_bloc
 {
     char attn[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
     if (qkv__check_init("qkv_block_init", m, p, name) < 0 ||
-        qkv__check_config("qkv_block_init", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
-        qkv__nn_name(mlp, name, "mlp") < 0)
+        qkv__check_config("qkv_block_init", name, cfg) < 0 ||
+        qkv__nn_name(attn, name, "attn") < 0 || qkv__nn_name(mlp, name, "mlp") < 0)
         return -1;
     if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
         qkv_self_attn_init(&m->attn, p, attn, cfg, causal) < 0 ||
@@ -46,7 +46,8 @@ qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_run *r, qkv_tensor *
     qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x),
                                              key_valid, weights);
     /* ...then each one thinks about what it gathered, on its own. */
-    return mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn));
+    return qkv__result("qkv_block_forward",
+                       mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn)));
 }
 
 qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
@@ -57,7 +58,8 @@ qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_run *r, qkv_t
         return NULL;
     qkv_tensor *attn =
         qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
-    return mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn));
+    return qkv__result("qkv_block_forward_cached",
+                       mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn)));
 }
 
 int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
@@ -65,8 +67,9 @@ int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
 {
     char attn[QKV_PARAM_NAME_MAX], cross[QKV_PARAM_NAME_MAX], mlp[QKV_PARAM_NAME_MAX];
     if (qkv__check_init("qkv_cross_block_init", m, p, name) < 0 ||
-        qkv__check_config("qkv_cross_block_init", name, cfg) < 0 || qkv__nn_name(attn, name, "attn") < 0 ||
-        qkv__nn_name(cross, name, "cross") < 0 || qkv__nn_name(mlp, name, "mlp") < 0)
+        qkv__check_config("qkv_cross_block_init", name, cfg) < 0 ||
+        qkv__nn_name(attn, name, "attn") < 0 || qkv__nn_name(cross, name, "cross") < 0 ||
+        qkv__nn_name(mlp, name, "mlp") < 0)
         return -1;
     if (ln_sub(&m->ln_1, p, name, "ln_1", cfg) < 0 ||
         qkv_self_attn_init(&m->attn, p, attn, cfg, true) < 0 ||
@@ -99,7 +102,8 @@ qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_run *r, 
         return NULL;
     qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), NULL,
                                              self_weights);
-    return cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, cross_weights);
+    return qkv__result("qkv_cross_block_forward", cross_block_rest(m, r, qkv_add(r->arena, x, attn),
+                                                                   k, v, mem_valid, cross_weights));
 }
 
 qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_run *r,
@@ -113,5 +117,6 @@ qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_r
         return NULL;
     qkv_tensor *attn =
         qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
-    return cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, NULL);
+    return qkv__result(fn,
+                       cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, NULL));
 }

@@ -35,12 +35,14 @@ int qkv__check_forward(const char *fn, const void *m, const qkv_run *r, const qk
         return -1;
     if (!r->arena)
         return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward "
-                             "builds in", fn);
+                             "builds in",
+                             fn);
     if (!param)
         return qkv_set_error("%s: the module m is not initialised: call its _init first", fn);
     if (!param->data)
         return qkv_set_error("%s: the module's parameters (%s) have no values yet: call "
-                             "qkv_params_alloc first", fn, param->name ? param->name : "weight");
+                             "qkv_params_alloc first",
+                             fn, param->name ? param->name : "weight");
     return 0;
 }
 

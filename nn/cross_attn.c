@@ -34,7 +34,7 @@ int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor 
     /* W_kv stacks W_K (rows [0,C)) and W_V ([C,2C)). */
     *k = qkv__linear_part(&m->c_kv, r, memory, 0, C);
     *v = qkv__linear_part(&m->c_kv, r, memory, C, C);
-    return *k && *v ? 0 : -1;
+    return *k && *v ? 0 : qkv__fail_in(fn);
 }
 
 qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
@@ -43,14 +43,14 @@ qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r,
 {
     const char *fn = "qkv_cross_attn_forward_kv";
     if (qkv__check_forward(fn, m, r, m ? m->c_q.weight : NULL) < 0 ||
-        qkv__check_dropout(fn, r, m->dropout) < 0 ||
-        qkv__check_btc(fn, x, m->n_embd) < 0 || qkv__check_input(fn, "k", k) < 0 ||
-        qkv__check_input(fn, "v", v) < 0)
+        qkv__check_dropout(fn, r, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
+        qkv__check_input(fn, "k", k) < 0 || qkv__check_input(fn, "v", v) < 0)
         return NULL;
     if (k->ndim != 3 || k->shape[0] != x->shape[0] || k->shape[2] != m->n_embd ||
         !qkv_same_shape(k, v)) {
         char sx[64], sk[64], sv[64];
-        qkv_set_error("qkv_cross_attn_forward_kv: memory keys %s and values %s do not match queries from x %s: "
+        qkv_set_error("qkv_cross_attn_forward_kv: memory keys %s and values %s do not match "
+                      "queries from x %s: "
                       "both must be (%d,Tk,%d)",
                       qkv_shape_str(k, sk, sizeof sk), qkv_shape_str(v, sv, sizeof sv),
                       qkv_shape_str(x, sx, sizeof sx), x->shape[0], m->n_embd);
@@ -60,7 +60,8 @@ qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r,
     /* No causal mask: every query may look at the whole memory, but never at
      * its padding. */
     qkv_mask mask = {.key_valid = mem_valid};
-    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights);
+    return qkv__result(fn,
+                       qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
 }
 
 qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
@@ -70,8 +71,7 @@ qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qk
     qkv_tensor *k, *v;
     const char *fn = "qkv_cross_attn_forward";
     if (qkv__check_forward(fn, m, r, m ? m->c_q.weight : NULL) < 0 ||
-        qkv__check_same_batch(fn, x, memory) < 0 ||
-        qkv_cross_attn_memory(m, r, memory, &k, &v) < 0)
+        qkv__check_same_batch(fn, x, memory) < 0 || qkv_cross_attn_memory(m, r, memory, &k, &v) < 0)
         return NULL;
-    return qkv_cross_attn_forward_kv(m, r, x, k, v, mem_valid, weights);
+    return qkv__result(fn, qkv_cross_attn_forward_kv(m, r, x, k, v, mem_valid, weights));
 }

@@ -16,5 +16,5 @@ qkv_tensor *qkv_embed_forward(const qkv_embed *m, const qkv_run *r, const int32_
     const char *fn = "qkv_embed_forward";
     if (qkv__check_forward(fn, m, r, m ? m->weight : NULL) < 0 || qkv__null(fn, "ids", ids))
         return NULL;
-    return qkv_embedding(r->arena, m->weight, ids, ndim, shape);
+    return qkv__result(fn, qkv_embedding(r->arena, m->weight, ids, ndim, shape));
 }

@@ -39,5 +39,6 @@ qkv_tensor *qkv_head_forward(const qkv_head *m, const qkv_run *r, qkv_tensor *x,
      * get weight exactly 0. The output at t is the weighted average of the
      * values: out_t = Σ_s w_ts·v_s. */
     qkv_mask mask = {.causal = m->causal};
-    return qkv_attention(a, q, k, v, &mask, 0, NULL, weights); /* (B,T,d) */
+    return qkv__result("qkv_head_forward",
+                       qkv_attention(a, q, k, v, &mask, 0, NULL, weights)); /* (B,T,d) */
 }

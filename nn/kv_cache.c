@@ -13,9 +13,10 @@ qkv_kv_cache *qkv_kv_cache_new(const qkv_block_config *cfg, int batch, int max_l
         return NULL;
     }
     /* in double, so the check itself cannot wrap around */
-    if ((double)cfg->n_layer * batch * max_len * cfg->n_embd * sizeof(qkv_real) > (double)(SIZE_MAX / 4)) {
-        qkv_set_error("%s: %d layers of %d sequences of %d positions of width %d are too large",
-                      fn, cfg->n_layer, batch, max_len, cfg->n_embd);
+    if ((double)cfg->n_layer * batch * max_len * cfg->n_embd * sizeof(qkv_real) >
+        (double)(SIZE_MAX / 4)) {
+        qkv_set_error("%s: %d layers of %d sequences of %d positions of width %d are too large", fn,
+                      cfg->n_layer, batch, max_len, cfg->n_embd);
         return NULL;
     }
     qkv_kv_cache *c = qkv_calloc(sizeof *c);

@@ -30,6 +30,6 @@ qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_run *r, qkv_tensor *x)
         qkv__check_input("qkv_ln_forward", "x", x) < 0)
         return NULL;
     if (m->rms)
-        return qkv_rmsnorm(r->arena, x, m->weight, m->eps);
-    return qkv_layernorm(r->arena, x, m->weight, m->bias, m->eps);
+        return qkv__result("qkv_ln_forward", qkv_rmsnorm(r->arena, x, m->weight, m->eps));
+    return qkv__result("qkv_ln_forward", qkv_layernorm(r->arena, x, m->weight, m->bias, m->eps));
 }

@@ -31,8 +31,8 @@ static int check_input(const char *fn, const qkv_linear *m, const qkv_run *r, co
     if (x->shape[x->ndim - 1] == m->in)
         return 0;
     char sx[64], sw[64];
-    return qkv_set_error("%s %s %s: input has shape %s; its last dim must be %d",
-                         fn, m->weight->name ? m->weight->name : "weight",
+    return qkv_set_error("%s %s %s: input has shape %s; its last dim must be %d", fn,
+                         m->weight->name ? m->weight->name : "weight",
                          qkv_shape_str(m->weight, sw, sizeof sw), qkv_shape_str(x, sx, sizeof sx),
                          m->in);
 }
@@ -42,7 +42,7 @@ qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor
     if (check_input("qkv_linear_forward", m, r, x) < 0)
         return NULL;
     /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
-    return qkv_affine(r->arena, x, m->weight, m->bias);
+    return qkv__result("qkv_linear_forward", qkv_affine(r->arena, x, m->weight, m->bias));
 }
 
 /* Rows [first, first + count) of the parameter t, sharing its values and its

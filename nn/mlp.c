@@ -3,14 +3,14 @@
 
 int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_config *cfg)
 {
-    if (qkv__check_init("qkv_mlp_init", m, p, name) < 0 || qkv__check_config("qkv_mlp_init", name, cfg) < 0)
+    if (qkv__check_init("qkv_mlp_init", m, p, name) < 0 ||
+        qkv__check_config("qkv_mlp_init", name, cfg) < 0)
         return -1;
     int C = cfg->n_embd;
     *m = (qkv_mlp){.dropout = cfg->dropout, .relu2 = cfg->relu2};
-    if (
-        qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, cfg->bias, (qkv_real)0.02) < 0 ||
-        qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, cfg->bias,
-                        qkv__resid_std(cfg)) < 0)
+    if (qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, cfg->bias, (qkv_real)0.02) < 0 ||
+        qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, cfg->bias, qkv__resid_std(cfg)) <
+            0)
         return -1;
     return 0;
 }
@@ -25,5 +25,5 @@ qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x)
     qkv_tensor *h = qkv_linear_forward(&m->c_fc, r, x);
     h = m->relu2 ? qkv_relu2(r->arena, h) : qkv_gelu(r->arena, h);
     qkv_tensor *y = qkv_linear_forward(&m->c_proj, r, h);
-    return qkv_dropout(r->arena, y, m->dropout, r->rng, r->train);
+    return qkv__result("qkv_mlp_forward", qkv_dropout(r->arena, y, m->dropout, r->rng, r->train));
 }

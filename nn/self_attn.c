@@ -68,11 +68,12 @@ qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_
     qkv_tensor *q, *k, *v;
     const char *fn = "qkv_self_attn_forward";
     if (qkv__check_forward(fn, m, r, m ? m->c_attn.weight : NULL) < 0 ||
-        qkv__check_dropout(fn, r, m->dropout) < 0 ||
-        qkv__check_btc(fn, x, m->n_embd) < 0 || project_qkv(m, r, x, 0, &q, &k, &v) < 0)
+        qkv__check_dropout(fn, r, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
+        project_qkv(m, r, x, 0, &q, &k, &v) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
-    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights);
+    return qkv__result(fn,
+                       qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
 }
 
 qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
@@ -87,12 +88,14 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
         return NULL;
     }
     if (!m->causal) {
-        qkv_set_error("qkv_self_attn_forward_cached: a cached forward needs causal attention (earlier positions "
+        qkv_set_error("qkv_self_attn_forward_cached: a cached forward needs causal attention "
+                      "(earlier positions "
                       "would otherwise see later ones)");
         return NULL;
     }
     if (qkv_grad_enabled()) {
-        qkv_set_error("qkv_self_attn_forward_cached: the cached forward is for generation; turn grad mode off "
+        qkv_set_error("qkv_self_attn_forward_cached: the cached forward is for generation; turn "
+                      "grad mode off "
                       "(qkv_set_grad_enabled(false))");
         return NULL;
     }
@@ -108,5 +111,6 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
      * rule j <= i + (len - Tnew) lets query i see every cached position and
      * the new ones up to itself. */
     qkv_mask mask = {.causal = true};
-    return qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k_all, v_all, &mask, NULL);
+    return qkv__result(
+        fn, qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k_all, v_all, &mask, NULL));
 }

@@ -180,8 +180,9 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
                              qkv_shape_str(loss, s, sizeof s));
     }
     if (!loss->requires_grad)
-        return qkv_set_error("qkv_backward: the loss does not depend on any tensor that requires grad "
-                             "(no parameters registered, or everything ran in no-grad mode)");
+        return qkv_set_error(
+            "qkv_backward: the loss does not depend on any tensor that requires grad "
+            "(no parameters registered, or everything ran in no-grad mode)");
     size_t n = 0;
     qkv_node **order = NULL;
     if (loss->node && !(order = topo_sort(a, loss->node, &n)))

@@ -1,5 +1,7 @@
-/* Error messages and the allocation hook (see qkv/base.h). */
+/* Error messages, the allocation hook, the precision guard and the version
+ * (see qkv/base.h and qkv/version.h). */
 #include "qkv/base.h"
+#include "qkv/version.h"
 #include "check.h"
 
 #include <math.h>
@@ -7,6 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The one precision symbol this build of the library defines (see base.h). */
+const int QKV_PRECISION_SYMBOL = 1;
+
+const char *qkv_version(void) { return QKV_VERSION_STRING; }
 
 static _Thread_local char last_error[1024];
 /* Where the first failure's message starts in last_error: 0, or past the

@@ -36,6 +36,10 @@ int qkv__check_inputs(const char *fn, const qkv_arena *a, const char *names, int
  * fn: a public function reporting a failure of the code it called. -1. */
 int qkv__fail_in(const char *fn);
 
+/* y, naming fn in the message when y is NULL (qkv__fail_in): the end of a
+ * public function that returns what the ops it called made. */
+qkv_tensor *qkv__result(const char *fn, qkv_tensor *y);
+
 /* True, with a message naming fn and arg, when x is NaN or infinite. */
 bool qkv__not_finite(const char *fn, const char *arg, double x);
 

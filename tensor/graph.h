@@ -4,6 +4,7 @@
 #define QKV_GRAPH_H
 
 #include "check.h"
+#include "qkv/ops.h" /* so every op's definition meets its public declaration */
 #include "qkv/tensor.h"
 
 /* Loops over fewer values than this run on one thread: waking the thread
@@ -54,6 +55,11 @@ void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_
  * not accumulating (op_activation.c). */
 void qkv__dropout_apply(qkv_real *y, const qkv_real *x, const uint8_t *keep, qkv_real scale,
                         size_t n, bool accumulate);
+
+/* qkv_rng_uniform and qkv_rng_normal without the NULL check, for loops that
+ * checked r once before drawing per value (rng.c). */
+double qkv__rng_uniform(qkv_rng *r);
+double qkv__rng_normal(qkv_rng *r);
 
 /* keep[i] = 1 with probability 1 - p, drawn in order from rng (op_activation.c). */
 void qkv__dropout_mask(uint8_t *keep, size_t n, qkv_real p, qkv_rng *rng);

@@ -151,7 +151,7 @@ void qkv__dropout_mask(uint8_t *keep, size_t n, qkv_real p, qkv_rng *rng)
 {
     /* Drawn in order on one thread: the same mask at every thread count. */
     for (size_t i = 0; i < n; i++)
-        keep[i] = qkv_rng_uniform(rng) >= p;
+        keep[i] = qkv__rng_uniform(rng) >= p;
 }
 
 static void dropout_backward(qkv_node *n)

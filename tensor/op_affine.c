@@ -25,7 +25,8 @@ qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     if (w->ndim != 2 || qkv__cols(x) != w->shape[1])
         return qkv__shape_error("qkv_affine", "x (..., in) needs a weight (out, in)", x, w);
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
-        return qkv__shape_error("qkv_affine", "the bias must be (out) for a weight (out, in)", b, w);
+        return qkv__shape_error("qkv_affine", "the bias must be (out) for a weight (out, in)", b,
+                                w);
     int shape[QKV_MAX_DIMS];
     for (int i = 0; i < x->ndim; i++)
         shape[i] = x->shape[i];

@@ -290,7 +290,8 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
     if (check_inputs("qkv_attention_heads", a, (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
         return NULL;
     if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2])
-        return qkv__shape_error("qkv_attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
+        return qkv__shape_error("qkv_attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q,
+                                k);
     int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
     if (n_head < 1 || C % n_head != 0) {
         qkv_set_error("qkv_attention_heads: width %d is not a multiple of n_head %d", C, n_head);

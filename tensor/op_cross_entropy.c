@@ -76,19 +76,18 @@ qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *t
 {
     if (qkv__check_inputs("qkv_cross_entropy", a, "logits", 1, &logits) < 0)
         return NULL;
-    if (!targets) {
-        qkv_set_error("qkv_cross_entropy: targets is NULL");
+    if (qkv__null("qkv_cross_entropy", "targets", targets))
         return NULL;
-    }
     size_t N = qkv__rows(logits), count = 0;
     int V = qkv__cols(logits);
     for (size_t i = 0; i < N; i++) {
         if (targets[i] == ignore_index)
             continue;
         if (targets[i] < 0 || targets[i] >= V) {
-            qkv_set_error("qkv_cross_entropy: target %d at row %zu is outside [0, %d), the %d classes "
-                          "of the logits (ignore_index is %d)",
-                          (int)targets[i], i, V, V, (int)ignore_index);
+            qkv_set_error(
+                "qkv_cross_entropy: target %d at row %zu is outside [0, %d), the %d classes "
+                "of the logits (ignore_index is %d)",
+                (int)targets[i], i, V, V, (int)ignore_index);
             return NULL;
         }
         count++;

@@ -169,7 +169,8 @@ static void scale_backward(qkv_node *n)
 
 qkv_tensor *qkv_scale(qkv_arena *a, qkv_tensor *x, qkv_real s)
 {
-    if (qkv__check_inputs("qkv_scale", a, "x", 1, &x) < 0 || qkv__not_finite("qkv_scale", "s", (double)s))
+    if (qkv__check_inputs("qkv_scale", a, "x", 1, &x) < 0 ||
+        qkv__not_finite("qkv_scale", "s", (double)s))
         return NULL;
     qkv_tensor *out = qkv__like(a, x);
     if (!out)

@@ -57,13 +57,11 @@ qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, i
                       qkv_shape_str(table, s, sizeof s));
         return NULL;
     }
-    if (!ids) {
-        qkv_set_error("qkv_embedding: ids is NULL");
+    if (qkv__null("qkv_embedding", "ids", ids))
         return NULL;
-    }
     if (ndim < 1 || ndim > QKV_MAX_DIMS - 1) {
-        qkv_set_error("qkv_embedding: ids must be given with 1 to %d dims (not %d)", QKV_MAX_DIMS - 1,
-                      ndim);
+        qkv_set_error("qkv_embedding: ids must be given with 1 to %d dims (not %d)",
+                      QKV_MAX_DIMS - 1, ndim);
         return NULL;
     }
     for (int d = 0; d < ndim; d++)
@@ -81,9 +79,10 @@ qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, i
     size_t n = y->size / (size_t)C;
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= V) {
-            qkv_set_error("qkv_embedding: id %d at position %zu is outside [0, %d): the table %s has "
-                          "V = %d rows",
-                          (int)ids[i], i, V, qkv_shape_str(table, s, sizeof s), V);
+            qkv_set_error(
+                "qkv_embedding: id %d at position %zu is outside [0, %d): the table %s has "
+                "V = %d rows",
+                (int)ids[i], i, V, qkv_shape_str(table, s, sizeof s), V);
             return NULL;
         }
     embedding_forward(y->data, table->data, ids, n, C);

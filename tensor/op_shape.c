@@ -18,7 +18,8 @@ static void reshape_backward(qkv_node *n)
 
 qkv_tensor *qkv_reshape(qkv_arena *a, qkv_tensor *x, int ndim, const int *shape)
 {
-    if (qkv__check_inputs("qkv_reshape", a, "x", 1, &x) < 0 || qkv__null("qkv_reshape", "shape", shape))
+    if (qkv__check_inputs("qkv_reshape", a, "x", 1, &x) < 0 ||
+        qkv__null("qkv_reshape", "shape", shape))
         return NULL;
     if (ndim < 1 || ndim > QKV_MAX_DIMS) {
         qkv_set_error("qkv_reshape: a shape has 1 to %d dimensions, not %d", QKV_MAX_DIMS, ndim);
@@ -126,7 +127,8 @@ static qkv_tensor *permute_op(qkv_arena *a, qkv_tensor *x, const int *perm, cons
 
 qkv_tensor *qkv_permute(qkv_arena *a, qkv_tensor *x, const int *perm)
 {
-    if (qkv__check_inputs("qkv_permute", a, "x", 1, &x) < 0 || qkv__null("qkv_permute", "perm", perm))
+    if (qkv__check_inputs("qkv_permute", a, "x", 1, &x) < 0 ||
+        qkv__null("qkv_permute", "perm", perm))
         return NULL;
     return permute_op(a, x, perm, "qkv_permute");
 }

@@ -100,8 +100,8 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
     }
 }
 
-QKV__CLONES void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
-                                           qkv_real scale, bool accumulate, int tk)
+static QKV__CLONES void softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
+                                             qkv_real scale, bool accumulate, int tk)
 {
     /* dL/dx_j = scale · y_j (dy_j − Σ_k y_k dy_k): the Jacobian of softmax
      * is diag(y) − y yᵀ. A masked key has y_j = 0, so its term is 0. */
@@ -120,13 +120,21 @@ QKV__CLONES void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, con
     }
 }
 
+/* Not cloned itself: GCC 12 exports the dispatcher of a cloned function from
+ * libqkv.so whatever its visibility, so the clones stay static. */
+void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
+                               qkv_real scale, bool accumulate, int tk)
+{
+    softmax_backward_row(dx, dy, y, scale, accumulate, tk);
+}
+
 /* dx += the softmax backward of every row of y, dy (rows, tk). */
 static void softmax_backward_rows(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
                                   qkv_real scale, size_t rows, int tk)
 {
 #pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
     for (size_t r = 0; r < rows; r++)
-        qkv__softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, true, tk);
+        softmax_backward_row(dx + r * tk, dy + r * tk, y + r * tk, scale, true, tk);
 }
 
 static void softmax_backward(qkv_node *n)
@@ -156,7 +164,10 @@ static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qk
     return y;
 }
 
-qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x) { return softmax(a, "qkv_softmax", x, NULL, 1); }
+qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x)
+{
+    return softmax(a, "qkv_softmax", x, NULL, 1);
+}
 
 qkv_tensor *qkv_softmax_masked(qkv_arena *a, qkv_tensor *x, const qkv_mask *mask, qkv_real scale)
 {

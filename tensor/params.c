@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "graph.h"
 
 /* The most values all parameters together may hold: far enough below
  * SIZE_MAX that no size or byte count computed from it can wrap around. */
@@ -77,7 +77,8 @@ qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int 
     bool too_large = false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 1 || shape[i] > (1 << 30)) {
-            qkv_set_error("%s: parameter '%s' has extent %d in dimension %d", fn, name, shape[i], i);
+            qkv_set_error("%s: parameter '%s' has extent %d in dimension %d", fn, name, shape[i],
+                          i);
             return NULL;
         }
         too_large |= size > MAX_VALUES / (size_t)shape[i];
@@ -122,13 +123,15 @@ int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
     if (qkv__null("qkv_params_alloc", "p", p))
         return -1;
     if (p->data)
-        return qkv_set_error("qkv_params_alloc: the parameters are already allocated (called twice)");
+        return qkv_set_error(
+            "qkv_params_alloc: the parameters are already allocated (called twice)");
     if (p->total == 0)
         return qkv_set_error("qkv_params_alloc: no parameters declared");
     for (int i = 0; i < p->count && rng == NULL; i++)
         if (p->items[i].init == QKV_INIT_NORMAL)
             return qkv_set_error("qkv_params_alloc: rng is NULL, and parameter '%s' is drawn "
-                                 "from N(0, std^2)", p->items[i].name);
+                                 "from N(0, std^2)",
+                                 p->items[i].name);
     p->data = qkv_calloc(p->total * sizeof(qkv_real));
     p->grad = qkv_calloc(p->total * sizeof(qkv_real));
     if (!p->data || !p->grad) { /* leave p as before, so alloc can be retried */
@@ -145,7 +148,7 @@ int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
         for (size_t j = 0; j < t->size; j++)
             t->data[j] = it->init == QKV_INIT_ONES    ? 1
                          : it->init == QKV_INIT_ZEROS ? 0
-                                                      : (qkv_real)(it->std * qkv_rng_normal(rng));
+                                                      : (qkv_real)(it->std * qkv__rng_normal(rng));
     }
     return 0;
 }

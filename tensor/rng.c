@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "check.h"
+#include "graph.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -39,17 +39,23 @@ static uint64_t next(uint64_t *s)
 
 uint64_t qkv_rng_u64(qkv_rng *r) { return qkv__null("qkv_rng_u64", "r", r) ? 0 : next(r->s); }
 
-static double uniform(uint64_t *s) { return (double)(next(s) >> 11) * 0x1.0p-53; }
+double qkv__rng_uniform(qkv_rng *r) { return (double)(next(r->s) >> 11) * 0x1.0p-53; }
 
-double qkv_rng_uniform(qkv_rng *r) { return qkv__null("qkv_rng_uniform", "r", r) ? NAN : uniform(r->s); }
+double qkv__rng_normal(qkv_rng *r)
+{
+    double u1 = 1.0 - qkv__rng_uniform(r); /* (0, 1]: log stays finite */
+    double u2 = qkv__rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+double qkv_rng_uniform(qkv_rng *r)
+{
+    return qkv__null("qkv_rng_uniform", "r", r) ? NAN : qkv__rng_uniform(r);
+}
 
 double qkv_rng_normal(qkv_rng *r)
 {
-    if (qkv__null("qkv_rng_normal", "r", r))
-        return NAN;
-    double u1 = 1.0 - uniform(r->s); /* (0, 1]: log stays finite */
-    double u2 = uniform(r->s);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return qkv__null("qkv_rng_normal", "r", r) ? NAN : qkv__rng_normal(r);
 }
 
 uint64_t qkv_rng_below(qkv_rng *r, uint64_t n)

@@ -81,7 +81,7 @@ qkv_tensor *qkv_randn(qkv_arena *a, int ndim, const int *shape, qkv_real std, qk
     qkv_tensor *t = tensor_new("qkv_randn", a, ndim, shape);
     if (t)
         for (size_t i = 0; i < t->size; i++)
-            t->data[i] = (qkv_real)(std * qkv_rng_normal(rng));
+            t->data[i] = (qkv_real)(std * qkv__rng_normal(rng));
     return t;
 }
 
@@ -95,7 +95,7 @@ qkv_tensor *qkv_rand_uniform(qkv_arena *a, int ndim, const int *shape, qkv_real 
     qkv_tensor *t = tensor_new(fn, a, ndim, shape);
     if (t)
         for (size_t i = 0; i < t->size; i++)
-            t->data[i] = (qkv_real)(lo + (hi - lo) * qkv_rng_uniform(rng));
+            t->data[i] = (qkv_real)(lo + (hi - lo) * qkv__rng_uniform(rng));
     return t;
 }
 
@@ -143,9 +143,16 @@ int qkv__check_input(const char *fn, const char *arg, const qkv_tensor *t)
         return qkv__null_input(fn, arg);
     if (!t->data)
         return qkv_set_error("%s: input %s%s%s has no values yet: declare its parameters, then "
-                             "call qkv_params_alloc before using them", fn, arg,
-                             t->name ? " " : "", t->name ? t->name : "");
+                             "call qkv_params_alloc before using them",
+                             fn, arg, t->name ? " " : "", t->name ? t->name : "");
     return 0;
+}
+
+qkv_tensor *qkv__result(const char *fn, qkv_tensor *y)
+{
+    if (!y)
+        qkv__fail_in(fn);
+    return y;
 }
 
 int qkv__check_inputs(const char *fn, const qkv_arena *a, const char *names, int n,

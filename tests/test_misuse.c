@@ -45,6 +45,10 @@ MISUSE(qkv_set_threads, negative) { FAILS_INT(qkv_set_threads(-1), "n -1"); }
 MISUSE(qkv_set_threads, int_min) { FAILS_INT(qkv_set_threads(-2147483647 - 1), "n"); }
 MISUSE(qkv_threads, takes_no_arguments) { MISUSE_ASSERT(qkv_threads() >= 1); }
 
+/* ================================================================ version.h */
+
+MISUSE(qkv_version, takes_no_arguments) { MISUSE_ASSERT(strcmp(qkv_version(), QKV_VERSION_STRING) == 0); }
+
 /* ================================================================ arena.h */
 
 MISUSE(qkv_arena_new, size_max) { FAILS_NULL(qkv_arena_new(SIZE_MAX), "too large"); }
@@ -79,7 +83,10 @@ MISUSE(qkv_rng_below, zero) { FAILS_AS(0, qkv_rng_below(rng(), 0), "n is 0"); }
 /* ================================================================ tensor.h */
 
 MISUSE(qkv_tensor_new, null_arena) { FAILS_NULL(qkv_tensor_new(NULL, SHAPE23), "arena is NULL"); }
-MISUSE(qkv_tensor_new, null_shape) { FAILS_NULL(qkv_tensor_new(arena(), 2, NULL), "shape is NULL"); }
+MISUSE(qkv_tensor_new, null_shape)
+{
+    FAILS_NULL(qkv_tensor_new(arena(), 2, NULL), "shape is NULL");
+}
 MISUSE(qkv_tensor_new, ndim_0) { FAILS_NULL(qkv_tensor_new(arena(), 0, (int[]){1}), "not 0"); }
 MISUSE(qkv_tensor_new, ndim_5)
 {
@@ -108,7 +115,10 @@ MISUSE(qkv_from_array, null_arena)
 }
 MISUSE(qkv_randn, null_rng) { FAILS_NULL(qkv_randn(arena(), SHAPE23, 1, NULL), "rng is NULL"); }
 MISUSE(qkv_randn, nan_std) { FAILS_NULL(qkv_randn(arena(), SHAPE23, NAN, rng()), "std"); }
-MISUSE(qkv_randn, null_shape) { FAILS_NULL(qkv_randn(arena(), 2, NULL, 1, rng()), "shape is NULL"); }
+MISUSE(qkv_randn, null_shape)
+{
+    FAILS_NULL(qkv_randn(arena(), 2, NULL, 1, rng()), "shape is NULL");
+}
 MISUSE(qkv_rand_uniform, null_rng)
 {
     FAILS_NULL(qkv_rand_uniform(arena(), SHAPE23, 0, 1, NULL), "rng is NULL");
@@ -118,15 +128,24 @@ MISUSE(qkv_rand_uniform, nan_bound)
     FAILS_NULL(qkv_rand_uniform(arena(), SHAPE23, 0, NAN, rng()), "hi");
 }
 MISUSE(qkv_set_requires_grad, null) { REFUSES(qkv_set_requires_grad(NULL, true), "t is NULL"); }
-MISUSE(qkv_same_shape, null_a) { FAILS_AS(false, qkv_same_shape(NULL, tensor(SHAPE23)), "a is NULL"); }
-MISUSE(qkv_same_shape, null_b) { FAILS_AS(false, qkv_same_shape(tensor(SHAPE23), NULL), "b is NULL"); }
+MISUSE(qkv_same_shape, null_a)
+{
+    FAILS_AS(false, qkv_same_shape(NULL, tensor(SHAPE23)), "a is NULL");
+}
+MISUSE(qkv_same_shape, null_b)
+{
+    FAILS_AS(false, qkv_same_shape(tensor(SHAPE23), NULL), "b is NULL");
+}
 MISUSE(qkv_shape_str, null_tensor)
 {
     char buf[64];
     FAILS_AS(buf, qkv_shape_str(NULL, buf, sizeof buf), "t is NULL");
     MISUSE_ASSERT(strcmp(buf, "(NULL)") == 0);
 }
-MISUSE(qkv_shape_str, null_buf) { FAILS_NULL(qkv_shape_str(tensor(SHAPE23), NULL, 64), "buf is NULL"); }
+MISUSE(qkv_shape_str, null_buf)
+{
+    FAILS_NULL(qkv_shape_str(tensor(SHAPE23), NULL, 64), "buf is NULL");
+}
 MISUSE(qkv_shape_str, zero_len)
 {
     char buf[1] = {'x'};
@@ -159,20 +178,41 @@ static qkv_tensor *unallocated(void)
     return qkv_params_add(p, "w", SHAPE23, QKV_INIT_ZEROS, 0);
 }
 
-#define BINARY_CASES(op)                                                                      \
-    MISUSE(qkv_##op, null_arena) { FAILS_NULL(qkv_##op(NULL, tensor(SHAPE23), tensor(SHAPE23)), "arena is NULL"); } \
-    MISUSE(qkv_##op, null_x) { FAILS_NULL(qkv_##op(arena(), NULL, tensor(SHAPE23)), "x is NULL"); } \
-    MISUSE(qkv_##op, null_y) { FAILS_NULL(qkv_##op(arena(), tensor(SHAPE23), NULL), "y is NULL"); } \
-    MISUSE(qkv_##op, unallocated_y) { FAILS_NULL(qkv_##op(arena(), tensor(SHAPE23), unallocated()), "y", "qkv_params_alloc"); } \
-    MISUSE(qkv_##op, mismatch) { FAILS_NULL(qkv_##op(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(4))), "(2,3)", "(4)"); }
+#define BINARY_CASES(op)                                                                           \
+    MISUSE(qkv_##op, null_arena)                                                                   \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(NULL, tensor(SHAPE23), tensor(SHAPE23)), "arena is NULL");             \
+    }                                                                                              \
+    MISUSE(qkv_##op, null_x)                                                                       \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(arena(), NULL, tensor(SHAPE23)), "x is NULL");                         \
+    }                                                                                              \
+    MISUSE(qkv_##op, null_y)                                                                       \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(arena(), tensor(SHAPE23), NULL), "y is NULL");                         \
+    }                                                                                              \
+    MISUSE(qkv_##op, unallocated_y)                                                                \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(arena(), tensor(SHAPE23), unallocated()), "y", "qkv_params_alloc");    \
+    }                                                                                              \
+    MISUSE(qkv_##op, mismatch)                                                                     \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(4))), "(2,3)", "(4)");      \
+    }
 BINARY_CASES(add)
 BINARY_CASES(sub)
 BINARY_CASES(mul)
 
-#define UNARY_CASES(op, ...)                                                                  \
-    MISUSE(qkv_##op, null_arena) { FAILS_NULL(qkv_##op(NULL, tensor(SHAPE23) __VA_ARGS__), "arena is NULL"); } \
-    MISUSE(qkv_##op, null_x) { FAILS_NULL(qkv_##op(arena(), NULL __VA_ARGS__), "x is NULL"); } \
-    MISUSE(qkv_##op, unallocated_x) { FAILS_NULL(qkv_##op(arena(), unallocated() __VA_ARGS__), "x", "qkv_params_alloc"); }
+#define UNARY_CASES(op, ...)                                                                       \
+    MISUSE(qkv_##op, null_arena)                                                                   \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(NULL, tensor(SHAPE23) __VA_ARGS__), "arena is NULL");                  \
+    }                                                                                              \
+    MISUSE(qkv_##op, null_x) { FAILS_NULL(qkv_##op(arena(), NULL __VA_ARGS__), "x is NULL"); }     \
+    MISUSE(qkv_##op, unallocated_x)                                                                \
+    {                                                                                              \
+        FAILS_NULL(qkv_##op(arena(), unallocated() __VA_ARGS__), "x", "qkv_params_alloc");         \
+    }
 UNARY_CASES(scale, , 2)
 UNARY_CASES(relu)
 UNARY_CASES(gelu)
@@ -182,50 +222,118 @@ UNARY_CASES(mean)
 UNARY_CASES(transpose)
 UNARY_CASES(softmax)
 MISUSE(qkv_scale, nan) { FAILS_NULL(qkv_scale(arena(), tensor(SHAPE23), NAN), "s"); }
-MISUSE(qkv_transpose, one_dim) { FAILS_NULL(qkv_transpose(arena(), tensor(QKV_SHAPE(3))), "2 dimensions"); }
+MISUSE(qkv_transpose, one_dim)
+{
+    FAILS_NULL(qkv_transpose(arena(), tensor(QKV_SHAPE(3))), "2 dimensions");
+}
 
-MISUSE(qkv_dropout, null_x) { FAILS_NULL(qkv_dropout(arena(), NULL, 0.5, rng(), true), "x is NULL"); }
-MISUSE(qkv_dropout, null_rng) { FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), 0.5, NULL, true), "rng"); }
+MISUSE(qkv_dropout, null_x)
+{
+    FAILS_NULL(qkv_dropout(arena(), NULL, 0.5, rng(), true), "x is NULL");
+}
+MISUSE(qkv_dropout, null_rng)
+{
+    FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), 0.5, NULL, true), "rng");
+}
 MISUSE(qkv_dropout, p_1) { FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), 1, rng(), true), "p"); }
-MISUSE(qkv_dropout, p_nan) { FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), NAN, rng(), true), "p"); }
-MISUSE(qkv_dropout, null_arena) { FAILS_NULL(qkv_dropout(NULL, tensor(SHAPE23), 0.5, rng(), true), "arena is NULL"); }
+MISUSE(qkv_dropout, p_nan)
+{
+    FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), NAN, rng(), true), "p");
+}
+MISUSE(qkv_dropout, null_arena)
+{
+    FAILS_NULL(qkv_dropout(NULL, tensor(SHAPE23), 0.5, rng(), true), "arena is NULL");
+}
 
 MISUSE(qkv_reshape, null_x) { FAILS_NULL(qkv_reshape(arena(), NULL, QKV_SHAPE(6)), "x is NULL"); }
-MISUSE(qkv_reshape, null_shape) { FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), 1, NULL), "shape is NULL"); }
-MISUSE(qkv_reshape, wrong_size) { FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), QKV_SHAPE(5)), "(2,3)"); }
-MISUSE(qkv_reshape, null_arena) { FAILS_NULL(qkv_reshape(NULL, tensor(SHAPE23), QKV_SHAPE(6)), "arena is NULL"); }
+MISUSE(qkv_reshape, null_shape)
+{
+    FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), 1, NULL), "shape is NULL");
+}
+MISUSE(qkv_reshape, wrong_size)
+{
+    FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), QKV_SHAPE(5)), "(2,3)");
+}
+MISUSE(qkv_reshape, null_arena)
+{
+    FAILS_NULL(qkv_reshape(NULL, tensor(SHAPE23), QKV_SHAPE(6)), "arena is NULL");
+}
 MISUSE(qkv_permute, null_x) { FAILS_NULL(qkv_permute(arena(), NULL, (int[]){1, 0}), "x is NULL"); }
-MISUSE(qkv_permute, null_perm) { FAILS_NULL(qkv_permute(arena(), tensor(SHAPE23), NULL), "perm is NULL"); }
+MISUSE(qkv_permute, null_perm)
+{
+    FAILS_NULL(qkv_permute(arena(), tensor(SHAPE23), NULL), "perm is NULL");
+}
 MISUSE(qkv_permute, not_a_permutation)
 {
     FAILS_NULL(qkv_permute(arena(), tensor(SHAPE23), (int[]){1, 1}), "perm");
 }
-MISUSE(qkv_permute, out_of_range) { FAILS_NULL(qkv_permute(arena(), tensor(SHAPE23), (int[]){0, 7}), "perm"); }
+MISUSE(qkv_permute, out_of_range)
+{
+    FAILS_NULL(qkv_permute(arena(), tensor(SHAPE23), (int[]){0, 7}), "perm");
+}
 MISUSE(qkv_concat, null_xs) { FAILS_NULL(qkv_concat(arena(), 2, NULL), "xs is NULL"); }
 MISUSE(qkv_concat, null_entry)
 {
     FAILS_NULL(qkv_concat(arena(), 2, (qkv_tensor *[]){tensor(SHAPE23), NULL}), "xs[1] is NULL");
 }
-MISUSE(qkv_concat, n_0) { FAILS_NULL(qkv_concat(arena(), 0, (qkv_tensor *[]){tensor(SHAPE23)}), "n"); }
-MISUSE(qkv_concat, n_negative) { FAILS_NULL(qkv_concat(arena(), -2, (qkv_tensor *[]){tensor(SHAPE23)}), "n"); }
-MISUSE(qkv_concat, null_arena) { FAILS_NULL(qkv_concat(NULL, 1, (qkv_tensor *[]){tensor(SHAPE23)}), "arena is NULL"); }
+MISUSE(qkv_concat, n_0)
+{
+    FAILS_NULL(qkv_concat(arena(), 0, (qkv_tensor *[]){tensor(SHAPE23)}), "n");
+}
+MISUSE(qkv_concat, n_negative)
+{
+    FAILS_NULL(qkv_concat(arena(), -2, (qkv_tensor *[]){tensor(SHAPE23)}), "n");
+}
+MISUSE(qkv_concat, null_arena)
+{
+    FAILS_NULL(qkv_concat(NULL, 1, (qkv_tensor *[]){tensor(SHAPE23)}), "arena is NULL");
+}
 MISUSE(qkv_slice, null_x) { FAILS_NULL(qkv_slice(arena(), NULL, 0, 1), "x is NULL"); }
 MISUSE(qkv_slice, past_the_end) { FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), 2, 2), "[2, 4)"); }
 MISUSE(qkv_slice, negative) { FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), -1, 1), "-1"); }
-MISUSE(qkv_slice, int_overflow) { FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), 2, 2147483647), "columns"); }
+MISUSE(qkv_slice, int_overflow)
+{
+    FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), 2, 2147483647), "columns");
+}
 
-MISUSE(qkv_matmul, null_arena) { FAILS_NULL(qkv_matmul(NULL, tensor(SHAPE23), tensor(QKV_SHAPE(3, 2)), false, false), "arena is NULL"); }
-MISUSE(qkv_matmul, null_x) { FAILS_NULL(qkv_matmul(arena(), NULL, tensor(SHAPE23), false, false), "x is NULL"); }
-MISUSE(qkv_matmul, null_w) { FAILS_NULL(qkv_matmul(arena(), tensor(SHAPE23), NULL, false, false), "w is NULL"); }
+MISUSE(qkv_matmul, null_arena)
+{
+    FAILS_NULL(qkv_matmul(NULL, tensor(SHAPE23), tensor(QKV_SHAPE(3, 2)), false, false),
+               "arena is NULL");
+}
+MISUSE(qkv_matmul, null_x)
+{
+    FAILS_NULL(qkv_matmul(arena(), NULL, tensor(SHAPE23), false, false), "x is NULL");
+}
+MISUSE(qkv_matmul, null_w)
+{
+    FAILS_NULL(qkv_matmul(arena(), tensor(SHAPE23), NULL, false, false), "w is NULL");
+}
 MISUSE(qkv_matmul, unallocated_w)
 {
-    FAILS_NULL(qkv_matmul(arena(), tensor(QKV_SHAPE(3, 2)), unallocated(), false, false), "w", "qkv_params_alloc");
+    FAILS_NULL(qkv_matmul(arena(), tensor(QKV_SHAPE(3, 2)), unallocated(), false, false), "w",
+               "qkv_params_alloc");
 }
-MISUSE(qkv_matmul, mismatch) { FAILS_NULL(qkv_matmul(arena(), tensor(SHAPE23), tensor(SHAPE23), false, false), "(2,3)"); }
-MISUSE(qkv_matmul, one_dim) { FAILS_NULL(qkv_matmul(arena(), tensor(QKV_SHAPE(3)), tensor(SHAPE23), false, false), "(3)"); }
-MISUSE(qkv_affine, null_x) { FAILS_NULL(qkv_affine(arena(), NULL, tensor(SHAPE23), NULL), "x is NULL"); }
-MISUSE(qkv_affine, null_w) { FAILS_NULL(qkv_affine(arena(), tensor(SHAPE23), NULL, NULL), "w is NULL"); }
-MISUSE(qkv_affine, null_arena) { FAILS_NULL(qkv_affine(NULL, tensor(SHAPE23), tensor(SHAPE23), NULL), "arena is NULL"); }
+MISUSE(qkv_matmul, mismatch)
+{
+    FAILS_NULL(qkv_matmul(arena(), tensor(SHAPE23), tensor(SHAPE23), false, false), "(2,3)");
+}
+MISUSE(qkv_matmul, one_dim)
+{
+    FAILS_NULL(qkv_matmul(arena(), tensor(QKV_SHAPE(3)), tensor(SHAPE23), false, false), "(3)");
+}
+MISUSE(qkv_affine, null_x)
+{
+    FAILS_NULL(qkv_affine(arena(), NULL, tensor(SHAPE23), NULL), "x is NULL");
+}
+MISUSE(qkv_affine, null_w)
+{
+    FAILS_NULL(qkv_affine(arena(), tensor(SHAPE23), NULL, NULL), "w is NULL");
+}
+MISUSE(qkv_affine, null_arena)
+{
+    FAILS_NULL(qkv_affine(NULL, tensor(SHAPE23), tensor(SHAPE23), NULL), "arena is NULL");
+}
 MISUSE(qkv_affine, bad_bias)
 {
     FAILS_NULL(qkv_affine(arena(), tensor(SHAPE23), tensor(SHAPE23), tensor(QKV_SHAPE(5))), "(5)");
@@ -240,7 +348,10 @@ MISUSE(qkv_embedding, null_table)
 {
     FAILS_NULL(qkv_embedding(arena(), NULL, (int32_t[]){0}, QKV_SHAPE(1)), "table is NULL");
 }
-MISUSE(qkv_embedding, null_ids) { FAILS_NULL(qkv_embedding(arena(), tensor(SHAPE23), NULL, QKV_SHAPE(1)), "ids is NULL"); }
+MISUSE(qkv_embedding, null_ids)
+{
+    FAILS_NULL(qkv_embedding(arena(), tensor(SHAPE23), NULL, QKV_SHAPE(1)), "ids is NULL");
+}
 MISUSE(qkv_embedding, null_shape)
 {
     FAILS_NULL(qkv_embedding(arena(), tensor(SHAPE23), (int32_t[]){0}, 1, NULL), "shape is NULL");
@@ -252,35 +363,93 @@ MISUSE(qkv_embedding, id_out_of_range)
 MISUSE(qkv_embedding, ndim_4)
 {
     /* the result has one more dim than the ids: at most 3 */
-    FAILS_NULL(qkv_embedding(arena(), tensor(SHAPE23), (int32_t[]){0}, QKV_SHAPE(1, 1, 1, 1)), "1 to 3 dims");
+    FAILS_NULL(qkv_embedding(arena(), tensor(SHAPE23), (int32_t[]){0}, QKV_SHAPE(1, 1, 1, 1)),
+               "1 to 3 dims");
 }
 MISUSE(qkv_embedding, table_1d)
 {
     FAILS_NULL(qkv_embedding(arena(), tensor(QKV_SHAPE(3)), (int32_t[]){0}, QKV_SHAPE(1)), "(3)");
 }
-MISUSE(qkv_layernorm, null_x) { FAILS_NULL(qkv_layernorm(arena(), NULL, NULL, NULL, 1e-5f), "x is NULL"); }
+MISUSE(qkv_layernorm, null_x)
+{
+    FAILS_NULL(qkv_layernorm(arena(), NULL, NULL, NULL, 1e-5f), "x is NULL");
+}
 MISUSE(qkv_layernorm, bad_weight)
 {
     FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(2)), NULL, 1e-5f), "(2)");
 }
-MISUSE(qkv_layernorm, negative_eps) { FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), NULL, NULL, -1), "eps"); }
-MISUSE(qkv_layernorm, null_arena) { FAILS_NULL(qkv_layernorm(NULL, tensor(SHAPE23), NULL, NULL, 1e-5f), "arena is NULL"); }
-MISUSE(qkv_rmsnorm, null_x) { FAILS_NULL(qkv_rmsnorm(arena(), NULL, NULL, 1e-5f), "x is NULL"); }
-MISUSE(qkv_rmsnorm, bad_weight) { FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(2)), 1e-5f), "(2)"); }
-MISUSE(qkv_rmsnorm, unallocated_weight) { FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), unallocated(), 1e-5f), "w", "qkv_params_alloc"); }
-MISUSE(qkv_rmsnorm, negative_eps) { FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), NULL, -1), "eps"); }
-MISUSE(qkv_rmsnorm, infinite_eps) { FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), NULL, INFINITY), "eps"); }
-MISUSE(qkv_rmsnorm, null_arena) { FAILS_NULL(qkv_rmsnorm(NULL, tensor(SHAPE23), NULL, 1e-5f), "arena is NULL"); }
-MISUSE(qkv_rope, null_arena) { FAILS_NULL(qkv_rope(NULL, tensor(QKV_SHAPE(1, 3, 6)), 3, 0), "arena is NULL"); }
-MISUSE(qkv_rope, null_x) { FAILS_NULL(qkv_rope(arena(), NULL, 1, 0), "x is NULL"); }
-MISUSE(qkv_rope, unallocated_x) { FAILS_NULL(qkv_rope(arena(), unallocated(), 1, 0), "x", "qkv_params_alloc"); }
-MISUSE(qkv_rope, two_dims) { FAILS_NULL(qkv_rope(arena(), tensor(SHAPE23), 1, 0), "(2,3)", "(B,T,H·d)"); }
-MISUSE(qkv_rope, odd_head_size) { FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 2, 0), "(1,3,6)", "2 heads of an even size"); }
-MISUSE(qkv_rope, zero_heads) { FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 0, 0), "0 heads"); }
-MISUSE(qkv_rope, int_min_heads) { FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), -2147483647 - 1, 0), "heads"); }
-MISUSE(qkv_rope, negative_position) { FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 3, -1), "position -1"); }
-MISUSE(qkv_rope, huge_position) { FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 3, 2147483647), "position 2147483647"); }
-MISUSE(qkv_softmax_masked, null_x) { FAILS_NULL(qkv_softmax_masked(arena(), NULL, NULL, 1), "x is NULL"); }
+MISUSE(qkv_layernorm, negative_eps)
+{
+    FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), NULL, NULL, -1), "eps");
+}
+MISUSE(qkv_layernorm, null_arena)
+{
+    FAILS_NULL(qkv_layernorm(NULL, tensor(SHAPE23), NULL, NULL, 1e-5f), "arena is NULL");
+}
+MISUSE(qkv_rmsnorm, null_x)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), NULL, NULL, 1e-5f), "x is NULL");
+}
+MISUSE(qkv_rmsnorm, bad_weight)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(2)), 1e-5f), "(2)");
+}
+MISUSE(qkv_rmsnorm, unallocated_weight)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), unallocated(), 1e-5f), "w", "qkv_params_alloc");
+}
+MISUSE(qkv_rmsnorm, negative_eps)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), NULL, -1), "eps");
+}
+MISUSE(qkv_rmsnorm, infinite_eps)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), NULL, INFINITY), "eps");
+}
+MISUSE(qkv_rmsnorm, null_arena)
+{
+    FAILS_NULL(qkv_rmsnorm(NULL, tensor(SHAPE23), NULL, 1e-5f), "arena is NULL");
+}
+MISUSE(qkv_rope, null_arena)
+{
+    FAILS_NULL(qkv_rope(NULL, tensor(QKV_SHAPE(1, 3, 6)), 3, 0), "arena is NULL");
+}
+MISUSE(qkv_rope, null_x)
+{
+    FAILS_NULL(qkv_rope(arena(), NULL, 1, 0), "x is NULL");
+}
+MISUSE(qkv_rope, unallocated_x)
+{
+    FAILS_NULL(qkv_rope(arena(), unallocated(), 1, 0), "x", "qkv_params_alloc");
+}
+MISUSE(qkv_rope, two_dims)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(SHAPE23), 1, 0), "(2,3)", "(B,T,H·d)");
+}
+MISUSE(qkv_rope, odd_head_size)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 2, 0), "(1,3,6)", "2 heads of an even size");
+}
+MISUSE(qkv_rope, zero_heads)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 0, 0), "0 heads");
+}
+MISUSE(qkv_rope, int_min_heads)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), -2147483647 - 1, 0), "heads");
+}
+MISUSE(qkv_rope, negative_position)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 3, -1), "position -1");
+}
+MISUSE(qkv_rope, huge_position)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 3, 2147483647), "position 2147483647");
+}
+MISUSE(qkv_softmax_masked, null_x)
+{
+    FAILS_NULL(qkv_softmax_masked(arena(), NULL, NULL, 1), "x is NULL");
+}
 MISUSE(qkv_softmax_masked, causal_tq_gt_tk)
 {
     qkv_mask m = {.causal = true};
@@ -291,9 +460,18 @@ MISUSE(qkv_softmax_masked, key_valid_1d)
     qkv_mask m = {.key_valid = (uint8_t[]){1, 1, 1}};
     FAILS_NULL(qkv_softmax_masked(arena(), tensor(QKV_SHAPE(3)), &m, 1), "(B");
 }
-MISUSE(qkv_softmax_masked, nan_scale) { FAILS_NULL(qkv_softmax_masked(arena(), tensor(SHAPE23), NULL, NAN), "scale"); }
-MISUSE(qkv_cross_entropy, null_logits) { FAILS_NULL(qkv_cross_entropy(arena(), NULL, (int32_t[]){0, 0}, -1), "logits is NULL"); }
-MISUSE(qkv_cross_entropy, null_targets) { FAILS_NULL(qkv_cross_entropy(arena(), tensor(SHAPE23), NULL, -1), "targets is NULL"); }
+MISUSE(qkv_softmax_masked, nan_scale)
+{
+    FAILS_NULL(qkv_softmax_masked(arena(), tensor(SHAPE23), NULL, NAN), "scale");
+}
+MISUSE(qkv_cross_entropy, null_logits)
+{
+    FAILS_NULL(qkv_cross_entropy(arena(), NULL, (int32_t[]){0, 0}, -1), "logits is NULL");
+}
+MISUSE(qkv_cross_entropy, null_targets)
+{
+    FAILS_NULL(qkv_cross_entropy(arena(), tensor(SHAPE23), NULL, -1), "targets is NULL");
+}
 MISUSE(qkv_cross_entropy, target_out_of_range)
 {
     FAILS_NULL(qkv_cross_entropy(arena(), tensor(SHAPE23), (int32_t[]){0, 3}, -1), "target 3");
@@ -306,38 +484,68 @@ MISUSE(qkv_cross_entropy, null_arena)
 #define QKV3 tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4))
 MISUSE(qkv_attention, null_q)
 {
-    FAILS_NULL(qkv_attention(arena(), NULL, tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)), NULL, 0, NULL, NULL), "q is NULL");
+    FAILS_NULL(qkv_attention(arena(), NULL, tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)),
+                             NULL, 0, NULL, NULL),
+               "q is NULL");
 }
 MISUSE(qkv_attention, null_v)
 {
-    FAILS_NULL(qkv_attention(arena(), tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)), NULL, NULL, 0, NULL, NULL), "v is NULL");
+    FAILS_NULL(qkv_attention(arena(), tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)), NULL,
+                             NULL, 0, NULL, NULL),
+               "v is NULL");
 }
 MISUSE(qkv_attention, two_dims)
 {
-    FAILS_NULL(qkv_attention(arena(), tensor(QKV_SHAPE(2, 4)), tensor(QKV_SHAPE(2, 4)), tensor(QKV_SHAPE(2, 4)), NULL, 0, NULL, NULL), "(B");
+    FAILS_NULL(qkv_attention(arena(), tensor(QKV_SHAPE(2, 4)), tensor(QKV_SHAPE(2, 4)),
+                             tensor(QKV_SHAPE(2, 4)), NULL, 0, NULL, NULL),
+               "(B");
 }
 MISUSE(qkv_attention, causal_tq_gt_tk)
 {
     qkv_mask m = {.causal = true};
-    FAILS_NULL(qkv_attention(arena(), tensor(QKV_SHAPE(1, 3, 4)), tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)), &m, 0, NULL, NULL), "Tq 3", "Tk 2");
+    FAILS_NULL(qkv_attention(arena(), tensor(QKV_SHAPE(1, 3, 4)), tensor(QKV_SHAPE(1, 2, 4)),
+                             tensor(QKV_SHAPE(1, 2, 4)), &m, 0, NULL, NULL),
+               "Tq 3", "Tk 2");
 }
-MISUSE(qkv_attention, dropout_without_rng) { FAILS_NULL(qkv_attention(arena(), QKV3, NULL, 0.5, NULL, NULL), "rng"); }
-MISUSE(qkv_attention, dropout_nan) { FAILS_NULL(qkv_attention(arena(), QKV3, NULL, NAN, rng(), NULL), "dropout"); }
-MISUSE(qkv_attention, null_arena) { FAILS_NULL(qkv_attention(NULL, QKV3, NULL, 0, NULL, NULL), "arena is NULL"); }
+MISUSE(qkv_attention, dropout_without_rng)
+{
+    FAILS_NULL(qkv_attention(arena(), QKV3, NULL, 0.5, NULL, NULL), "rng");
+}
+MISUSE(qkv_attention, dropout_nan)
+{
+    FAILS_NULL(qkv_attention(arena(), QKV3, NULL, NAN, rng(), NULL), "dropout");
+}
+MISUSE(qkv_attention, null_arena)
+{
+    FAILS_NULL(qkv_attention(NULL, QKV3, NULL, 0, NULL, NULL), "arena is NULL");
+}
 MISUSE(qkv_attention_heads, null_k)
 {
-    FAILS_NULL(qkv_attention_heads(arena(), tensor(QKV_SHAPE(1, 2, 4)), NULL, tensor(QKV_SHAPE(1, 2, 4)), 2, NULL, 0, NULL, NULL), "k is NULL");
+    FAILS_NULL(qkv_attention_heads(arena(), tensor(QKV_SHAPE(1, 2, 4)), NULL,
+                                   tensor(QKV_SHAPE(1, 2, 4)), 2, NULL, 0, NULL, NULL),
+               "k is NULL");
 }
-MISUSE(qkv_attention_heads, n_head_0) { FAILS_NULL(qkv_attention_heads(arena(), QKV3, 0, NULL, 0, NULL, NULL), "n_head"); }
-MISUSE(qkv_attention_heads, n_head_3) { FAILS_NULL(qkv_attention_heads(arena(), QKV3, 3, NULL, 0, NULL, NULL), "n_head"); }
+MISUSE(qkv_attention_heads, n_head_0)
+{
+    FAILS_NULL(qkv_attention_heads(arena(), QKV3, 0, NULL, 0, NULL, NULL), "n_head");
+}
+MISUSE(qkv_attention_heads, n_head_3)
+{
+    FAILS_NULL(qkv_attention_heads(arena(), QKV3, 3, NULL, 0, NULL, NULL), "n_head");
+}
 MISUSE(qkv_attention_heads, causal_tq_gt_tk)
 {
     qkv_mask m = {.causal = true};
-    FAILS_NULL(qkv_attention_heads(arena(), tensor(QKV_SHAPE(1, 3, 4)), tensor(QKV_SHAPE(1, 2, 4)), tensor(QKV_SHAPE(1, 2, 4)), 2, &m, 0, NULL, NULL), "Tq 3", "Tk 2");
+    FAILS_NULL(qkv_attention_heads(arena(), tensor(QKV_SHAPE(1, 3, 4)), tensor(QKV_SHAPE(1, 2, 4)),
+                                   tensor(QKV_SHAPE(1, 2, 4)), 2, &m, 0, NULL, NULL),
+               "Tq 3", "Tk 2");
 }
 MISUSE(qkv_attention_heads, four_dims)
 {
-    FAILS_NULL(qkv_attention_heads(arena(), tensor(QKV_SHAPE(1, 1, 2, 4)), tensor(QKV_SHAPE(1, 1, 2, 4)), tensor(QKV_SHAPE(1, 1, 2, 4)), 2, NULL, 0, NULL, NULL), "(B");
+    FAILS_NULL(qkv_attention_heads(arena(), tensor(QKV_SHAPE(1, 1, 2, 4)),
+                                   tensor(QKV_SHAPE(1, 1, 2, 4)), tensor(QKV_SHAPE(1, 1, 2, 4)), 2,
+                                   NULL, 0, NULL, NULL),
+               "(B");
 }
 
 /* A NULL input carries the cause of the failure that made it. */
@@ -365,6 +573,7 @@ MISUSE(qkv_last_error, stale_after_success)
     MISUSE_ASSERT(qkv_sum(arena(), NULL) == NULL);
     char first[512];
     snprintf(first, sizeof first, "%s", qkv_last_error());
+    MISUSE_ASSERT(strcmp(first, "qkv_sum: input x is NULL") == 0);
     MISUSE_ASSERT(qkv_sum(arena(), tensor(SHAPE23)) != NULL);
     MISUSE_ASSERT(strcmp(qkv_last_error(), first) == 0);
     qkv_clear_error();
@@ -375,7 +584,10 @@ MISUSE(qkv_last_error, stale_after_success)
 
 MISUSE(qkv_params_new, takes_no_arguments) { qkv_params_free(qkv_params_new()); }
 MISUSE(qkv_params_free, null) { HARMLESS((qkv_params_free(NULL), 0)); }
-MISUSE(qkv_params_add, null_params) { FAILS_NULL(qkv_params_add(NULL, "w", SHAPE23, QKV_INIT_ZEROS, 0), "p is NULL"); }
+MISUSE(qkv_params_add, null_params)
+{
+    FAILS_NULL(qkv_params_add(NULL, "w", SHAPE23, QKV_INIT_ZEROS, 0), "p is NULL");
+}
 MISUSE(qkv_params_add, null_name)
 {
     qkv_params *p = qkv_params_new();
@@ -406,7 +618,10 @@ MISUSE(qkv_params_add, empty_name)
     FAILS_NULL(qkv_params_add(p, "", SHAPE23, QKV_INIT_ZEROS, 0), "name");
     qkv_params_free(p);
 }
-MISUSE(qkv_params_add, after_alloc) { FAILS_NULL(qkv_params_add(params(), "z", SHAPE23, QKV_INIT_ZEROS, 0), "alloc"); }
+MISUSE(qkv_params_add, after_alloc)
+{
+    FAILS_NULL(qkv_params_add(params(), "z", SHAPE23, QKV_INIT_ZEROS, 0), "alloc");
+}
 MISUSE(qkv_params_alloc, null) { FAILS_INT(qkv_params_alloc(NULL, rng()), "p is NULL"); }
 MISUSE(qkv_params_alloc, twice) { FAILS_INT(qkv_params_alloc(params(), rng()), "already"); }
 MISUSE(qkv_params_alloc, normal_without_rng)
@@ -429,8 +644,14 @@ MISUSE(qkv_params_find, null_name) { FAILS_NULL(qkv_params_find(params(), NULL),
 
 /* ================================================================ optim.h */
 
-MISUSE(qkv_adamw_defaults, takes_no_arguments) { MISUSE_ASSERT(qkv_adamw_defaults().kind == QKV_OPTIM_ADAMW); }
-MISUSE(qkv_sgd_defaults, takes_no_arguments) { MISUSE_ASSERT(qkv_sgd_defaults().kind == QKV_OPTIM_SGD); }
+MISUSE(qkv_adamw_defaults, takes_no_arguments)
+{
+    MISUSE_ASSERT(qkv_adamw_defaults().kind == QKV_OPTIM_ADAMW);
+}
+MISUSE(qkv_sgd_defaults, takes_no_arguments)
+{
+    MISUSE_ASSERT(qkv_sgd_defaults().kind == QKV_OPTIM_SGD);
+}
 MISUSE(qkv_optim_new, null_params)
 {
     qkv_optim_config cfg = qkv_adamw_defaults();
@@ -454,7 +675,10 @@ MISUSE(qkv_optim_step, null_optim) { FAILS_INT(qkv_optim_step(NULL, params(), 1e
 MISUSE(qkv_optim_step, null_params) { FAILS_INT(qkv_optim_step(optim(), NULL, 1e-3), "p is NULL"); }
 MISUSE(qkv_optim_step, nan_lr) { FAILS_INT(qkv_optim_step(optim(), params(), NAN), "lr"); }
 MISUSE(qkv_optim_step, negative_lr) { FAILS_INT(qkv_optim_step(optim(), params(), -1e-3), "lr"); }
-MISUSE(qkv_optim_step, infinite_lr) { FAILS_INT(qkv_optim_step(optim(), params(), INFINITY), "lr"); }
+MISUSE(qkv_optim_step, infinite_lr)
+{
+    FAILS_INT(qkv_optim_step(optim(), params(), INFINITY), "lr");
+}
 MISUSE(qkv_lr_at, null) { FAILS_NAN(qkv_lr_at(NULL, 0), "s is NULL"); }
 MISUSE(qkv_lr_at, negative_step)
 {
@@ -462,19 +686,28 @@ MISUSE(qkv_lr_at, negative_step)
     FAILS_NAN(qkv_lr_at(&s, -5), "-5");
 }
 MISUSE(qkv_clip_grad_norm, null) { FAILS_INT(qkv_clip_grad_norm(NULL, 1), "p is NULL"); }
-MISUSE(qkv_clip_grad_norm, negative_max) { FAILS_INT(qkv_clip_grad_norm(params(), -1), "max_norm"); }
+MISUSE(qkv_clip_grad_norm, negative_max)
+{
+    FAILS_INT(qkv_clip_grad_norm(params(), -1), "max_norm");
+}
 MISUSE(qkv_clip_grad_norm, nan_max) { FAILS_INT(qkv_clip_grad_norm(params(), NAN), "max_norm"); }
 
 /* ================================================================ data.h */
 
-MISUSE(qkv_tokenizer_build, null_tok) { REFUSES(qkv_tokenizer_build(NULL, "abc", 3), "tok is NULL"); }
+MISUSE(qkv_tokenizer_build, null_tok)
+{
+    REFUSES(qkv_tokenizer_build(NULL, "abc", 3), "tok is NULL");
+}
 MISUSE(qkv_tokenizer_build, null_text)
 {
     qkv_tokenizer t;
     REFUSES(qkv_tokenizer_build(&t, NULL, 3), "text is NULL");
     MISUSE_ASSERT(t.size == 0); /* an empty vocabulary, not garbage */
 }
-MISUSE(qkv_tokenizer_from_bytes, null_tok) { FAILS_INT(qkv_tokenizer_from_bytes(NULL, (uint8_t[]){1}, 1), "tok is NULL"); }
+MISUSE(qkv_tokenizer_from_bytes, null_tok)
+{
+    FAILS_INT(qkv_tokenizer_from_bytes(NULL, (uint8_t[]){1}, 1), "tok is NULL");
+}
 MISUSE(qkv_tokenizer_from_bytes, null_bytes)
 {
     qkv_tokenizer t;
@@ -491,20 +724,38 @@ MISUSE(qkv_tokenizer_from_bytes, n_300)
     static uint8_t bytes[300];
     FAILS_INT(qkv_tokenizer_from_bytes(&t, bytes, 300), "300");
 }
-MISUSE(qkv_encode, null_tok) { FAILS_INT(qkv_encode(NULL, "a", 1, (int32_t[1]){0}), "tok is NULL"); }
-MISUSE(qkv_encode, null_text) { FAILS_INT(qkv_encode(tok(), NULL, 1, (int32_t[1]){0}), "text is NULL"); }
+MISUSE(qkv_encode, null_tok)
+{
+    FAILS_INT(qkv_encode(NULL, "a", 1, (int32_t[1]){0}), "tok is NULL");
+}
+MISUSE(qkv_encode, null_text)
+{
+    FAILS_INT(qkv_encode(tok(), NULL, 1, (int32_t[1]){0}), "text is NULL");
+}
 MISUSE(qkv_encode, null_ids) { FAILS_INT(qkv_encode(tok(), "a", 1, NULL), "ids is NULL"); }
-MISUSE(qkv_encode, unknown_byte) { FAILS_INT(qkv_encode(tok(), "az", 2, (int32_t[2]){0}), "'z'", "position 1"); }
+MISUSE(qkv_encode, unknown_byte)
+{
+    FAILS_INT(qkv_encode(tok(), "az", 2, (int32_t[2]){0}), "'z'", "position 1");
+}
 MISUSE(qkv_encode, corrupt_tokenizer)
 {
     qkv_tokenizer t = *tok();
     t.id['a'] = 999; /* an id table no tokenizer builds */
     FAILS_INT(qkv_encode(&t, "a", 1, (int32_t[1]){0}), "tok");
 }
-MISUSE(qkv_decode, null_tok) { FAILS_INT(qkv_decode(NULL, (int32_t[]){0}, 1, (char[1]){0}), "tok is NULL"); }
+MISUSE(qkv_decode, null_tok)
+{
+    FAILS_INT(qkv_decode(NULL, (int32_t[]){0}, 1, (char[1]){0}), "tok is NULL");
+}
 MISUSE(qkv_decode, null_ids) { FAILS_INT(qkv_decode(tok(), NULL, 1, (char[1]){0}), "ids is NULL"); }
-MISUSE(qkv_decode, null_text) { FAILS_INT(qkv_decode(tok(), (int32_t[]){0}, 1, NULL), "text is NULL"); }
-MISUSE(qkv_decode, id_out_of_range) { FAILS_INT(qkv_decode(tok(), (int32_t[]){0, 3}, 2, (char[2]){0}), "3", "position 1"); }
+MISUSE(qkv_decode, null_text)
+{
+    FAILS_INT(qkv_decode(tok(), (int32_t[]){0}, 1, NULL), "text is NULL");
+}
+MISUSE(qkv_decode, id_out_of_range)
+{
+    FAILS_INT(qkv_decode(tok(), (int32_t[]){0, 3}, 2, (char[2]){0}), "3", "position 1");
+}
 MISUSE(qkv_decode, corrupt_size)
 {
     qkv_tokenizer t = *tok();
@@ -512,15 +763,33 @@ MISUSE(qkv_decode, corrupt_size)
     FAILS_INT(qkv_decode(&t, (int32_t[]){500}, 1, (char[1]){0}), "tok");
 }
 MISUSE(qkv_corpus_load, null_path) { FAILS_NULL(qkv_corpus_load(NULL, NULL), "path is NULL"); }
-MISUSE(qkv_corpus_load, missing) { FAILS_NULL(qkv_corpus_load(tmp_path("missing.txt"), NULL), "missing.txt"); }
+MISUSE(qkv_corpus_load, missing)
+{
+    FAILS_NULL(qkv_corpus_load(tmp_path("missing.txt"), NULL), "missing.txt");
+}
 MISUSE(qkv_corpus_load, directory) { FAILS_NULL(qkv_corpus_load("/tmp", NULL), "/tmp"); }
-MISUSE(qkv_corpus_load, byte_outside_vocab) { FAILS_NULL(qkv_corpus_load(text_path(), tok()), "text.txt"); }
-MISUSE(qkv_corpus_from_text, null_text) { FAILS_NULL(qkv_corpus_from_text(NULL, 3, NULL), "text is NULL"); }
-MISUSE(qkv_corpus_from_text, null_text_len_0) { FAILS_NULL(qkv_corpus_from_text(NULL, 0, NULL), "text is NULL"); }
+MISUSE(qkv_corpus_load, byte_outside_vocab)
+{
+    FAILS_NULL(qkv_corpus_load(text_path(), tok()), "text.txt");
+}
+MISUSE(qkv_corpus_from_text, null_text)
+{
+    FAILS_NULL(qkv_corpus_from_text(NULL, 3, NULL), "text is NULL");
+}
+MISUSE(qkv_corpus_from_text, null_text_len_0)
+{
+    FAILS_NULL(qkv_corpus_from_text(NULL, 0, NULL), "text is NULL");
+}
 MISUSE(qkv_corpus_from_text, len_0) { FAILS_NULL(qkv_corpus_from_text("abc", 0, NULL), "empty"); }
-MISUSE(qkv_corpus_from_text, byte_outside_vocab) { FAILS_NULL(qkv_corpus_from_text("abz", 3, tok()), "'z'", "position 2"); }
+MISUSE(qkv_corpus_from_text, byte_outside_vocab)
+{
+    FAILS_NULL(qkv_corpus_from_text("abz", 3, tok()), "'z'", "position 2");
+}
 MISUSE(qkv_corpus_free, null) { HARMLESS((qkv_corpus_free(NULL), 0)); }
-MISUSE(qkv_sampler_init, null_sampler) { FAILS_INT(qkv_sampler_init(NULL, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1), "s is NULL"); }
+MISUSE(qkv_sampler_init, null_sampler)
+{
+    FAILS_INT(qkv_sampler_init(NULL, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1), "s is NULL");
+}
 MISUSE(qkv_sampler_init, null_corpus)
 {
     qkv_sampler s;
@@ -546,7 +815,10 @@ MISUSE(qkv_sampler_init, batch_times_block_overflows)
     qkv_sampler s;
     FAILS_INT(qkv_sampler_init(&s, corpus(), QKV_SPLIT_TRAIN, 1 << 30, 8, 1), "batch");
 }
-MISUSE(qkv_sampler_next, null_sampler) { REFUSES(qkv_sampler_next(NULL, (int32_t[16]){0}, (int32_t[16]){0}), "s is NULL"); }
+MISUSE(qkv_sampler_next, null_sampler)
+{
+    REFUSES(qkv_sampler_next(NULL, (int32_t[16]){0}, (int32_t[16]){0}), "s is NULL");
+}
 MISUSE(qkv_sampler_next, null_x)
 {
     qkv_sampler s;
@@ -564,8 +836,14 @@ MISUSE(qkv_sampler_next, uninitialised)
 
 MISUSE(qkv_dates_vocab, takes_no_arguments) { MISUSE_ASSERT(qkv_dates_vocab()[0] != '\0'); }
 MISUSE(qkv_dates_format_name, negative) { FAILS_NULL(qkv_dates_format_name(-1), "format -1"); }
-MISUSE(qkv_dates_format_name, too_big) { FAILS_NULL(qkv_dates_format_name(QKV_DATES_N_FORMATS), "format 13"); }
-MISUSE(qkv_dates_format, null_input) { FAILS_INT(qkv_dates_format(NULL, 40, 0, QKV_DATES_LOWER, 1998, 3, 3), "input is NULL"); }
+MISUSE(qkv_dates_format_name, too_big)
+{
+    FAILS_NULL(qkv_dates_format_name(QKV_DATES_N_FORMATS), "format 13");
+}
+MISUSE(qkv_dates_format, null_input)
+{
+    FAILS_INT(qkv_dates_format(NULL, 40, 0, QKV_DATES_LOWER, 1998, 3, 3), "input is NULL");
+}
 MISUSE(qkv_dates_format, bad_case)
 {
     char in[40];
@@ -620,7 +898,10 @@ MISUSE(qkv_svg_heatmap, null_path)
     qkv_svg_heatmap_spec s = {.panels = 1, .rows = 1, .cols = 1, .values = (qkv_real[]){1}};
     FAILS_INT(qkv_svg_heatmap(NULL, &s), "path is NULL");
 }
-MISUSE(qkv_svg_heatmap, null_spec) { FAILS_INT(qkv_svg_heatmap(tmp_path("h.svg"), NULL), "spec is NULL"); }
+MISUSE(qkv_svg_heatmap, null_spec)
+{
+    FAILS_INT(qkv_svg_heatmap(tmp_path("h.svg"), NULL), "spec is NULL");
+}
 MISUSE(qkv_svg_heatmap, null_values)
 {
     qkv_svg_heatmap_spec s = {.panels = 1, .rows = 1, .cols = 1};
@@ -633,8 +914,8 @@ MISUSE(qkv_svg_heatmap, zero_rows)
 }
 MISUSE(qkv_svg_heatmap, size_overflow)
 {
-    qkv_svg_heatmap_spec s = {.panels = 1 << 20, .rows = 1 << 20, .cols = 1 << 20,
-                              .values = (qkv_real[]){1}};
+    qkv_svg_heatmap_spec s = {
+        .panels = 1 << 20, .rows = 1 << 20, .cols = 1 << 20, .values = (qkv_real[]){1}};
     FAILS_INT(qkv_svg_heatmap(tmp_path("h.svg"), &s), "panels");
 }
 MISUSE(qkv_svg_lines, null_path)
@@ -642,7 +923,10 @@ MISUSE(qkv_svg_lines, null_path)
     qkv_svg_series s = {.name = "a", .n = 1, .xs = (double[]){1}, .ys = (double[]){1}};
     FAILS_INT(qkv_svg_lines(NULL, "t", "x", "y", 1, &s), "path is NULL");
 }
-MISUSE(qkv_svg_lines, null_series) { FAILS_INT(qkv_svg_lines(tmp_path("l.svg"), "t", "x", "y", 1, NULL), "series is NULL"); }
+MISUSE(qkv_svg_lines, null_series)
+{
+    FAILS_INT(qkv_svg_lines(tmp_path("l.svg"), "t", "x", "y", 1, NULL), "series is NULL");
+}
 MISUSE(qkv_svg_lines, null_xs)
 {
     qkv_svg_series s = {.name = "a", .n = 2, .xs = NULL, .ys = (double[]){1, 2}};
@@ -668,7 +952,10 @@ MISUSE(qkv_checkpoint_save, null_path)
     qkv_ckpt_model m = ckpt_model();
     FAILS_INT(qkv_checkpoint_save(NULL, &m, params(), NULL, NULL), "path is NULL");
 }
-MISUSE(qkv_checkpoint_save, null_model) { FAILS_INT(qkv_checkpoint_save(tmp_path("c"), NULL, params(), NULL, NULL), "model is NULL"); }
+MISUSE(qkv_checkpoint_save, null_model)
+{
+    FAILS_INT(qkv_checkpoint_save(tmp_path("c"), NULL, params(), NULL, NULL), "model is NULL");
+}
 MISUSE(qkv_checkpoint_save, null_kind)
 {
     qkv_ckpt_model m = {.kind = NULL};
@@ -702,21 +989,36 @@ MISUSE(qkv_checkpoint_save, negative_rngs)
     qkv_ckpt_progress prog = {.step = 1, .n_rngs = -1};
     FAILS_INT(qkv_checkpoint_save(tmp_path("c"), &m, params(), NULL, &prog), "-1");
 }
-MISUSE(qkv_checkpoint_open, null_path) { FAILS_NULL(qkv_checkpoint_open(NULL, NULL), "path is NULL"); }
+MISUSE(qkv_checkpoint_open, null_path)
+{
+    FAILS_NULL(qkv_checkpoint_open(NULL, NULL), "path is NULL");
+}
 MISUSE(qkv_checkpoint_open, null_path_names_no_null_string)
 {
     FAILS_NULL(qkv_checkpoint_open(NULL, "gpt"), "path is NULL");
     MISUSE_ASSERT(!strstr(qkv_last_error(), "(null)"));
 }
-MISUSE(qkv_checkpoint_open, not_a_checkpoint) { FAILS_NULL(qkv_checkpoint_open(text_path(), NULL), "text.txt"); }
-MISUSE(qkv_checkpoint_open_bytes, null_bytes) { FAILS_NULL(qkv_checkpoint_open_bytes(NULL, 100, "x", NULL), "bytes is NULL"); }
+MISUSE(qkv_checkpoint_open, not_a_checkpoint)
+{
+    FAILS_NULL(qkv_checkpoint_open(text_path(), NULL), "text.txt");
+}
+MISUSE(qkv_checkpoint_open_bytes, null_bytes)
+{
+    FAILS_NULL(qkv_checkpoint_open_bytes(NULL, 100, "x", NULL), "bytes is NULL");
+}
 MISUSE(qkv_checkpoint_open_bytes, null_name)
 {
     FAILS_NULL(qkv_checkpoint_open_bytes("QKVCKPT", 8, NULL, NULL), "truncated");
     MISUSE_ASSERT(!strstr(qkv_last_error(), "(null)"));
 }
-MISUSE(qkv_checkpoint_open_bytes, huge_len) { FAILS_NULL(qkv_checkpoint_open_bytes("", SIZE_MAX, "x", NULL), "too large"); }
-MISUSE(qkv_checkpoint_load, null_checkpoint) { FAILS_INT(qkv_checkpoint_load(NULL, params(), NULL, NULL), "ck is NULL"); }
+MISUSE(qkv_checkpoint_open_bytes, huge_len)
+{
+    FAILS_NULL(qkv_checkpoint_open_bytes("", SIZE_MAX, "x", NULL), "too large");
+}
+MISUSE(qkv_checkpoint_load, null_checkpoint)
+{
+    FAILS_INT(qkv_checkpoint_load(NULL, params(), NULL, NULL), "ck is NULL");
+}
 MISUSE(qkv_checkpoint_load, null_params)
 {
     qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
@@ -744,7 +1046,10 @@ static qkv_tensor *btc(int C) { return tensor(QKV_SHAPE(1, 3, C)); }
 static qkv_params *fresh(void) { return qkv_params_new(); }
 static void alloc(qkv_params *p) { MISUSE_ASSERT(qkv_params_alloc(p, rng()) == 0); }
 
-MISUSE(qkv_linear_init, null_module) { FAILS_INT(qkv_linear_init(NULL, fresh(), "l", 4, 4, true, 0.02f), "m is NULL"); }
+MISUSE(qkv_linear_init, null_module)
+{
+    FAILS_INT(qkv_linear_init(NULL, fresh(), "l", 4, 4, true, 0.02f), "m is NULL");
+}
 MISUSE(qkv_linear_init, null_params)
 {
     qkv_linear l;
@@ -755,7 +1060,10 @@ MISUSE(qkv_linear_init, zero_in)
     qkv_linear l;
     FAILS_INT(qkv_linear_init(&l, fresh(), "l", 0, 4, true, 0.02f), "0");
 }
-MISUSE(qkv_linear_forward, null_module) { FAILS_NULL(qkv_linear_forward(NULL, run(), btc(4)), "m is NULL"); }
+MISUSE(qkv_linear_forward, null_module)
+{
+    FAILS_NULL(qkv_linear_forward(NULL, run(), btc(4)), "m is NULL");
+}
 MISUSE(qkv_linear_forward, null_run)
 {
     qkv_linear l;
@@ -792,7 +1100,10 @@ MISUSE(qkv_linear_forward, null_x)
     alloc(p);
     FAILS_NULL(qkv_linear_forward(&l, run(), NULL), "x is NULL");
 }
-MISUSE(qkv_embed_init, null_module) { FAILS_INT(qkv_embed_init(NULL, fresh(), "e", 5, 4, 0.02f), "m is NULL"); }
+MISUSE(qkv_embed_init, null_module)
+{
+    FAILS_INT(qkv_embed_init(NULL, fresh(), "e", 5, 4, 0.02f), "m is NULL");
+}
 MISUSE(qkv_embed_init, zero_vocab)
 {
     qkv_embed e;
@@ -806,7 +1117,10 @@ MISUSE(qkv_embed_forward, null_ids)
     alloc(p);
     FAILS_NULL(qkv_embed_forward(&e, run(), NULL, QKV_SHAPE(1, 2)), "ids is NULL");
 }
-MISUSE(qkv_embed_forward, null_module) { FAILS_NULL(qkv_embed_forward(NULL, run(), (int32_t[]){0}, QKV_SHAPE(1)), "m is NULL"); }
+MISUSE(qkv_embed_forward, null_module)
+{
+    FAILS_NULL(qkv_embed_forward(NULL, run(), (int32_t[]){0}, QKV_SHAPE(1)), "m is NULL");
+}
 MISUSE(qkv_embed_forward, before_params_alloc)
 {
     qkv_embed e;
@@ -821,8 +1135,14 @@ MISUSE(qkv_embed_forward, null_run)
     alloc(p);
     FAILS_NULL(qkv_embed_forward(&e, NULL, (int32_t[]){0}, QKV_SHAPE(1)), "r is NULL");
 }
-MISUSE(qkv_ln_init, null_module) { FAILS_INT(qkv_ln_init(NULL, fresh(), "ln", 4, true), "m is NULL"); }
-MISUSE(qkv_rmsnorm_init, null_module) { FAILS_INT(qkv_rmsnorm_init(NULL, fresh(), "rms", 4), "m is NULL"); }
+MISUSE(qkv_ln_init, null_module)
+{
+    FAILS_INT(qkv_ln_init(NULL, fresh(), "ln", 4, true), "m is NULL");
+}
+MISUSE(qkv_rmsnorm_init, null_module)
+{
+    FAILS_INT(qkv_rmsnorm_init(NULL, fresh(), "rms", 4), "m is NULL");
+}
 MISUSE(qkv_rmsnorm_init, null_params)
 {
     qkv_ln l;
@@ -838,7 +1158,10 @@ MISUSE(qkv_ln_init, zero_dim)
     qkv_ln l;
     FAILS_INT(qkv_ln_init(&l, fresh(), "ln", 0, true), "0");
 }
-MISUSE(qkv_ln_forward, null_module) { FAILS_NULL(qkv_ln_forward(NULL, run(), btc(4)), "m is NULL"); }
+MISUSE(qkv_ln_forward, null_module)
+{
+    FAILS_NULL(qkv_ln_forward(NULL, run(), btc(4)), "m is NULL");
+}
 MISUSE(qkv_ln_forward, before_params_alloc)
 {
     qkv_ln l;
@@ -858,8 +1181,14 @@ MISUSE(qkv_mlp_init, null_config)
     qkv_mlp m;
     FAILS_INT(qkv_mlp_init(&m, fresh(), "mlp", NULL), "cfg is NULL");
 }
-MISUSE(qkv_mlp_init, null_module) { FAILS_INT(qkv_mlp_init(NULL, fresh(), "mlp", block_config()), "m is NULL"); }
-MISUSE(qkv_mlp_forward, null_module) { FAILS_NULL(qkv_mlp_forward(NULL, run(), btc(8)), "m is NULL"); }
+MISUSE(qkv_mlp_init, null_module)
+{
+    FAILS_INT(qkv_mlp_init(NULL, fresh(), "mlp", block_config()), "m is NULL");
+}
+MISUSE(qkv_mlp_forward, null_module)
+{
+    FAILS_NULL(qkv_mlp_forward(NULL, run(), btc(8)), "m is NULL");
+}
 MISUSE(qkv_mlp_forward, before_params_alloc)
 {
     qkv_mlp m;
@@ -874,13 +1203,19 @@ MISUSE(qkv_mlp_forward, null_run)
     alloc(p);
     FAILS_NULL(qkv_mlp_forward(&m, NULL, btc(8)), "r is NULL");
 }
-MISUSE(qkv_head_init, null_module) { FAILS_INT(qkv_head_init(NULL, fresh(), "h", 8, 4, true), "m is NULL"); }
+MISUSE(qkv_head_init, null_module)
+{
+    FAILS_INT(qkv_head_init(NULL, fresh(), "h", 8, 4, true), "m is NULL");
+}
 MISUSE(qkv_head_init, zero_head_size)
 {
     qkv_head h;
     FAILS_INT(qkv_head_init(&h, fresh(), "h", 8, 0, true), "0");
 }
-MISUSE(qkv_head_forward, null_module) { FAILS_NULL(qkv_head_forward(NULL, run(), btc(8), NULL), "m is NULL"); }
+MISUSE(qkv_head_forward, null_module)
+{
+    FAILS_NULL(qkv_head_forward(NULL, run(), btc(8), NULL), "m is NULL");
+}
 MISUSE(qkv_head_forward, before_params_alloc)
 {
     qkv_head h;
@@ -959,7 +1294,10 @@ MISUSE(qkv_self_attn_init, null_name)
     qkv_self_attn m;
     FAILS_INT(qkv_self_attn_init(&m, fresh(), NULL, block_config(), true), "name is NULL");
 }
-MISUSE(qkv_self_attn_forward, null_module) { FAILS_NULL(qkv_self_attn_forward(NULL, run(), btc(8), NULL, NULL), "m is NULL"); }
+MISUSE(qkv_self_attn_forward, null_module)
+{
+    FAILS_NULL(qkv_self_attn_forward(NULL, run(), btc(8), NULL, NULL), "m is NULL");
+}
 MISUSE(qkv_self_attn_forward, null_run)
 {
     qkv_self_attn m = self_attn();
@@ -1004,7 +1342,10 @@ MISUSE(qkv_cross_attn_forward, null_memory)
     qkv_cross_attn m = cross_attn();
     FAILS_NULL(qkv_cross_attn_forward(&m, run(), btc(8), NULL, NULL, NULL), "memory is NULL");
 }
-MISUSE(qkv_cross_attn_forward, null_module) { FAILS_NULL(qkv_cross_attn_forward(NULL, run(), btc(8), btc(6), NULL, NULL), "m is NULL"); }
+MISUSE(qkv_cross_attn_forward, null_module)
+{
+    FAILS_NULL(qkv_cross_attn_forward(NULL, run(), btc(8), btc(6), NULL, NULL), "m is NULL");
+}
 MISUSE(qkv_cross_attn_forward, null_run)
 {
     qkv_cross_attn m = cross_attn();
@@ -1034,20 +1375,29 @@ MISUSE(qkv_cross_attn_forward_kv, null_k)
 }
 MISUSE(qkv_cross_attn_forward_kv, null_module)
 {
-    FAILS_NULL(qkv_cross_attn_forward_kv(NULL, run(), btc(8), btc(8), btc(8), NULL, NULL), "m is NULL");
+    FAILS_NULL(qkv_cross_attn_forward_kv(NULL, run(), btc(8), btc(8), btc(8), NULL, NULL),
+               "m is NULL");
 }
 MISUSE(qkv_cross_attn_forward_kv, mismatched_kv)
 {
     qkv_cross_attn m = cross_attn();
-    FAILS_NULL(qkv_cross_attn_forward_kv(&m, run(), btc(8), btc(8), tensor(QKV_SHAPE(1, 4, 8)), NULL, NULL), "(1,4,8)");
+    FAILS_NULL(qkv_cross_attn_forward_kv(&m, run(), btc(8), btc(8), tensor(QKV_SHAPE(1, 4, 8)),
+                                         NULL, NULL),
+               "(1,4,8)");
 }
-MISUSE(qkv_block_init, null_module) { FAILS_INT(qkv_block_init(NULL, fresh(), "b", block_config(), true), "m is NULL"); }
+MISUSE(qkv_block_init, null_module)
+{
+    FAILS_INT(qkv_block_init(NULL, fresh(), "b", block_config(), true), "m is NULL");
+}
 MISUSE(qkv_block_init, null_config)
 {
     qkv_block m;
     FAILS_INT(qkv_block_init(&m, fresh(), "b", NULL, true), "cfg is NULL");
 }
-MISUSE(qkv_block_forward, null_module) { FAILS_NULL(qkv_block_forward(NULL, run(), btc(8), NULL, NULL), "m is NULL"); }
+MISUSE(qkv_block_forward, null_module)
+{
+    FAILS_NULL(qkv_block_forward(NULL, run(), btc(8), NULL, NULL), "m is NULL");
+}
 MISUSE(qkv_block_forward, null_run)
 {
     qkv_block m = block();
@@ -1070,7 +1420,10 @@ MISUSE(qkv_block_forward, two_dims)
     qkv_block m = block();
     FAILS_NULL(qkv_block_forward(&m, run(), tensor(QKV_SHAPE(3, 8)), NULL, NULL), "(3,8)");
 }
-MISUSE(qkv_cross_block_init, null_module) { FAILS_INT(qkv_cross_block_init(NULL, fresh(), "d", block_config(), 6), "m is NULL"); }
+MISUSE(qkv_cross_block_init, null_module)
+{
+    FAILS_INT(qkv_cross_block_init(NULL, fresh(), "d", block_config(), 6), "m is NULL");
+}
 MISUSE(qkv_cross_block_init, null_params)
 {
     qkv_cross_block m;
@@ -1079,7 +1432,8 @@ MISUSE(qkv_cross_block_init, null_params)
 MISUSE(qkv_cross_block_forward, null_memory)
 {
     qkv_cross_block m = cross_block();
-    FAILS_NULL(qkv_cross_block_forward(&m, run(), btc(8), NULL, NULL, NULL, NULL), "memory is NULL");
+    FAILS_NULL(qkv_cross_block_forward(&m, run(), btc(8), NULL, NULL, NULL, NULL),
+               "memory is NULL");
 }
 MISUSE(qkv_cross_block_forward, null_module)
 {
@@ -1147,12 +1501,15 @@ MISUSE(qkv_cross_block_forward_cached, null_k)
 {
     qkv_cross_block m = cross_block();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_cross_block_forward_cached(&m, run(), btc(8), cache(), 0, NULL, btc(8), NULL), "k is NULL");
+    FAILS_NULL(qkv_cross_block_forward_cached(&m, run(), btc(8), cache(), 0, NULL, btc(8), NULL),
+               "k is NULL");
 }
 MISUSE(qkv_cross_block_forward_cached, null_module)
 {
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_cross_block_forward_cached(NULL, run(), btc(8), cache(), 0, btc(8), btc(8), NULL), "m is NULL");
+    FAILS_NULL(
+        qkv_cross_block_forward_cached(NULL, run(), btc(8), cache(), 0, btc(8), btc(8), NULL),
+        "m is NULL");
 }
 
 /* ================================================================ gpt.h */
@@ -1162,7 +1519,10 @@ MISUSE(qkv_gpt_config_pack, null_config)
     uint8_t out[QKV_GPT_CONFIG_BYTES] = {0};
     REFUSES(qkv_gpt_config_pack(NULL, out), "cfg is NULL");
 }
-MISUSE(qkv_gpt_config_pack, null_out) { REFUSES(qkv_gpt_config_pack(&gpt()->cfg, NULL), "out is NULL"); }
+MISUSE(qkv_gpt_config_pack, null_out)
+{
+    REFUSES(qkv_gpt_config_pack(&gpt()->cfg, NULL), "out is NULL");
+}
 MISUSE(qkv_gpt_config_unpack, null_config)
 {
     uint8_t blob[QKV_GPT_CONFIG_BYTES];
@@ -1199,16 +1559,31 @@ MISUSE(qkv_gpt_new, zero_vocab)
     FAILS_NULL(qkv_gpt_new(&c, 1), "vocab_size 0");
 }
 MISUSE(qkv_gpt_free, null) { HARMLESS((qkv_gpt_free(NULL), 0)); }
-MISUSE(qkv_gpt_logits, null_model) { FAILS_NULL(qkv_gpt_logits(NULL, run(), (int32_t[]){0}, 1, 1, NULL), "m is NULL"); }
-MISUSE(qkv_gpt_logits, null_run) { FAILS_NULL(qkv_gpt_logits(gpt(), NULL, (int32_t[]){0}, 1, 1, NULL), "r is NULL"); }
+MISUSE(qkv_gpt_logits, null_model)
+{
+    FAILS_NULL(qkv_gpt_logits(NULL, run(), (int32_t[]){0}, 1, 1, NULL), "m is NULL");
+}
+MISUSE(qkv_gpt_logits, null_run)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), NULL, (int32_t[]){0}, 1, 1, NULL), "r is NULL");
+}
 MISUSE(qkv_gpt_logits, run_without_arena)
 {
     qkv_run r = {0};
     FAILS_NULL(qkv_gpt_logits(gpt(), &r, (int32_t[]){0}, 1, 1, NULL), "arena is NULL");
 }
-MISUSE(qkv_gpt_logits, null_idx) { FAILS_NULL(qkv_gpt_logits(gpt(), run(), NULL, 1, 1, NULL), "idx is NULL"); }
-MISUSE(qkv_gpt_logits, negative_batch) { FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[]){0}, -1, 1, NULL), "-1"); }
-MISUSE(qkv_gpt_logits, too_long) { FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[9]){0}, 1, 9, NULL), "9"); }
+MISUSE(qkv_gpt_logits, null_idx)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), run(), NULL, 1, 1, NULL), "idx is NULL");
+}
+MISUSE(qkv_gpt_logits, negative_batch)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[]){0}, -1, 1, NULL), "-1");
+}
+MISUSE(qkv_gpt_logits, too_long)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[9]){0}, 1, 9, NULL), "9");
+}
 MISUSE(qkv_gpt_logits, dropout_without_rng)
 {
     qkv_gpt_config c = gpt()->cfg;
@@ -1219,17 +1594,30 @@ MISUSE(qkv_gpt_logits, dropout_without_rng)
     FAILS_NULL(qkv_gpt_logits(m, &r, (int32_t[]){0, 1}, 1, 2, NULL), "rng");
     qkv_gpt_free(m);
 }
-MISUSE(qkv_gpt_loss, null_targets) { FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, NULL, 1, 1), "targets is NULL"); }
-MISUSE(qkv_gpt_loss, null_model) { FAILS_NULL(qkv_gpt_loss(NULL, run(), (int32_t[]){0}, (int32_t[]){0}, 1, 1), "m is NULL"); }
-MISUSE(qkv_gpt_loss, null_run) { FAILS_NULL(qkv_gpt_loss(gpt(), NULL, (int32_t[]){0}, (int32_t[]){0}, 1, 1), "r is NULL"); }
-MISUSE(qkv_gpt_loss, bad_target) { FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, (int32_t[]){9}, 1, 1), "target 9"); }
+MISUSE(qkv_gpt_loss, null_targets)
+{
+    FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, NULL, 1, 1), "targets is NULL");
+}
+MISUSE(qkv_gpt_loss, null_model)
+{
+    FAILS_NULL(qkv_gpt_loss(NULL, run(), (int32_t[]){0}, (int32_t[]){0}, 1, 1), "m is NULL");
+}
+MISUSE(qkv_gpt_loss, null_run)
+{
+    FAILS_NULL(qkv_gpt_loss(gpt(), NULL, (int32_t[]){0}, (int32_t[]){0}, 1, 1), "r is NULL");
+}
+MISUSE(qkv_gpt_loss, bad_target)
+{
+    FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, (int32_t[]){9}, 1, 1), "target 9");
+}
 
 static const qkv_sample_opts OPTS = {.temperature = 1, .top_k = 0, .top_p = 1};
 
 MISUSE(qkv_sample_opts_check, null) { FAILS_INT(qkv_sample_opts_check(NULL), "opts is NULL"); }
 MISUSE(qkv_sample_opts_check, negative_temperature)
 {
-    FAILS_INT(qkv_sample_opts_check(&(qkv_sample_opts){.temperature = -1, .top_p = 1}), "temperature -1");
+    FAILS_INT(qkv_sample_opts_check(&(qkv_sample_opts){.temperature = -1, .top_p = 1}),
+              "temperature -1");
 }
 MISUSE(qkv_sample_token, null_logits)
 {
@@ -1273,15 +1661,35 @@ MISUSE(qkv_sample_token, nan_logits)
     qkv_real logits[5] = {NAN, NAN, NAN, NAN, NAN}, scratch[10];
     FAILS_INT(qkv_sample_token(logits, 5, &OPTS, rng(), scratch), "logits");
 }
-MISUSE(qkv_gpt_generate, null_model) { FAILS_INT(qkv_gpt_generate(NULL, (int32_t[]){1}, 1, 2, &OPTS, rng(), true, NULL, NULL), "m is NULL"); }
-MISUSE(qkv_gpt_generate, null_prompt) { FAILS_INT(qkv_gpt_generate(gpt(), NULL, 1, 2, &OPTS, rng(), true, NULL, NULL), "prompt is NULL"); }
-MISUSE(qkv_gpt_generate, null_opts) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, NULL, rng(), true, NULL, NULL), "opts is NULL"); }
-MISUSE(qkv_gpt_generate, null_rng) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &OPTS, NULL, true, NULL, NULL), "rng is NULL"); }
-MISUSE(qkv_gpt_generate, empty_prompt) { FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 0, 2, &OPTS, rng(), true, NULL, NULL), "0"); }
+MISUSE(qkv_gpt_generate, null_model)
+{
+    FAILS_INT(qkv_gpt_generate(NULL, (int32_t[]){1}, 1, 2, &OPTS, rng(), true, NULL, NULL),
+              "m is NULL");
+}
+MISUSE(qkv_gpt_generate, null_prompt)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), NULL, 1, 2, &OPTS, rng(), true, NULL, NULL),
+              "prompt is NULL");
+}
+MISUSE(qkv_gpt_generate, null_opts)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, NULL, rng(), true, NULL, NULL),
+              "opts is NULL");
+}
+MISUSE(qkv_gpt_generate, null_rng)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &OPTS, NULL, true, NULL, NULL),
+              "rng is NULL");
+}
+MISUSE(qkv_gpt_generate, empty_prompt)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 0, 2, &OPTS, rng(), true, NULL, NULL), "0");
+}
 MISUSE(qkv_gpt_generate, negative_temperature)
 {
     qkv_sample_opts o = {.temperature = -1, .top_p = 1};
-    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &o, rng(), false, NULL, NULL), "temperature -1");
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &o, rng(), false, NULL, NULL),
+              "temperature -1");
 }
 
 /* A model for qkv_generate: uniform logits over 5 tokens, or NULL when asked to fail. */
@@ -1297,19 +1705,40 @@ static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids
 static const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
 static const int32_t PROMPT[2] = {1, 2};
 
-MISUSE(qkv_generate, null_lm) { FAILS_INT(qkv_generate(NULL, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm is NULL"); }
+MISUSE(qkv_generate, null_lm)
+{
+    FAILS_INT(qkv_generate(NULL, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm is NULL");
+}
 MISUSE(qkv_generate, null_logits_fn)
 {
     qkv_lm lm = FLAT;
     lm.logits = NULL;
     FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "lm->logits is NULL");
 }
-MISUSE(qkv_generate, null_prompt) { FAILS_INT(qkv_generate(&FLAT, NULL, 2, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL"); }
-MISUSE(qkv_generate, null_opts) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, NULL, rng(), NULL, NULL), "opts is NULL"); }
-MISUSE(qkv_generate, null_rng) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, &OPTS, NULL, NULL, NULL), "rng is NULL"); }
-MISUSE(qkv_generate, empty_prompt) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 0, 3, &OPTS, rng(), NULL, NULL), "got 0"); }
-MISUSE(qkv_generate, negative_n_new) { FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, -1, &OPTS, rng(), NULL, NULL), "-1 new tokens"); }
-MISUSE(qkv_generate, prompt_outside_vocab) { FAILS_INT(qkv_generate(&FLAT, (int32_t[]){1, 5}, 2, 3, &OPTS, rng(), NULL, NULL), "token 5"); }
+MISUSE(qkv_generate, null_prompt)
+{
+    FAILS_INT(qkv_generate(&FLAT, NULL, 2, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL");
+}
+MISUSE(qkv_generate, null_opts)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, NULL, rng(), NULL, NULL), "opts is NULL");
+}
+MISUSE(qkv_generate, null_rng)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, 3, &OPTS, NULL, NULL, NULL), "rng is NULL");
+}
+MISUSE(qkv_generate, empty_prompt)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 0, 3, &OPTS, rng(), NULL, NULL), "got 0");
+}
+MISUSE(qkv_generate, negative_n_new)
+{
+    FAILS_INT(qkv_generate(&FLAT, PROMPT, 2, -1, &OPTS, rng(), NULL, NULL), "-1 new tokens");
+}
+MISUSE(qkv_generate, prompt_outside_vocab)
+{
+    FAILS_INT(qkv_generate(&FLAT, (int32_t[]){1, 5}, 2, 3, &OPTS, rng(), NULL, NULL), "token 5");
+}
 MISUSE(qkv_generate, context_0)
 {
     qkv_lm lm = FLAT;
@@ -1334,11 +1763,27 @@ MISUSE(qkv_generate, logits_of_the_wrong_size)
     lm.vocab_size = 3;
     FAILS_INT(qkv_generate(&lm, PROMPT, 2, 3, &OPTS, rng(), NULL, NULL), "(1,5)", "vocab_size 3");
 }
-MISUSE(qkv_generate_text, null_lm) { FAILS_INT(qkv_generate_text(NULL, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "lm is NULL"); }
-MISUSE(qkv_generate_text, null_tok) { FAILS_INT(qkv_generate_text(&FLAT, NULL, "a", 3, &OPTS, rng(), NULL, NULL), "tok is NULL"); }
-MISUSE(qkv_generate_text, null_prompt) { FAILS_INT(qkv_generate_text(&FLAT, tok(), NULL, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL"); }
-MISUSE(qkv_generate_text, empty_prompt) { FAILS_INT(qkv_generate_text(&FLAT, tok(), "", 3, &OPTS, rng(), NULL, NULL), "empty"); }
-MISUSE(qkv_generate_text, vocab_mismatch) { FAILS_INT(qkv_generate_text(&FLAT, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "3 tokens", "vocab_size is 5"); }
+MISUSE(qkv_generate_text, null_lm)
+{
+    FAILS_INT(qkv_generate_text(NULL, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "lm is NULL");
+}
+MISUSE(qkv_generate_text, null_tok)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, NULL, "a", 3, &OPTS, rng(), NULL, NULL), "tok is NULL");
+}
+MISUSE(qkv_generate_text, null_prompt)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, tok(), NULL, 3, &OPTS, rng(), NULL, NULL), "prompt is NULL");
+}
+MISUSE(qkv_generate_text, empty_prompt)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, tok(), "", 3, &OPTS, rng(), NULL, NULL), "empty");
+}
+MISUSE(qkv_generate_text, vocab_mismatch)
+{
+    FAILS_INT(qkv_generate_text(&FLAT, tok(), "a", 3, &OPTS, rng(), NULL, NULL), "3 tokens",
+              "vocab_size is 5");
+}
 MISUSE(qkv_generate_text, prompt_outside_vocab)
 {
     qkv_tokenizer t;
@@ -1369,7 +1814,8 @@ MISUSE(qkv_trainer_new, null_model_config)
 }
 MISUSE(qkv_trainer_new, null_train_config)
 {
-    qkv_gpt_config mc = {.vocab_size = corpus()->tok.size, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};
+    qkv_gpt_config mc = {
+        .vocab_size = corpus()->tok.size, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};
     FAILS_NULL(qkv_trainer_new(&mc, NULL, corpus()), "tc is NULL");
 }
 MISUSE(qkv_trainer_new, null_corpus)
@@ -1380,7 +1826,8 @@ MISUSE(qkv_trainer_new, null_corpus)
 }
 MISUSE(qkv_trainer_new, nan_lr)
 {
-    qkv_gpt_config mc = {.vocab_size = corpus()->tok.size, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};
+    qkv_gpt_config mc = {
+        .vocab_size = corpus()->tok.size, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};
     qkv_train_config tc = qkv_train_defaults();
     tc.lr = NAN;
     FAILS_NULL(qkv_trainer_new(&mc, &tc, corpus()), "lr");
@@ -1388,13 +1835,34 @@ MISUSE(qkv_trainer_new, nan_lr)
 MISUSE(qkv_trainer_free, null) { HARMLESS((qkv_trainer_free(NULL), 0)); }
 MISUSE(qkv_trainer_step, null) { FAILS_INT(qkv_trainer_step(NULL, NULL, NULL), "t is NULL"); }
 MISUSE(qkv_trainer_eval, null) { FAILS_NAN(qkv_trainer_eval(NULL, QKV_SPLIT_VAL), "t is NULL"); }
-MISUSE(qkv_trainer_eval, split_9) { FAILS_NAN(qkv_trainer_eval(trainer(), (qkv_split)9), "split 9"); }
-MISUSE(qkv_trainer_eval, split_negative) { FAILS_NAN(qkv_trainer_eval(trainer(), (qkv_split)-1), "split -1"); }
-MISUSE(qkv_trainer_save, null_trainer) { FAILS_INT(qkv_trainer_save(NULL, tmp_path("t.ckpt")), "t is NULL"); }
-MISUSE(qkv_trainer_save, null_path) { FAILS_INT(qkv_trainer_save(trainer(), NULL), "path is NULL"); }
-MISUSE(qkv_trainer_resume, null_path) { FAILS_NULL(qkv_trainer_resume(NULL, text_path(), 0), "path is NULL"); }
-MISUSE(qkv_trainer_resume, null_corpus_path) { FAILS_NULL(qkv_trainer_resume(ckpt_path(), NULL, 0), "corpus_path is NULL"); }
-MISUSE(qkv_trainer_resume, negative_iters) { FAILS_NULL(qkv_trainer_resume(ckpt_path(), text_path(), -5), "-5"); }
+MISUSE(qkv_trainer_eval, split_9)
+{
+    FAILS_NAN(qkv_trainer_eval(trainer(), (qkv_split)9), "split 9");
+}
+MISUSE(qkv_trainer_eval, split_negative)
+{
+    FAILS_NAN(qkv_trainer_eval(trainer(), (qkv_split)-1), "split -1");
+}
+MISUSE(qkv_trainer_save, null_trainer)
+{
+    FAILS_INT(qkv_trainer_save(NULL, tmp_path("t.ckpt")), "t is NULL");
+}
+MISUSE(qkv_trainer_save, null_path)
+{
+    FAILS_INT(qkv_trainer_save(trainer(), NULL), "path is NULL");
+}
+MISUSE(qkv_trainer_resume, null_path)
+{
+    FAILS_NULL(qkv_trainer_resume(NULL, text_path(), 0), "path is NULL");
+}
+MISUSE(qkv_trainer_resume, null_corpus_path)
+{
+    FAILS_NULL(qkv_trainer_resume(ckpt_path(), NULL, 0), "corpus_path is NULL");
+}
+MISUSE(qkv_trainer_resume, negative_iters)
+{
+    FAILS_NULL(qkv_trainer_resume(ckpt_path(), text_path(), -5), "-5");
+}
 MISUSE(qkv_gpt_mean_loss, null_model)
 {
     int32_t x[16], y[16];
@@ -1408,17 +1876,20 @@ MISUSE(qkv_gpt_mean_loss, null_sampler)
 MISUSE(qkv_gpt_mean_loss, null_arena)
 {
     int32_t x[16], y[16];
-    FAILS_NAN(qkv_gpt_mean_loss(trainer()->model, &trainer()->eval[0], 1, NULL, x, y), "arena is NULL");
+    FAILS_NAN(qkv_gpt_mean_loss(trainer()->model, &trainer()->eval[0], 1, NULL, x, y),
+              "arena is NULL");
 }
 MISUSE(qkv_gpt_mean_loss, null_x)
 {
     int32_t y[16];
-    FAILS_NAN(qkv_gpt_mean_loss(trainer()->model, &trainer()->eval[0], 1, arena(), NULL, y), "x is NULL");
+    FAILS_NAN(qkv_gpt_mean_loss(trainer()->model, &trainer()->eval[0], 1, arena(), NULL, y),
+              "x is NULL");
 }
 MISUSE(qkv_gpt_mean_loss, zero_iters)
 {
     int32_t x[16], y[16];
-    FAILS_NAN(qkv_gpt_mean_loss(trainer()->model, &trainer()->eval[0], 0, arena(), x, y), "iters 0");
+    FAILS_NAN(qkv_gpt_mean_loss(trainer()->model, &trainer()->eval[0], 0, arena(), x, y),
+              "iters 0");
 }
 MISUSE(qkv_gpt_load, null_path)
 {
@@ -1471,12 +1942,27 @@ MISUSE(qkv_training_lr, null) { FAILS_NAN(qkv_training_lr(NULL, 0), "t is NULL")
 MISUSE(qkv_training_lr, negative_step) { FAILS_NAN(qkv_training_lr(trainer()->run, -3), "-3"); }
 MISUSE(qkv_training_eval, null) { FAILS_NAN(qkv_training_eval(NULL, 0), "t is NULL"); }
 MISUSE(qkv_training_eval, which_9) { FAILS_NAN(qkv_training_eval(trainer()->run, 9), "9"); }
-MISUSE(qkv_training_eval, which_negative) { FAILS_NAN(qkv_training_eval(trainer()->run, -1), "-1"); }
+MISUSE(qkv_training_eval, which_negative)
+{
+    FAILS_NAN(qkv_training_eval(trainer()->run, -1), "-1");
+}
 MISUSE(qkv_training_set_iters, null) { FAILS_INT(qkv_training_set_iters(NULL, 5), "t is NULL"); }
-MISUSE(qkv_training_set_iters, zero) { FAILS_INT(qkv_training_set_iters(trainer()->run, 0), "iters 0"); }
-MISUSE(qkv_training_set_iters, huge) { FAILS_INT(qkv_training_set_iters(trainer()->run, INT64_MAX), "iters"); }
-MISUSE(qkv_training_save, null_run) { FAILS_INT(qkv_training_save(NULL, tmp_path("r.ckpt")), "t is NULL"); }
-MISUSE(qkv_training_save, null_path) { FAILS_INT(qkv_training_save(trainer()->run, NULL), "path is NULL"); }
+MISUSE(qkv_training_set_iters, zero)
+{
+    FAILS_INT(qkv_training_set_iters(trainer()->run, 0), "iters 0");
+}
+MISUSE(qkv_training_set_iters, huge)
+{
+    FAILS_INT(qkv_training_set_iters(trainer()->run, INT64_MAX), "iters");
+}
+MISUSE(qkv_training_save, null_run)
+{
+    FAILS_INT(qkv_training_save(NULL, tmp_path("r.ckpt")), "t is NULL");
+}
+MISUSE(qkv_training_save, null_path)
+{
+    FAILS_INT(qkv_training_save(trainer()->run, NULL), "path is NULL");
+}
 MISUSE(qkv_training_config_load, null_config)
 {
     qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
@@ -1504,7 +1990,10 @@ MISUSE(qkv_training_load, null_run)
     FAILS_INT(qkv_training_load(NULL, ck), "t is NULL");
     qkv_checkpoint_close(ck);
 }
-MISUSE(qkv_training_load, null_checkpoint) { FAILS_INT(qkv_training_load(trainer()->run, NULL), "ck is NULL"); }
+MISUSE(qkv_training_load, null_checkpoint)
+{
+    FAILS_INT(qkv_training_load(trainer()->run, NULL), "ck is NULL");
+}
 
 /* ================================================================ seq2seq.h */
 
@@ -1513,7 +2002,10 @@ MISUSE(qkv_seq2seq_config_pack, null_config)
     uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES];
     REFUSES(qkv_seq2seq_config_pack(NULL, out), "cfg is NULL");
 }
-MISUSE(qkv_seq2seq_config_pack, null_out) { REFUSES(qkv_seq2seq_config_pack(&s2s()->cfg, NULL), "out is NULL"); }
+MISUSE(qkv_seq2seq_config_pack, null_out)
+{
+    REFUSES(qkv_seq2seq_config_pack(&s2s()->cfg, NULL), "out is NULL");
+}
 MISUSE(qkv_seq2seq_config_unpack, null_blob)
 {
     qkv_seq2seq_config c;
@@ -1533,10 +2025,16 @@ MISUSE(qkv_seq2seq_config_check, zero_layers)
     FAILS_INT(qkv_seq2seq_config_check(&c), "n_layer 0");
 }
 MISUSE(qkv_seq2seq_new, null_config) { FAILS_NULL(qkv_seq2seq_new(NULL, tok(), 1), "cfg is NULL"); }
-MISUSE(qkv_seq2seq_new, null_chars) { FAILS_NULL(qkv_seq2seq_new(&s2s()->cfg, NULL, 1), "chars is NULL"); }
+MISUSE(qkv_seq2seq_new, null_chars)
+{
+    FAILS_NULL(qkv_seq2seq_new(&s2s()->cfg, NULL, 1), "chars is NULL");
+}
 MISUSE(qkv_seq2seq_free, null) { HARMLESS((qkv_seq2seq_free(NULL), 0)); }
 MISUSE(qkv_seq2seq_zero_cross, null) { REFUSES(qkv_seq2seq_zero_cross(NULL), "m is NULL"); }
-MISUSE(qkv_seq2seq_batch_new, null_model) { FAILS_NULL(qkv_seq2seq_batch_new(NULL, 2), "m is NULL"); }
+MISUSE(qkv_seq2seq_batch_new, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_batch_new(NULL, 2), "m is NULL");
+}
 MISUSE(qkv_seq2seq_batch_new, zero_cap) { FAILS_NULL(qkv_seq2seq_batch_new(s2s(), 0), "0"); }
 MISUSE(qkv_seq2seq_batch_free, null) { HARMLESS((qkv_seq2seq_batch_free(NULL), 0)); }
 MISUSE(qkv_seq2seq_batch_fill, null_batch)
@@ -1544,7 +2042,10 @@ MISUSE(qkv_seq2seq_batch_fill, null_batch)
     const char *in[1] = {"1.2.2003"};
     FAILS_INT(qkv_seq2seq_batch_fill(s2s(), NULL, 1, in, NULL), "b is NULL");
 }
-MISUSE(qkv_seq2seq_batch_fill, null_inputs) { FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 1, NULL, NULL), "inputs is NULL"); }
+MISUSE(qkv_seq2seq_batch_fill, null_inputs)
+{
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 1, NULL, NULL), "inputs is NULL");
+}
 MISUSE(qkv_seq2seq_batch_fill, null_input_string)
 {
     const char *in[2] = {"1.2.2003", NULL};
@@ -1565,12 +2066,31 @@ MISUSE(qkv_seq2seq_batch_fill, null_model)
     const char *in[1] = {"1.2.2003"};
     FAILS_INT(qkv_seq2seq_batch_fill(NULL, s2s_batch(), 1, in, NULL), "m is NULL");
 }
-MISUSE(qkv_seq2seq_encode, null_src) { FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), NULL, NULL, 1, 2), "src is NULL"); }
-MISUSE(qkv_seq2seq_encode, null_model) { FAILS_NULL(qkv_seq2seq_encode(NULL, run(), (int32_t[]){3, 4}, NULL, 1, 2), "m is NULL"); }
-MISUSE(qkv_seq2seq_encode, null_run) { FAILS_NULL(qkv_seq2seq_encode(s2s(), NULL, (int32_t[]){3, 4}, NULL, 1, 2), "r is NULL"); }
-MISUSE(qkv_seq2seq_encode, too_long) { FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[64]){3}, NULL, 1, 64), "64"); }
-MISUSE(qkv_seq2seq_encode, zero_batch) { FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3}, NULL, 0, 1), "0"); }
-MISUSE(qkv_seq2seq_decode, null_memory) { FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), NULL, NULL, (int32_t[]){1}, 1, 1, NULL), "memory is NULL"); }
+MISUSE(qkv_seq2seq_encode, null_src)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), NULL, NULL, 1, 2), "src is NULL");
+}
+MISUSE(qkv_seq2seq_encode, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_encode(NULL, run(), (int32_t[]){3, 4}, NULL, 1, 2), "m is NULL");
+}
+MISUSE(qkv_seq2seq_encode, null_run)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), NULL, (int32_t[]){3, 4}, NULL, 1, 2), "r is NULL");
+}
+MISUSE(qkv_seq2seq_encode, too_long)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[64]){3}, NULL, 1, 64), "64");
+}
+MISUSE(qkv_seq2seq_encode, zero_batch)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3}, NULL, 0, 1), "0");
+}
+MISUSE(qkv_seq2seq_decode, null_memory)
+{
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), NULL, NULL, (int32_t[]){1}, 1, 1, NULL),
+               "memory is NULL");
+}
 MISUSE(qkv_seq2seq_decode, null_dec_in)
 {
     qkv_tensor *mem = qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3, 4}, NULL, 1, 2);
@@ -1579,21 +2099,37 @@ MISUSE(qkv_seq2seq_decode, null_dec_in)
 }
 MISUSE(qkv_seq2seq_decode, null_model)
 {
-    FAILS_NULL(qkv_seq2seq_decode(NULL, run(), tensor(QKV_SHAPE(1, 2, 16)), NULL, (int32_t[]){1}, 1, 1, NULL), "m is NULL");
+    FAILS_NULL(qkv_seq2seq_decode(NULL, run(), tensor(QKV_SHAPE(1, 2, 16)), NULL, (int32_t[]){1}, 1,
+                                  1, NULL),
+               "m is NULL");
 }
 MISUSE(qkv_seq2seq_decode, wrong_memory_shape)
 {
-    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), tensor(QKV_SHAPE(2, 16)), NULL, (int32_t[]){1}, 1, 1, NULL), "(2,16)");
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), tensor(QKV_SHAPE(2, 16)), NULL, (int32_t[]){1}, 1,
+                                  1, NULL),
+               "(2,16)");
 }
-MISUSE(qkv_seq2seq_loss, null_batch) { FAILS_NULL(qkv_seq2seq_loss(s2s(), run(), NULL), "b is NULL"); }
-MISUSE(qkv_seq2seq_loss, null_model) { FAILS_NULL(qkv_seq2seq_loss(NULL, run(), s2s_batch()), "m is NULL"); }
-MISUSE(qkv_seq2seq_loss, null_run) { FAILS_NULL(qkv_seq2seq_loss(s2s(), NULL, s2s_batch()), "r is NULL"); }
+MISUSE(qkv_seq2seq_loss, null_batch)
+{
+    FAILS_NULL(qkv_seq2seq_loss(s2s(), run(), NULL), "b is NULL");
+}
+MISUSE(qkv_seq2seq_loss, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_loss(NULL, run(), s2s_batch()), "m is NULL");
+}
+MISUSE(qkv_seq2seq_loss, null_run)
+{
+    FAILS_NULL(qkv_seq2seq_loss(s2s(), NULL, s2s_batch()), "r is NULL");
+}
 MISUSE(qkv_seq2seq_greedy, null_src)
 {
     int32_t out[64];
     FAILS_INT(qkv_seq2seq_greedy(s2s(), NULL, NULL, 1, 2, true, out), "src is NULL");
 }
-MISUSE(qkv_seq2seq_greedy, null_out) { FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3, 4}, NULL, 1, 2, true, NULL), "out is NULL"); }
+MISUSE(qkv_seq2seq_greedy, null_out)
+{
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3, 4}, NULL, 1, 2, true, NULL), "out is NULL");
+}
 MISUSE(qkv_seq2seq_greedy, null_model)
 {
     int32_t out[64];
@@ -1609,7 +2145,10 @@ MISUSE(qkv_seq2seq_detokenize, null_row)
     char text[64];
     REFUSES(qkv_seq2seq_detokenize(s2s(), NULL, text), "row is NULL");
 }
-MISUSE(qkv_seq2seq_detokenize, null_text) { REFUSES(qkv_seq2seq_detokenize(s2s(), (int32_t[64]){2}, NULL), "text is NULL"); }
+MISUSE(qkv_seq2seq_detokenize, null_text)
+{
+    REFUSES(qkv_seq2seq_detokenize(s2s(), (int32_t[64]){2}, NULL), "text is NULL");
+}
 MISUSE(qkv_seq2seq_detokenize, null_model)
 {
     char text[64] = "x";
@@ -1656,9 +2195,15 @@ MISUSE(qkv_seq2seq_translate, null_model)
     char out[64], *outs[1] = {out};
     FAILS_INT(qkv_seq2seq_translate(NULL, 1, in, outs), "m is NULL");
 }
-MISUSE(qkv_seq2seq_save, null_model) { FAILS_INT(qkv_seq2seq_save(NULL, tmp_path("s.ckpt"), 0), "m is NULL"); }
+MISUSE(qkv_seq2seq_save, null_model)
+{
+    FAILS_INT(qkv_seq2seq_save(NULL, tmp_path("s.ckpt"), 0), "m is NULL");
+}
 MISUSE(qkv_seq2seq_save, null_path) { FAILS_INT(qkv_seq2seq_save(s2s(), NULL, 0), "path is NULL"); }
-MISUSE(qkv_seq2seq_save, negative_step) { FAILS_INT(qkv_seq2seq_save(s2s(), tmp_path("s.ckpt"), -1), "step -1"); }
+MISUSE(qkv_seq2seq_save, negative_step)
+{
+    FAILS_INT(qkv_seq2seq_save(s2s(), tmp_path("s.ckpt"), -1), "step -1");
+}
 MISUSE(qkv_seq2seq_load, null_path) { FAILS_NULL(qkv_seq2seq_load(NULL), "path is NULL"); }
 MISUSE(qkv_seq2seq_load, a_gpt_checkpoint) { FAILS_NULL(qkv_seq2seq_load(ckpt_path()), "gpt"); }
 MISUSE(qkv_seq2seq_task_find, null) { FAILS_NULL(qkv_seq2seq_task_find(NULL), "name is NULL"); }
@@ -1671,9 +2216,13 @@ MISUSE(qkv_seq2seq_config_for, null_task)
 }
 MISUSE(qkv_seq2seq_accuracy, null_model)
 {
-    FAILS_NAN(qkv_seq2seq_accuracy(NULL, qkv_seq2seq_task_find("dates"), 2, 1, NULL, NULL), "m is NULL");
+    FAILS_NAN(qkv_seq2seq_accuracy(NULL, qkv_seq2seq_task_find("dates"), 2, 1, NULL, NULL),
+              "m is NULL");
 }
-MISUSE(qkv_seq2seq_accuracy, null_task) { FAILS_NAN(qkv_seq2seq_accuracy(s2s(), NULL, 2, 1, NULL, NULL), "task is NULL"); }
+MISUSE(qkv_seq2seq_accuracy, null_task)
+{
+    FAILS_NAN(qkv_seq2seq_accuracy(s2s(), NULL, 2, 1, NULL, NULL), "task is NULL");
+}
 MISUSE(qkv_seq2seq_accuracy, zero_pairs)
 {
     FAILS_NAN(qkv_seq2seq_accuracy(s2s(), qkv_seq2seq_task_find("dates"), 0, 1, NULL, NULL), "0");
@@ -1685,7 +2234,8 @@ MISUSE(qkv_seq2seq_trainer_new, null_model_config)
 }
 MISUSE(qkv_seq2seq_trainer_new, null_train_config)
 {
-    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, NULL, qkv_seq2seq_task_find("dates")), "tc is NULL");
+    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, NULL, qkv_seq2seq_task_find("dates")),
+               "tc is NULL");
 }
 MISUSE(qkv_seq2seq_trainer_new, null_task)
 {
@@ -1693,10 +2243,19 @@ MISUSE(qkv_seq2seq_trainer_new, null_task)
     FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, NULL), "task is NULL");
 }
 MISUSE(qkv_seq2seq_trainer_free, null) { HARMLESS((qkv_seq2seq_trainer_free(NULL), 0)); }
-MISUSE(qkv_seq2seq_trainer_step, null) { FAILS_INT(qkv_seq2seq_trainer_step(NULL, NULL, NULL), "t is NULL"); }
+MISUSE(qkv_seq2seq_trainer_step, null)
+{
+    FAILS_INT(qkv_seq2seq_trainer_step(NULL, NULL, NULL), "t is NULL");
+}
 MISUSE(qkv_seq2seq_trainer_eval, null) { FAILS_NAN(qkv_seq2seq_trainer_eval(NULL), "t is NULL"); }
-MISUSE(qkv_seq2seq_trainer_save, null_trainer) { FAILS_INT(qkv_seq2seq_trainer_save(NULL, tmp_path("s.ckpt")), "t is NULL"); }
-MISUSE(qkv_seq2seq_trainer_save, null_path) { FAILS_INT(qkv_seq2seq_trainer_save(s2s_trainer(), NULL), "path is NULL"); }
+MISUSE(qkv_seq2seq_trainer_save, null_trainer)
+{
+    FAILS_INT(qkv_seq2seq_trainer_save(NULL, tmp_path("s.ckpt")), "t is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_save, null_path)
+{
+    FAILS_INT(qkv_seq2seq_trainer_save(s2s_trainer(), NULL), "path is NULL");
+}
 MISUSE(qkv_seq2seq_trainer_resume, null_path)
 {
     FAILS_NULL(qkv_seq2seq_trainer_resume(NULL, qkv_seq2seq_task_find("dates"), 0), "path is NULL");
@@ -1709,7 +2268,8 @@ MISUSE(qkv_seq2seq_trainer_resume, null_task)
 }
 MISUSE(qkv_seq2seq_trainer_resume, negative_iters)
 {
-    FAILS_NULL(qkv_seq2seq_trainer_resume(tmp_path("none"), qkv_seq2seq_task_find("dates"), -2), "-2");
+    FAILS_NULL(qkv_seq2seq_trainer_resume(tmp_path("none"), qkv_seq2seq_task_find("dates"), -2),
+               "-2");
 }
 MISUSE(qkv_seq2seq_trainer_resume, a_gpt_checkpoint)
 {
@@ -1725,7 +2285,10 @@ MISUSE(qkv_seq2seq_cross_weights, null_input)
     char out[64];
     FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), NULL, 0, out), "input is NULL");
 }
-MISUSE(qkv_seq2seq_cross_weights, null_output) { FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), "1.2.2003", 0, NULL), "output is NULL"); }
+MISUSE(qkv_seq2seq_cross_weights, null_output)
+{
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), "1.2.2003", 0, NULL), "output is NULL");
+}
 MISUSE(qkv_seq2seq_cross_weights, null_run)
 {
     char out[64];
@@ -1746,7 +2309,10 @@ MISUSE(qkv_attn_svg, null_weights)
     qkv_attn_svg_spec s = {.head = -1};
     FAILS_INT(qkv_attn_svg(tmp_path("a.svg"), NULL, &s), "weights is NULL");
 }
-MISUSE(qkv_attn_svg, null_spec) { FAILS_INT(qkv_attn_svg(tmp_path("a.svg"), tensor(QKV_SHAPE(1, 2, 3, 3)), NULL), "spec is NULL"); }
+MISUSE(qkv_attn_svg, null_spec)
+{
+    FAILS_INT(qkv_attn_svg(tmp_path("a.svg"), tensor(QKV_SHAPE(1, 2, 3, 3)), NULL), "spec is NULL");
+}
 MISUSE(qkv_attn_svg, bad_head)
 {
     qkv_attn_svg_spec s = {.head = 5};
@@ -1760,18 +2326,126 @@ MISUSE(qkv_attn_svg, three_dims)
 
 /* ================================================================ viz.h */
 
-MISUSE(qkv_attn_html_gpt, null_path) { FAILS_INT(qkv_attn_html_gpt(NULL, gpt(), tok(), "ab"), "path is NULL"); }
-MISUSE(qkv_attn_html_gpt, null_model) { FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), NULL, tok(), "ab"), "m is NULL"); }
-MISUSE(qkv_attn_html_gpt, null_vocab) { FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), NULL, "ab"), "vocab is NULL"); }
-MISUSE(qkv_attn_html_gpt, null_text) { FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), tok(), NULL), "text is NULL"); }
+MISUSE(qkv_attn_html_gpt, null_path)
+{
+    FAILS_INT(qkv_attn_html_gpt(NULL, gpt(), tok(), "ab"), "path is NULL");
+}
+MISUSE(qkv_attn_html_gpt, null_model)
+{
+    FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), NULL, tok(), "ab"), "m is NULL");
+}
+MISUSE(qkv_attn_html_gpt, null_vocab)
+{
+    FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), NULL, "ab"), "vocab is NULL");
+}
+MISUSE(qkv_attn_html_gpt, null_text)
+{
+    FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), tok(), NULL), "text is NULL");
+}
 MISUSE(qkv_attn_html_gpt, text_too_long)
 {
     FAILS_INT(qkv_attn_html_gpt(tmp_path("a.html"), gpt(), tok(), "abcabcabcabc"), "12 characters");
 }
-MISUSE(qkv_attn_html_seq2seq, null_path) { FAILS_INT(qkv_attn_html_seq2seq(NULL, s2s(), "1.2.2003"), "path is NULL"); }
-MISUSE(qkv_attn_html_seq2seq, null_model) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), NULL, "1.2.2003"), "m is NULL"); }
-MISUSE(qkv_attn_html_seq2seq, null_input) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), NULL), "input is NULL"); }
-MISUSE(qkv_attn_html_seq2seq, empty_input) { FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), ""), "input"); }
+MISUSE(qkv_attn_html_seq2seq, null_path)
+{
+    FAILS_INT(qkv_attn_html_seq2seq(NULL, s2s(), "1.2.2003"), "path is NULL");
+}
+MISUSE(qkv_attn_html_seq2seq, null_model)
+{
+    FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), NULL, "1.2.2003"), "m is NULL");
+}
+MISUSE(qkv_attn_html_seq2seq, null_input)
+{
+    FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), NULL), "input is NULL");
+}
+MISUSE(qkv_attn_html_seq2seq, empty_input)
+{
+    FAILS_INT(qkv_attn_html_seq2seq(tmp_path("a.html"), s2s(), ""), "input");
+}
+
+/* ================================================================ more sizes out of range */
+
+MISUSE(qkv_seq2seq_greedy, zero_length)
+{
+    int32_t out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3}, NULL, 1, 0, true, out), "0");
+}
+MISUSE(qkv_seq2seq_greedy, longer_than_the_model)
+{
+    static int32_t src[1000], out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), src, NULL, 1, 1000, true, out), "1000");
+}
+MISUSE(qkv_embed_forward, null_shape)
+{
+    qkv_embed e;
+    qkv_params *p = fresh();
+    qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
+    alloc(p);
+    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){0}, 1, NULL), "shape is NULL");
+}
+MISUSE(qkv_embed_forward, id_out_of_range)
+{
+    qkv_embed e;
+    qkv_params *p = fresh();
+    qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
+    alloc(p);
+    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){7}, QKV_SHAPE(1)), "id 7");
+}
+MISUSE(qkv_reshape, ndim_0)
+{
+    FAILS_NULL(qkv_reshape(arena(), tensor(SHAPE23), 0, (int[]){6}), "not 0");
+}
+MISUSE(qkv_slice, zero_len) { FAILS_NULL(qkv_slice(arena(), tensor(SHAPE23), 0, 0), "[0, 0)"); }
+MISUSE(qkv_layernorm, nan_eps)
+{
+    FAILS_NULL(qkv_layernorm(arena(), tensor(SHAPE23), NULL, NULL, NAN), "eps");
+}
+MISUSE(qkv_dropout, negative_p)
+{
+    FAILS_NULL(qkv_dropout(arena(), tensor(SHAPE23), -0.5f, rng(), true), "p");
+}
+MISUSE(qkv_checkpoint_save, kind_too_long)
+{
+    qkv_ckpt_model m = {.kind = "a-model-kind-much-longer-than-thirty-one-characters"};
+    FAILS_INT(qkv_checkpoint_save(tmp_path("c"), &m, params(), NULL, NULL), "kind");
+}
+MISUSE(qkv_checkpoint_open, kind_not_matching)
+{
+    FAILS_NULL(qkv_checkpoint_open(ckpt_path(), "seq2seq"), "gpt");
+}
+MISUSE(qkv_kv_cache_new, heads_not_dividing)
+{
+    qkv_block_config cfg = *block_config();
+    cfg.n_head = 3;
+    FAILS_NULL(qkv_kv_cache_new(&cfg, 1, 8), "n_head 3");
+}
+MISUSE(qkv_block_forward_cached, grad_mode_on)
+{
+    qkv_block m = block();
+    FAILS_NULL(qkv_block_forward_cached(&m, run(), btc(8), cache(), 0), "grad");
+}
+MISUSE(qkv_block_forward_cached, cache_full)
+{
+    qkv_block m = block();
+    qkv_set_grad_enabled(false);
+    qkv_kv_cache *c = cache(); /* 8 positions */
+    MISUSE_ASSERT(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0) != NULL);
+    FAILS_NULL(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0), "do not fit");
+}
+MISUSE(qkv_gpt_generate, negative_new)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, -3, &OPTS, rng(), true, NULL, NULL), "-3");
+}
+MISUSE(qkv_gpt_generate, prompt_id_out_of_range)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){9}, 1, 2, &OPTS, rng(), true, NULL, NULL), "9");
+}
+MISUSE(qkv_sample_token, top_k_negative)
+{
+    qkv_real logits[5] = {0}, scratch[10];
+    qkv_sample_opts o = {.temperature = 1, .top_k = -1, .top_p = 1};
+    FAILS_INT(qkv_sample_token(logits, 5, &o, rng(), scratch), "top_k -1");
+}
 
 /* ================================================================ file.h */
 

@@ -168,12 +168,12 @@ START_TEST(test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint)
     ck_assert_int_eq(sh("(" MPIRUN "-np 2 %s train --data text.txt " MODEL " --iters 100000 "
                         "--eval-every 100000 --out sig.ckpt > sig.log 2>&1; echo $? > sig.rc) &",
                         qkv_mpi), 0);
-    ck_assert_int_eq(sh("for i in $(seq 600); do grep -q '^step *30/' sig.log 2>/dev/null && exit 0; "
+    ck_assert_int_eq(sh("for i in $(seq 1200); do grep -q '^step *30/' sig.log 2>/dev/null && exit 0; "
                         "sleep 0.1; done; exit 1"), 0);
     /* The ranks' own processes: their command lines start with the program (the
      * shells around them start with sh), and this suite's path is its own. */
-    ck_assert_int_eq(sh("kill -INT $(pgrep -f '^%s train' | tail -1)", qkv_mpi), 0);
-    ck_assert_int_eq(sh("for i in $(seq 600); do [ -s sig.rc ] && exit 0; sleep 0.1; done; exit 1"), 0);
+    ck_assert_int_eq(sh("kill -TERM $(pgrep -f '^%s train' | tail -1)", qkv_mpi), 0);
+    ck_assert_int_eq(sh("for i in $(seq 1200); do [ -s sig.rc ] && exit 0; sleep 0.1; done; exit 1"), 0);
     ck_assert_int_eq(sh("grep -q 'interrupted at step' sig.log"), 0);
     ck_assert_int_eq(sh("for i in $(seq 50); do pgrep -f '^%s train' > /dev/null || exit 0; "
                         "sleep 0.1; done; exit 1", qkv_mpi), 0);

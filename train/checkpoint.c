@@ -175,8 +175,8 @@ static int check_progress(const qkv_ckpt_progress *prog)
     return 0;
 }
 
-/* 0 when prog (or NULL) can be saved: a step >= 0 and RNG states that are
- * there and not all zero (the loader refuses those). */
+/* 0 when prog (or NULL), which check_progress passed, can be saved: a step
+ * >= 0 and RNG states that are not all zero (the loader refuses those). */
 static int check_progress_saved(const qkv_ckpt_progress *prog)
 {
     if (!prog)
@@ -184,8 +184,6 @@ static int check_progress_saved(const qkv_ckpt_progress *prog)
     if (prog->step < 0)
         return qkv_set_error("the training step %lld is negative", (long long)prog->step);
     for (int r = 0; r < prog->n_rngs; r++) {
-        if (!prog->rngs[r])
-            return qkv_set_error("RNG %d of the progress is NULL", r);
         if (rng_state_zero(prog->rngs[r]->s))
             return qkv_set_error("RNG state %d is all zero (never seeded?); the loader would "
                                  "refuse it",
@@ -286,7 +284,7 @@ typedef struct ckpt_entry {
 } ckpt_entry;
 
 /* The part of an opened checkpoint its user does not see. */
-struct qkv__ckpt_body {
+struct qkv_checkpoint_body {
     char *name;           /* the path (or the caller's name), for messages */
     unsigned char *bytes; /* the whole file */
     size_t len;           /* its length */
@@ -396,7 +394,7 @@ static int parse_param(reader *r, uint32_t index, ckpt_entry *e, size_t *total)
 /* Every field after the preamble, into ck and its body. 0 or -1. */
 static int parse(reader *r, qkv_checkpoint *ck)
 {
-    struct qkv__ckpt_body *b = ck->body;
+    struct qkv_checkpoint_body *b = ck->body;
     const unsigned char *s;
     uint32_t u;
     uint64_t len;
@@ -500,7 +498,7 @@ static size_t first_bad_stored(const unsigned char *src, size_t n, bool nonneg)
  * would sample garbage or resume into NaN. Else -1 naming the first. */
 static int check_stored_values(const qkv_checkpoint *ck, const char *what)
 {
-    const struct qkv__ckpt_body *b = ck->body;
+    const struct qkv_checkpoint_body *b = ck->body;
     int n_moments = qkv__optim_moments(ck->optim_kind);
     static const char *names[3] = {"value", "first moment", "second moment"};
     for (int j = -1; j < n_moments; j++)
@@ -524,7 +522,7 @@ static int check_stored_values(const qkv_checkpoint *ck, const char *what)
 /* Phase one's checks, in the order that gives the most precise message. */
 static int check_file(qkv_checkpoint *ck, const char *kind)
 {
-    const struct qkv__ckpt_body *b = ck->body;
+    const struct qkv_checkpoint_body *b = ck->body;
     reader r = {.p = b->bytes, .len = b->len};
     snprintf(r.what, sizeof r.what, "checkpoint '%s' is truncated (%zu bytes)", b->name, b->len);
     const unsigned char *magic = take(&r, 8, 1, "the magic");
@@ -590,7 +588,7 @@ static qkv_checkpoint *open_owned(unsigned char *bytes, size_t len, const char *
                                   const char *kind)
 {
     qkv_checkpoint *ck = qkv_calloc(sizeof *ck);
-    struct qkv__ckpt_body *b = ck ? qkv_calloc(sizeof *b) : NULL;
+    struct qkv_checkpoint_body *b = ck ? qkv_calloc(sizeof *b) : NULL;
     char *nm = b ? qkv_alloc(strlen(name) + 1) : NULL;
     if (!nm) {
         qkv_free(b);
@@ -599,7 +597,7 @@ static qkv_checkpoint *open_owned(unsigned char *bytes, size_t len, const char *
         return NULL;
     }
     strcpy(nm, name);
-    *b = (struct qkv__ckpt_body){.name = nm, .bytes = bytes, .len = len};
+    *b = (struct qkv_checkpoint_body){.name = nm, .bytes = bytes, .len = len};
     ck->body = b;
     if (check_file(ck, kind) < 0) {
         qkv_checkpoint_close(ck);
@@ -709,7 +707,7 @@ static void get_f32s(qkv_real *x, const unsigned char *src, size_t n)
 
 static int load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt, qkv_ckpt_progress *prog)
 {
-    const struct qkv__ckpt_body *b = ck->body;
+    const struct qkv_checkpoint_body *b = ck->body;
     if (!p->data)
         return qkv_set_error("checkpoint load: the parameters are not allocated");
     if (match_params(ck, p) < 0)

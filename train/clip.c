@@ -17,7 +17,8 @@ double qkv_clip_grad_norm(qkv_params *p, double max_norm)
     if (!(max_norm >= 0))
         return qkv_set_error("qkv_clip_grad_norm: max_norm %g must be >= 0", max_norm);
     if (!p->grad)
-        return qkv_set_error("qkv_clip_grad_norm: the parameters have no gradients (not allocated)");
+        return qkv_set_error(
+            "qkv_clip_grad_norm: the parameters have no gradients (not allocated)");
     const qkv_real *g = p->grad;
     size_t n = p->total;
     double partial[CLIP_CHUNKS];

@@ -48,16 +48,15 @@ static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
 static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 {
     const char *fn = "qkv_optim_new";
-    if (qkv__null(fn, "p", p) || qkv__null(fn, "cfg", cfg))
-        return -1;
     if (!p->data)
         return qkv_set_error("%s: the parameters are not allocated yet (qkv_params_alloc)", fn);
     if (cfg->kind != QKV_OPTIM_ADAMW && cfg->kind != QKV_OPTIM_SGD)
         return qkv_set_error("%s: unknown kind %d", fn, (int)cfg->kind);
     if (cfg->kind == QKV_OPTIM_ADAMW &&
         !(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0))
-        return qkv_set_error("qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
-                             cfg->beta1, cfg->beta2, cfg->eps);
+        return qkv_set_error(
+            "qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
+            cfg->beta1, cfg->beta2, cfg->eps);
     if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
         return qkv_set_error("%s: weight decay (%g) and momentum (%g) must be >= 0", fn,
                              cfg->weight_decay, cfg->momentum);
@@ -66,10 +65,8 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
 {
-    if (!p || !cfg) {
-        qkv_set_error("qkv_optim_new: %s is NULL", !p ? "p" : "cfg");
+    if (qkv__null("qkv_optim_new", "p", p) || qkv__null("qkv_optim_new", "cfg", cfg))
         return NULL;
-    }
     qkv_optim_config c = with_defaults(cfg);
     if (check_config(p, &c) < 0)
         return NULL;

@@ -41,9 +41,10 @@ int qkv_tokenizer_from_bytes(qkv_tokenizer *tok, const uint8_t *bytes, int n)
     bool present[256] = {false};
     for (int i = 0; i < n; i++) {
         if (i > 0 && bytes[i] <= bytes[i - 1])
-            return qkv_set_error("qkv_tokenizer_from_bytes: bytes must be strictly ascending, but byte %d is "
-                                 "0x%02x after 0x%02x",
-                                 i, bytes[i], bytes[i - 1]);
+            return qkv_set_error(
+                "qkv_tokenizer_from_bytes: bytes must be strictly ascending, but byte %d is "
+                "0x%02x after 0x%02x",
+                i, bytes[i], bytes[i - 1]);
         present[bytes[i]] = true;
     }
     from_present(tok, present);
@@ -73,10 +74,12 @@ static const char *printable(unsigned char c, char buf[8])
 static int check_args(const char *fn, const qkv_tokenizer *tok, const void *in, const char *in_name,
                       const void *out, const char *out_name, size_t len)
 {
-    if (qkv__null(fn, "tok", tok) || (len && (qkv__null(fn, in_name, in) || qkv__null(fn, out_name, out))))
+    if (qkv__null(fn, "tok", tok) ||
+        (len && (qkv__null(fn, in_name, in) || qkv__null(fn, out_name, out))))
         return -1;
     if (tok->size < 0 || tok->size > 256)
-        return qkv_set_error("%s: tok has %d tokens; a byte vocabulary has 0 to 256", fn, tok->size);
+        return qkv_set_error("%s: tok has %d tokens; a byte vocabulary has 0 to 256", fn,
+                             tok->size);
     return 0;
 }
 
@@ -92,9 +95,10 @@ int qkv_encode(const qkv_tokenizer *tok, const char *text, size_t len, int32_t *
                                  c, tok->id[c], tok->size);
         if (tok->id[c] < 0) {
             char buf[8];
-            return qkv_set_error("qkv_encode: character %s at position %zu is not in the vocabulary "
-                                 "(%d characters)",
-                                 printable(c, buf), i, tok->size);
+            return qkv_set_error(
+                "qkv_encode: character %s at position %zu is not in the vocabulary "
+                "(%d characters)",
+                printable(c, buf), i, tok->size);
         }
         ids[i] = tok->id[c];
     }

@@ -63,8 +63,8 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     bool v1 = ck->config_len == model_bytes + QKV_TRAIN_CONFIG_BYTES_V1;
     if (model_bytes > SIZE_MAX - QKV_TRAIN_CONFIG_BYTES || (ck->config_len != want && !v1))
         return qkv_set_error("%s: %s checkpoint: config of %zu bytes, expected %zu (a model "
-                             "saved without its run cannot resume)", fn, ck->kind, ck->config_len,
-                             want);
+                             "saved without its run cannot resume)",
+                             fn, ck->kind, ck->config_len, want);
     const uint8_t *p = (const uint8_t *)ck->config + model_bytes;
     tc->iters = qkv__get_size(p);
     tc->batch_size = qkv__get_size(p + 4);
@@ -207,8 +207,8 @@ int qkv_training_set_iters(qkv_training *t, int64_t iters)
     if (qkv__null("qkv_training_set_iters", "t", t))
         return -1;
     if (iters < 1 || iters > INT32_MAX)
-        return qkv_set_error("qkv_training_set_iters: iters %lld must be in [1, %d]", (long long)iters,
-                             INT32_MAX);
+        return qkv_set_error("qkv_training_set_iters: iters %lld must be in [1, %d]",
+                             (long long)iters, INT32_MAX);
     t->cfg.iters = (int)iters;
     t->sched.decay_iters = iters;
     return 0;

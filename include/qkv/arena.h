@@ -4,12 +4,16 @@
  * tensors, graph nodes and intermediate gradients of a step cost no malloc
  * once the arena has grown to the size a step needs:
  *
+ *     qkv_rng rng;
+ *     qkv_rng_seed(&rng, 1);
  *     qkv_arena *step = qkv_arena_new(1 << 20);
- *     for (;;) {
- *         qkv_tensor *loss = build_graph(step, ...);
+ *     for (int it = 0; step && it < 100; it++) {
+ *         qkv_tensor *x = qkv_randn(step, QKV_SHAPE(8, 16), 1, &rng);   // this step's input
+ *         qkv_set_requires_grad(x, true);
+ *         qkv_tensor *loss = qkv_sum(step, qkv_mul(step, x, x));     // and its graph
  *         qkv_backward(step, loss);
- *         optimizer_step(...);
- *         qkv_arena_reset(step);
+ *         // ... an optimizer step reads the gradients here ...
+ *         qkv_arena_reset(step);       // the step's tensors, nodes and gradients, at once
  *     }
  *     qkv_arena_free(step);
  */
@@ -18,9 +22,7 @@
 
 #include "qkv/base.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 typedef struct qkv_arena qkv_arena;
 
@@ -47,7 +49,5 @@ size_t qkv_arena_used(const qkv_arena *a);
 /* Bytes the arena holds from the allocator (0 for a NULL arena). */
 size_t qkv_arena_capacity(const qkv_arena *a);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

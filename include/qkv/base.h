@@ -4,13 +4,20 @@
  * NAN, as its comment says) and leaving a message for the caller; the library
  * never exits or aborts:
  *
- *     qkv_tensor *y = qkv_matmul(arena, x, w, false, true);
- *     if (!y) fprintf(stderr, "qkv: %s\n", qkv_last_error());
+ *     qkv_arena *arena = qkv_arena_new(1 << 16);
+ *     qkv_tensor *x = qkv_zeros(arena, QKV_SHAPE(2, 3));
+ *     qkv_tensor *w = qkv_zeros(arena, QKV_SHAPE(4, 5));
+ *     qkv_tensor *y = qkv_matmul(arena, x, w, false, true);   // x·wᵀ: 3 and 5 differ
+ *     if (!y) fprintf(stderr, "qkv: %s\n", qkv_last_error()); // the message names both shapes
+ *     qkv_arena_free(arena);
  *
  * The argument contract: every public function checks its pointers, sizes
  * and enumerations, and a bad one is a failure whose message starts with the
  * function's name and names the argument ("qkv_gpt_load: vocab is NULL"). A
- * function that returns nothing does nothing and leaves such a message.
+ * function that returns nothing does nothing and leaves such a message. A
+ * failure further in keeps its own words after the name of each public
+ * function it went through ("qkv_gpt_load: qkv_checkpoint_open: cannot open
+ * 'x.ckpt': No such file or directory").
  *
  * A NULL tensor is how a failed op hands its failure on, so ops take NULL
  * inputs: they fail too, and the message names the op and the input and
@@ -49,9 +56,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
+/* Every public header wraps its declarations in QKV_BEGIN_DECLS ...
+ * QKV_END_DECLS: C linkage for C++ programs, and default (exported)
+ * visibility. The library is compiled with -fvisibility=hidden, so whatever
+ * no public header declares (the internal functions) stays out of
+ * libqkv.so's symbol table and is hidden in libqkv.a's objects too. */
+#if defined(__GNUC__)
+#define QKV_VISIBILITY_PUSH _Pragma("GCC visibility push(default)")
+#define QKV_VISIBILITY_POP _Pragma("GCC visibility pop")
+#else
+#define QKV_VISIBILITY_PUSH
+#define QKV_VISIBILITY_POP
 #endif
+#ifdef __cplusplus
+#define QKV_BEGIN_DECLS QKV_VISIBILITY_PUSH extern "C" {
+#define QKV_END_DECLS } QKV_VISIBILITY_POP
+#else
+#define QKV_BEGIN_DECLS QKV_VISIBILITY_PUSH
+#define QKV_END_DECLS QKV_VISIBILITY_POP
+#endif
+
+QKV_BEGIN_DECLS
 
 /* The element type of every tensor: float, or double when the library (and
  * the program using it) is compiled with -DQKV_DOUBLE. The tests build a
@@ -60,6 +85,25 @@ extern "C" {
 typedef double qkv_real;
 #else
 typedef float qkv_real;
+#endif
+
+/* The precision guard: the float library defines only
+ * qkv_library_built_without_QKV_DOUBLE, the double one only
+ * qkv_library_built_with_QKV_DOUBLE, and every file that includes a qkv
+ * header refers to the one matching its own qkv_real. A program compiled
+ * with -DQKV_DOUBLE against the float library (or the other way round) so
+ * fails to link, and a mismatched libqkv.so at run time fails to load,
+ * with the missing symbol's name saying which precision it needs, instead
+ * of computing garbage. */
+#ifdef QKV_DOUBLE
+#define QKV_PRECISION_SYMBOL qkv_library_built_with_QKV_DOUBLE
+#else
+#define QKV_PRECISION_SYMBOL qkv_library_built_without_QKV_DOUBLE
+#endif
+extern const int QKV_PRECISION_SYMBOL;
+#if defined(__GNUC__)
+/* "used" keeps the reference even though nothing reads it. */
+__attribute__((used)) static const int *const qkv_precision_guard = &QKV_PRECISION_SYMBOL;
 #endif
 
 /* Alignment of every buffer qkv allocates, in bytes (one AVX-512 register). */
@@ -107,7 +151,5 @@ int qkv_set_threads(int n);
 /* The number of threads qkv's parallel kernels use from the calling thread. */
 int qkv_threads(void);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

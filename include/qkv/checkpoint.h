@@ -9,21 +9,31 @@
  * RNG states). Loading is in two phases, so a program can build the
  * model the file describes before loading the weights into it:
  *
- *     // save
- *     qkv_rng *streams[] = {&dropout_rng, &train.rng, &val.rng};
- *     qkv_ckpt_progress prog = {.step = it, .n_rngs = 3, .rngs = streams};
- *     qkv_ckpt_model model = {.kind = "gpt", .config = &cfg, .config_len = sizeof cfg,
- *                             .vocab = &corpus->tok};
+ *     // save: a model's parameters, its optimizer, its sizes and random streams
+ *     qkv_rng init, batches;
+ *     qkv_rng_seed(&init, 1);
+ *     qkv_rng_seed(&batches, 2);
+ *     qkv_params *params = qkv_params_new();
+ *     qkv_params_add(params, "w", QKV_SHAPE(4, 4), QKV_INIT_NORMAL, 0.02);
+ *     qkv_params_alloc(params, &init);
+ *     qkv_optim_config oc = qkv_adamw_defaults();
+ *     qkv_optim *opt = qkv_optim_new(params, &oc);
+ *     uint8_t sizes[2] = {4, 4};                    // the model's config, packed by the model
+ *     qkv_rng *streams[] = {&batches};
+ *     qkv_ckpt_progress prog = {.step = 100, .n_rngs = 1, .rngs = streams};
+ *     qkv_ckpt_model model = {.kind = "mine", .config = sizes, .config_len = sizeof sizes};
  *     if (qkv_checkpoint_save("run.ckpt", &model, params, opt, &prog) < 0)
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
  *
  *     // load: header first (kind, config, vocabulary), then the state
- *     qkv_checkpoint *ck = qkv_checkpoint_open("run.ckpt", "gpt");
+ *     qkv_checkpoint *ck = qkv_checkpoint_open("run.ckpt", "mine");
  *     if (!ck) fprintf(stderr, "qkv: %s\n", qkv_last_error());
- *     // ... build params of the model described by ck->config, ck->vocab ...
- *     if (qkv_checkpoint_load(ck, params, opt, &prog) < 0)
+ *     // ... build the parameters of the model ck->config describes ...
+ *     if (ck && qkv_checkpoint_load(ck, params, opt, &prog) < 0)
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
  *     qkv_checkpoint_close(ck);
+ *     qkv_optim_free(opt);
+ *     qkv_params_free(params);
  *
  * File format, version 1. Integers are unsigned little-endian, f32 is an
  * IEEE-754 float32 little-endian whatever qkv_real is (a double build
@@ -63,9 +73,7 @@
 #include "qkv/optim.h"
 #include "qkv/params.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* The format version this build writes and the newest it reads. */
 #define QKV_CKPT_VERSION 1
@@ -108,7 +116,7 @@ typedef struct qkv_checkpoint {
     int64_t optim_step;               /* the optimizer's step */
     int64_t step;                     /* training steps completed */
     int n_rngs;                       /* number of RNG states stored */
-    struct qkv__ckpt_body *body;      /* private: the file's bytes and where each field is */
+    struct qkv_checkpoint_body *body; /* private: the file's bytes and where each field is */
 } qkv_checkpoint;
 
 /* Phase one: read the checkpoint at path, check its format and checksum, and
@@ -137,7 +145,5 @@ void qkv_checkpoint_close(qkv_checkpoint *ck);
  * (start with 0): qkv_crc32(0, "123456789", 9) == 0xCBF43926. */
 uint32_t qkv_crc32(uint32_t crc, const void *data, size_t n);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -23,9 +23,7 @@
 #include "qkv/base.h"
 #include "qkv/rng.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* ---- tokenizer: one token per byte present in the corpus ---- */
 
@@ -103,7 +101,5 @@ int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int b
  * y untouched and a message. */
 void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -30,9 +30,7 @@
 #include "qkv/base.h"
 #include "qkv/rng.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* Longest input in characters (an input buffer needs one more for the NUL). */
 #define QKV_DATES_INPUT_MAX 32
@@ -81,7 +79,5 @@ int qkv_dates_sample_split(qkv_rng *rng, bool test, char *input, size_t in_len, 
  * characters, so it is the same on every run and machine. */
 bool qkv_dates_is_test(const char *input);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -32,9 +32,7 @@
 
 #include "qkv/base.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* From now on refuse to write any output onto the file at path (an input such as the
  * corpus), whatever name the output is given. 0, or -1 when path cannot be stat'ed. */
@@ -79,8 +77,6 @@ void qkv_output_abort(qkv_output *o);
  * a FIFO, a device or a directory is refused. NULL with a message naming path. */
 FILE *qkv_input_open(const char *path);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 
 #endif

@@ -4,24 +4,37 @@
  * Your model supplies one function, the logits of the next token; the loop
  * here does the rest (the window, its positions, sampling, decoding):
  *
+ *     typedef struct bigram {          // the smallest model: the next token's logits
+ *         qkv_params *params;            // are the row of a (V, V) table for this token
+ *         qkv_embed table;
+ *     } bigram;
+ *
  *     // logits (1, n, V) for the n tokens ids at positions pos, pos+1, ...
- *     static qkv_tensor *my_logits(void *model, const qkv_run *r, const int32_t *ids, int n,
- *                                  int pos)
+ *     static qkv_tensor *bigram_logits(void *model, const qkv_run *r, const int32_t *ids, int n,
+ *                                      int pos)
  *     {
- *         return my_forward(model, r, ids, n, pos);
+ *         bigram *m = model;
+ *         (void)pos;                     // a bigram model has no use for positions
+ *         return qkv_embed_forward(&m->table, r, ids, QKV_SHAPE(1, n));
  *     }
  *     static int print(const char *text, size_t len, void *ud)
  *     {
  *         fwrite(text, 1, len, ud);
- *         return 0;                                 // non-zero stops the generation
+ *         return 0;                      // non-zero stops the generation
  *     }
- *     ...
- *     qkv_lm lm = {.model = &mine, .logits = my_logits, .vocab_size = tok.size, .context = 64};
- *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 5};   // top_p 0: the default, 1
+ *
+ *     qkv_tokenizer tok;
+ *     qkv_tokenizer_build(&tok, "ROMEO: JULIET", 13);
+ *     bigram mine = {.params = qkv_params_new()};
+ *     qkv_embed_init(&mine.table, mine.params, "table", tok.size, tok.size, 1);
  *     qkv_rng rng;
  *     qkv_rng_seed(&rng, 1337);
+ *     qkv_params_alloc(mine.params, &rng);   // untrained: it writes noise
+ *     qkv_lm lm = {.model = &mine, .logits = bigram_logits, .vocab_size = tok.size, .context = 64};
+ *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 5};   // top_p 0: the default, 1
  *     if (qkv_generate_text(&lm, &tok, "ROMEO:", 200, &opts, &rng, print, stdout) < 0)
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
+ *     qkv_params_free(mine.params);
  *
  * A model with a key/value cache sets .cached: it is then given only the
  * tokens it has not seen yet, and pos says where they go (see qkv_lm).
@@ -34,9 +47,7 @@
 #include "qkv/data.h"
 #include "qkv/nn.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* ---- one token from logits ---- */
 
@@ -103,7 +114,5 @@ typedef int (*qkv_text_fn)(const char *text, size_t len, void *ud);
 int qkv_generate_text(const qkv_lm *lm, const qkv_tokenizer *tok, const char *prompt, int n_new,
                       const qkv_sample_opts *opts, qkv_rng *rng, qkv_text_fn out, void *ud);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

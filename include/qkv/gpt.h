@@ -6,19 +6,33 @@
  * default) swap in the parts of later recipes: rotary positions instead of
  * wpe, RMSNorm, ReLU², QK-norm, an lm head of its own.
  *
+ *     static int emit(int32_t id, void *ud) { (void)ud; return putchar('a' + id % 26) == EOF; }
+ *     static int print(const char *text, size_t len, void *ud)
+ *     {
+ *         return fwrite(text, 1, len, ud) != len;   // non-zero stops the generation
+ *     }
+ *
  *     qkv_gpt_config cfg = {.vocab_size = 65, .block_size = 64, .n_layer = 4,
- *                           .n_head = 4, .n_embd = 128, .dropout = 0};
+ *                           .n_head = 4, .n_embd = 128, .dropout = 0.1};
  *     qkv_gpt *m = qkv_gpt_new(&cfg, 1337);
- *     qkv_run run = {.arena = arena, .train = true, .rng = &dropout_rng};
- *     qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, B, T);   // mean cross-entropy
- *     qkv_backward(arena, loss);
- *     ...
+ *     qkv_rng rng;
+ *     qkv_rng_seed(&rng, 1);
+ *     qkv_run run = {.arena = qkv_arena_new(1 << 20), .train = true, .rng = &rng};
+ *     int32_t x[2 * 8] = {0}, y[2 * 8] = {1};            // B = 2 sequences of T = 8 ids
+ *     qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, 2, 8);   // mean cross-entropy
+ *     qkv_backward(run.arena, loss);
+ *     // ... an optimizer step (qkv/optim.h) ...
+ *     int32_t prompt[1] = {0};
  *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40};    // top_p 0: keep all
- *     qkv_gpt_generate(m, prompt, n_prompt, 300, &opts, &rng, true, emit, NULL);
- *     // or text in, text out (qkv/generate.h), with the vocabulary qkv_gpt_load gave:
- *     qkv_lm *lm = qkv_gpt_lm_new(m, true);
+ *     qkv_gpt_generate(m, prompt, 1, 300, &opts, &rng, true, emit, NULL);
+ *     qkv_arena_free(run.arena);
+ *     // or text in, text out (qkv/generate.h), here from a saved model and its vocabulary:
+ *     qkv_tokenizer vocab;
+ *     qkv_gpt *saved = qkv_gpt_load("baby.ckpt", &vocab);
+ *     qkv_lm *lm = saved ? qkv_gpt_lm_new(saved, true) : NULL;
  *     qkv_generate_text(lm, &vocab, "ROMEO:", 300, &opts, &rng, print, stdout);
  *     qkv_gpt_lm_free(lm);
+ *     qkv_gpt_free(saved);
  *     qkv_gpt_free(m);
  *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
@@ -30,9 +44,7 @@
 #include "qkv/generate.h"
 #include "qkv/nn.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 typedef struct qkv_gpt_config {
     int vocab_size; /* V: number of tokens */
@@ -119,7 +131,5 @@ int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int 
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

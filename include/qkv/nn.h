@@ -35,9 +35,7 @@
 #include "qkv/ops.h"
 #include "qkv/params.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* One multi-head attention as a forward ran it: the exact tensors its scores,
  * weights and output were computed from (arena tensors, alive until the arena
@@ -308,7 +306,5 @@ qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_r
                                            qkv_tensor *k, qkv_tensor *v,
                                            const uint8_t *mem_valid);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

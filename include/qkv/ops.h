@@ -8,8 +8,12 @@
  * keeps the earlier failure as its cause (qkv/base.h), so a chain is checked
  * once:
  *
- *     qkv_tensor *h = qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, true), b));
- *     if (!h) return fail(qkv_last_error());
+ *     qkv_arena *a = qkv_arena_new(1 << 16);
+ *     qkv_tensor *x = qkv_ones(a, QKV_SHAPE(2, 3)), *w = qkv_ones(a, QKV_SHAPE(4, 3));
+ *     qkv_tensor *b = qkv_zeros(a, QKV_SHAPE(4));
+ *     qkv_tensor *h = qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, true), b));  // (2,4)
+ *     if (!h) fprintf(stderr, "qkv: %s\n", qkv_last_error());  // says which op failed, and why
+ *     qkv_arena_free(a);
  *
  * Integer arrays (token ids, targets, masks) are copied into the arena, so
  * the caller's arrays need not outlive the call.
@@ -19,9 +23,7 @@
 
 #include "qkv/tensor.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* ---- elementwise (y is x's shape, or broadcast: y's shape equals x's trailing dims) ---- */
 
@@ -156,7 +158,5 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
  * depend on how far apart the query and the key are. d must be even. */
 qkv_tensor *qkv_rope(qkv_arena *a, qkv_tensor *x, int n_head, int pos0);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -4,6 +4,11 @@
  * qkv_params' data, so one step is one pass over every value. A training
  * step reads:
  *
+ *     qkv_rng rng;
+ *     qkv_rng_seed(&rng, 1);
+ *     qkv_params *params = qkv_params_new();
+ *     qkv_params_add(params, "fc.weight", QKV_SHAPE(64, 16), QKV_INIT_NORMAL, 0.02);
+ *     qkv_params_alloc(params, &rng);
  *     qkv_optim_config cfg = qkv_adamw_defaults();   // then change fields as needed
  *     qkv_optim *opt = qkv_optim_new(params, &cfg);
  *     qkv_lr_schedule sched = {.lr = 1e-3, .min_lr = 1e-4, .warmup_iters = 100,
@@ -15,6 +20,7 @@
  *         qkv_optim_step(opt, params, qkv_lr_at(&sched, it));
  *     }
  *     qkv_optim_free(opt);
+ *     qkv_params_free(params);
  *
  * Weight decay applies only to parameters with two or more dimensions
  * (weight matrices and embedding tables), never to biases or LayerNorm
@@ -29,9 +35,7 @@
 
 #include "qkv/params.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* Which update rule. The values are stored in checkpoints: never renumber. */
 typedef enum qkv_optim_kind {
@@ -122,7 +126,5 @@ double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
  * max_norm is negative or NaN. */
 double qkv_clip_grad_norm(qkv_params *p, double max_norm);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

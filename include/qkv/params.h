@@ -9,7 +9,7 @@
  *     qkv_tensor *w = qkv_params_add(p, "fc.weight", QKV_SHAPE(64, 16), QKV_INIT_NORMAL, 0.02);
  *     qkv_rng rng; qkv_rng_seed(&rng, 1);
  *     qkv_params_alloc(p, &rng);            // w->data and w->grad now valid
- *     ...
+ *     // ...
  *     qkv_params_free(p);
  */
 #ifndef QKV_PARAMS_H
@@ -17,9 +17,7 @@
 
 #include "qkv/tensor.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* How qkv_params_alloc fills a parameter. */
 typedef enum qkv_init {
@@ -68,7 +66,5 @@ void qkv_params_zero_grad(qkv_params *p);
 /* The parameter with this name, or NULL. */
 qkv_param *qkv_params_find(const qkv_params *p, const char *name);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -1,6 +1,13 @@
-/* qkv/qkv.h — everything qkv offers, in one include.
+/* qkv/qkv.h — the library in one include: tensors and autograd, the nn
+ * modules, training (the run, optimizers, batches, checkpoints), generation,
+ * safe file output and the character GPT.
  *
  *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
+ *
+ * Installed but not included here, because they serve the qkv program's own
+ * tasks rather than a program built on the library: qkv/seq2seq.h (the
+ * date-normalisation encoder-decoder), qkv/dates.h (its data) and qkv/viz.h
+ * (plots, attention pictures and pages). Include them by name.
  */
 #ifndef QKV_QKV_H
 #define QKV_QKV_H
@@ -9,7 +16,6 @@
 #include "qkv/base.h"
 #include "qkv/checkpoint.h"
 #include "qkv/data.h"
-#include "qkv/dates.h"
 #include "qkv/file.h"
 #include "qkv/generate.h"
 #include "qkv/gpt.h"
@@ -18,10 +24,9 @@
 #include "qkv/optim.h"
 #include "qkv/params.h"
 #include "qkv/rng.h"
-#include "qkv/seq2seq.h"
-#include "qkv/viz.h"
 #include "qkv/tensor.h"
 #include "qkv/trainer.h"
 #include "qkv/training.h"
+#include "qkv/version.h"
 
 #endif

@@ -14,9 +14,7 @@
 
 #include "qkv/base.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 typedef struct qkv_rng {
     uint64_t s[4]; /* xoshiro256** state; never all zero */
@@ -39,7 +37,5 @@ double qkv_rng_normal(qkv_rng *r);
  * floating ones) and leave a message. */
 uint64_t qkv_rng_below(qkv_rng *r, uint64_t n);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -39,9 +39,7 @@
 #include "qkv/nn.h"
 #include "qkv/training.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* The special tokens; the alphabet's characters follow them. */
 enum {
@@ -275,7 +273,5 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
                                       int layer, char *output);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

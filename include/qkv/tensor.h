@@ -7,7 +7,8 @@
  * gradient of every tensor that wants one.
  *
  *     qkv_arena *a = qkv_arena_new(1 << 16);
- *     qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(2, 2), (qkv_real[]){1, 2, 3, 4});
+ *     qkv_real values[] = {1, 2, 3, 4};
+ *     qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(2, 2), values);
  *     qkv_set_requires_grad(x, true);
  *     qkv_tensor *loss = qkv_sum(a, qkv_mul(a, x, x));   // sum of squares
  *     qkv_backward(a, loss);                             // x->grad = 2x = {2,4,6,8}
@@ -21,14 +22,24 @@
 #include "qkv/rng.h"
 
 #ifdef __cplusplus
-extern "C" {
+#include <initializer_list>
 #endif
+
+QKV_BEGIN_DECLS
 
 #define QKV_MAX_DIMS 4
 
-/* A shape written inline: qkv_zeros(a, QKV_SHAPE(2, 3)) passes ndim = 2 and {2, 3}. */
+/* A shape written inline: qkv_zeros(a, QKV_SHAPE(2, 3)) passes ndim = 2 and
+ * {2, 3}. The extents may be variables (QKV_SHAPE(B, T)); the array lives
+ * until the end of the call. C++ has no compound literals, so there it is an
+ * initializer_list's (and the extents must be ints: no narrowing). */
+#ifdef __cplusplus
+#define QKV_SHAPE(...) \
+    (int)std::initializer_list<int>{__VA_ARGS__}.size(), std::initializer_list<int>{__VA_ARGS__}.begin()
+#else
 #define QKV_SHAPE(...) \
     (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), (const int[]) { __VA_ARGS__ }
+#endif
 
 typedef struct qkv_node qkv_node;
 
@@ -97,7 +108,5 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss);
 /* Keep the gradient of t, the result of an op, after the next backward (to look at it). */
 void qkv_retain_grad(qkv_tensor *t);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -25,9 +25,7 @@
 #include "qkv/gpt.h"
 #include "qkv/training.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* The GPT's side of a qkv_training run: the model, its text and its batches. */
 typedef struct qkv_trainer {
@@ -79,7 +77,5 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena 
  * into vocab. NULL with a message on failure. */
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -5,23 +5,43 @@
  * A model plugs in its loss (and, optionally, an evaluation), its parameters,
  * its config blob and its own random streams (its batch samplers):
  *
- *     static qkv_tensor *my_loss(void *model, const qkv_run *r, int lo, int hi)
+ *     typedef struct line_fit {          // the model: y = w·x, to learn w = 3
+ *         qkv_params *params;
+ *         qkv_tensor *w;
+ *         qkv_rng batches;               // its own stream, saved with the run
+ *     } line_fit;
+ *
+ *     static qkv_tensor *line_loss(void *model, const qkv_run *r, int lo, int hi)
  *     {
- *         my_model *m = model;
- *         my_next_batch(m);                      // the whole batch: every stream moves alike
- *         return my_forward_loss(m, r, lo, hi);  // the mean loss of rows [lo, hi)
+ *         line_fit *m = model;
+ *         qkv_real x[16], y[16];         // the whole batch: every stream moves alike
+ *         for (int i = 0; i < 16; i++) {
+ *             x[i] = (qkv_real)qkv_rng_normal(&m->batches);
+ *             y[i] = 3 * x[i];
+ *         }
+ *         qkv_tensor *xs = qkv_from_array(r->arena, QKV_SHAPE(hi - lo, 1), x + lo);
+ *         qkv_tensor *ys = qkv_from_array(r->arena, QKV_SHAPE(hi - lo, 1), y + lo);
+ *         qkv_tensor *err = qkv_sub(r->arena, qkv_matmul(r->arena, xs, m->w, false, false), ys);
+ *         return qkv_mean(r->arena, qkv_mul(r->arena, err, err));   // of rows [lo, hi)
  *     }
- *     ...
- *     qkv_rng *streams[] = {&m->batch_rng};
- *     qkv_training_model plug = {.kind = "mine", .model = m, .params = m->params,
+ *
+ *     line_fit m = {.params = qkv_params_new()};
+ *     m.w = qkv_params_add(m.params, "w", QKV_SHAPE(1, 1), QKV_INIT_ZEROS, 0);
+ *     qkv_rng_seed(&m.batches, 1);
+ *     qkv_params_alloc(m.params, &m.batches);
+ *     qkv_rng *streams[] = {&m.batches};
+ *     uint8_t blob[1] = {1};                 // the model's config (its sizes; none here)
+ *     qkv_training_model plug = {.kind = "line", .model = &m, .params = m.params,
  *                                .config = blob, .config_len = sizeof blob,
- *                                .rngs = streams, .n_rngs = 1, .loss = my_loss};
+ *                                .rngs = streams, .n_rngs = 1, .loss = line_loss};
  *     qkv_train_config tc = qkv_train_defaults();
+ *     tc.batch_size = 16, tc.iters = 500, tc.lr = 0.05;   // w ends near 3
  *     qkv_training *t = qkv_training_new(&plug, &tc);
  *     while (t && t->step < t->cfg.iters)
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
- *     qkv_training_save(t, "mine.ckpt");
+ *     qkv_training_save(t, "line.ckpt");
  *     qkv_training_free(t);
+ *     qkv_params_free(m.params);
  *
  * Resuming is the checkpoint's two phases: open it, rebuild the model from
  * the first config_len bytes of its config blob and the run's settings from
@@ -39,9 +59,7 @@
 #include "qkv/nn.h"
 #include "qkv/optim.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 typedef struct qkv_train_config {
     int iters;           /* optimizer steps in the whole run (the lr schedule ends here) */
@@ -168,7 +186,5 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
  * the model and settings ck describes. Nothing changes on -1. */
 int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

@@ -4,7 +4,7 @@
  * that explores a model's attention (head view, model view, and every step
  * of one query's attention with the model's own numbers).
  *
- *     qkv_real w[2 * 3 * 4] = {...};              // 2 heads, 3 queries, 4 keys
+ *     qkv_real w[2 * 3 * 4] = {0.7, 0.2, 0.1, 0}; // 2 heads, 3 queries, 4 keys (the rest 0)
  *     qkv_svg_heatmap_spec spec = {
  *         .title = "cross-attention, layer 0", .panels = 2, .rows = 3, .cols = 4,
  *         .values = w, .row_labels = "ab\n", .col_labels = "a b.",
@@ -32,9 +32,7 @@
 #include "qkv/gpt.h"
 #include "qkv/seq2seq.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+QKV_BEGIN_DECLS
 
 /* What a heatmap shows: `panels` matrices of rows×cols side by side (one per
  * attention head, say), sharing one colour scale. */
@@ -113,7 +111,5 @@ int qkv_attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *v
  * padding keys show (with weight 0). 0, or -1 with a message. */
 int qkv_attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input);
 
-#ifdef __cplusplus
-}
-#endif
+QKV_END_DECLS
 #endif

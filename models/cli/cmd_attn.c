@@ -10,6 +10,8 @@
 #include "args.h"
 #include "commands.h"
 #include "qkv/qkv.h"
+#include "qkv/seq2seq.h"
+#include "qkv/viz.h"
 #include "threads.h"
 
 /* What the user asked to draw. */

@@ -10,6 +10,7 @@
 #include "dist.h"
 #include "output.h"
 #include "qkv/qkv.h"
+#include "qkv/seq2seq.h"
 #include "runtime.h"
 #include "threads.h"
 #include "train_loop.h"

@@ -8,6 +8,7 @@
 
 #include "loss_log.h"
 #include "qkv/qkv.h"
+#include "qkv/viz.h"
 
 /* Append one point to the log, growing it; 0 or -1 when out of memory. */
 int log_add(loss_log *l, double step, double train, double val)

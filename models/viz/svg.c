@@ -262,8 +262,8 @@ static void draw_colour_bar(svg *s, double x, double y, double height, double lo
 static int check_labels(const char *path, const char *what, const char *labels, int n)
 {
     if (labels && strlen(labels) != (size_t)n)
-        return qkv_set_error("%s: %s has %zu characters for %d %s", path, what, strlen(labels),
-                             n, what[0] == 'r' ? "rows" : "columns");
+        return qkv_set_error("%s: %s has %zu characters for %d %s", path, what, strlen(labels), n,
+                             what[0] == 'r' ? "rows" : "columns");
     return 0;
 }
 
@@ -276,7 +276,8 @@ static int heatmap(const char *path, const qkv_svg_heatmap_spec *h)
     if (h->panels < 1 || h->rows < 1 || h->cols < 1 ||
         (double)h->panels * h->rows * h->cols > HEATMAP_MAX_CELLS)
         return qkv_set_error("%s: %d panels of %dx%d cells: each count must be >= 1 and at most "
-                             "%d cells in all", path, h->panels, h->rows, h->cols, HEATMAP_MAX_CELLS);
+                             "%d cells in all",
+                             path, h->panels, h->rows, h->cols, HEATMAP_MAX_CELLS);
     if (!h->values)
         return qkv_set_error("%s: spec->values is NULL for a heatmap of %d panels of %dx%d", path,
                              h->panels, h->rows, h->cols);
@@ -450,6 +451,7 @@ int qkv_svg_lines(const char *path, const char *title, const char *x_label, cons
 {
     if (qkv__null("qkv_svg_lines", "path", path))
         return -1;
-    return lines(path, title, x_label, y_label, n_series, series) < 0 ? qkv__fail_in("qkv_svg_lines")
-                                                                      : 0;
+    return lines(path, title, x_label, y_label, n_series, series) < 0
+               ? qkv__fail_in("qkv_svg_lines")
+               : 0;
 }

@@ -18,8 +18,8 @@ static misuse_case cases[MISUSE_MAX_CASES];
 static int n_cases;
 const char *misuse_fn = "";
 
-static int fail_fd = -1;          /* where a failing case writes why */
-static char case_dir[64];         /* the case's temporary directory */
+static int fail_fd = -1;  /* where a failing case writes why */
+static char case_dir[64]; /* the case's temporary directory */
 
 void misuse_add(const char *fn, const char *label, void (*run)(void))
 {
@@ -197,8 +197,8 @@ qkv_corpus *corpus(void)
 qkv_gpt *gpt(void)
 {
     if (!the_gpt) {
-        qkv_gpt_config cfg = {.vocab_size = 5, .block_size = 8, .n_layer = 1, .n_head = 2,
-                              .n_embd = 8};
+        qkv_gpt_config cfg = {
+            .vocab_size = 5, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};
         the_gpt = made(qkv_gpt_new(&cfg, 1), "the GPT");
     }
     return the_gpt;
@@ -238,8 +238,11 @@ static qkv_train_config tiny_train(void)
 qkv_trainer *trainer(void)
 {
     if (!the_trainer) {
-        qkv_gpt_config mc = {.vocab_size = corpus()->tok.size, .block_size = 8, .n_layer = 1,
-                             .n_head = 2, .n_embd = 8};
+        qkv_gpt_config mc = {.vocab_size = corpus()->tok.size,
+                             .block_size = 8,
+                             .n_layer = 1,
+                             .n_head = 2,
+                             .n_embd = 8};
         qkv_train_config tc = tiny_train();
         the_trainer = made(qkv_trainer_new(&mc, &tc, corpus()), "the trainer");
     }
@@ -317,7 +320,8 @@ void misuse_run(int i)
     close(fds[1]);
     char why[1024];
     ssize_t n = 0, got;
-    while (n < (ssize_t)sizeof why - 1 && (got = read(fds[0], why + n, sizeof why - 1 - (size_t)n)) > 0)
+    while (n < (ssize_t)sizeof why - 1 &&
+           (got = read(fds[0], why + n, sizeof why - 1 - (size_t)n)) > 0)
         n += got;
     why[n] = '\0';
     close(fds[0]);

@@ -1,0 +1,58 @@
+#!/bin/sh
+# Build every program in examples/ against the installed qkv the way the
+# README tells an outside program to (pkg-config, and an rpath so it runs
+# without LD_LIBRARY_PATH), with -Wall -Wextra -pedantic and no warning, and
+# run it. Each example gets one argument: a tiny checkpoint trained first by
+# the installed `qkv train` (the examples that need none ignore it). One
+# example is built as C++ too (g++, and clang++ when present) and must print
+# what its C build printed; one is linked statically with
+# `pkg-config --static` (not under the sanitizers, which cannot link -static).
+#
+#     tests/install/build_examples.sh PREFIX WORKDIR     (make test-install runs it)
+set -eu
+prefix=$1 work=$2
+cc=${CC:-cc}
+warn="-Wall -Wextra -pedantic -Werror"
+cpp_example=examples/cross_attention_padding.c
+static_example=examples/attention_sentence.c
+mkdir -p "$work"
+fail() { echo "examples: FAILED: $*" >&2; exit 1; }
+pc() { PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config "$@" qkv; }
+rpath="-Wl,-rpath,$(pc --variable=libdir)"
+
+for i in $(seq 300); do echo "the quick brown fox jumps over the lazy dog."; done > "$work/text.txt"
+"$prefix/bin/qkv" train --data "$work/text.txt" --layers 1 --heads 2 --embd 32 --block 32 --batch 8 \
+    --iters 150 --eval-every 150 --eval-iters 2 --log-every 150 --threads 1 --out "$work/tiny.ckpt" \
+    > "$work/train.log" 2>&1 || { cat "$work/train.log"; fail "qkv train (the examples' checkpoint)"; }
+
+for ex in examples/*.c; do
+    name=$(basename "$ex" .c)
+    # shellcheck disable=SC2046 # pkg-config's output is a list of flags
+    $cc $warn ${SAN:-} "$ex" -o "$work/$name" $(pc --cflags --libs) "$rpath" ||
+        fail "$ex did not build"
+    "$work/$name" "$work/tiny.ckpt" > "$work/$name.out" 2> "$work/$name.err" ||
+        { cat "$work/$name.err"; fail "$ex exited with $? (output in $work/$name.out)"; }
+    echo "example $ex: built against the installed library and ran"
+done
+
+name=$(basename "$cpp_example" .c)
+# Under the sanitizers only g++: its runtime is the one the library was built with.
+for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
+    command -v "$cxx" > /dev/null || { echo "example $cpp_example as C++: SKIPPED: no $cxx"; continue; }
+    $cxx -x c++ -std=c++11 $warn ${SAN:-} "$cpp_example" -x none -o "$work/$name.$cxx" $(pc --cflags --libs) "$rpath" ||
+        fail "$cpp_example did not build as C++ with $cxx"
+    "$work/$name.$cxx" > "$work/$name.$cxx.out" 2>&1 || fail "$cpp_example built with $cxx exited with $?"
+    cmp -s "$work/$name.out" "$work/$name.$cxx.out" || fail "$cpp_example prints something else built with $cxx"
+    echo "example $cpp_example: built as C++ with $cxx, ran, printed what the C build printed"
+done
+
+if [ -n "${SAN:-}" ]; then
+    echo "example $static_example, static: SKIPPED under the sanitizers"
+else
+    name=$(basename "$static_example" .c)
+    $cc $warn "$static_example" -o "$work/$name.static" $(pc --cflags) -static $(pc --static --libs) \
+        > "$work/$name.static.log" 2>&1 || { cat "$work/$name.static.log"; fail "$static_example did not link with -static \$(pkg-config --static --libs qkv)"; }
+    "$work/$name.static" > "$work/$name.static.out" && cmp -s "$work/$name.out" "$work/$name.static.out" ||
+        fail "$static_example linked statically did not print what the shared build printed"
+    echo "example $static_example: linked with -static \$(pkg-config --static --libs qkv) ($(pc --static --libs)) and ran"
+fi

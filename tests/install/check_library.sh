@@ -1,0 +1,84 @@
+#!/bin/sh
+# Is the installed qkv packaged like a C library? A versioned libqkv.so with
+# its SONAME and symlinks; only the public API exported (every function the
+# installed headers declare, no internal qkv__ name); no qkv__ name in an
+# installed header; qkv_version(), QKV_VERSION_STRING and qkv.pc agreeing;
+# every header compiling as C++11 (g++, clang++);
+# and a program compiled with -DQKV_DOUBLE refused at
+# link time by the float library, with the message naming the mismatch.
+#
+#     tests/install/check_library.sh PREFIX WORKDIR     (make test-install runs it)
+set -eu
+prefix=$1 work=$2
+lib=$prefix/lib
+cc=${CC:-cc}
+mkdir -p "$work"
+fail() { echo "install check: FAILED: $*" >&2; exit 1; }
+pc() { PKG_CONFIG_PATH=$lib/pkgconfig pkg-config "$@" qkv; }
+
+# libqkv.so -> libqkv.so.MAJOR (the SONAME) -> libqkv.so.MAJOR.MINOR.PATCH
+version=$(pc --modversion)
+major=${version%%.*}
+real=$lib/libqkv.so.$version
+[ -f "$real" ] && [ ! -L "$real" ] || fail "no file $real"
+[ "$(readlink "$lib/libqkv.so.$major")" = "libqkv.so.$version" ] || fail "libqkv.so.$major is not a link to libqkv.so.$version"
+[ "$(readlink "$lib/libqkv.so")" = "libqkv.so.$major" ] || fail "libqkv.so is not a link to libqkv.so.$major"
+soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = "libqkv.so.$major" ] || fail "readelf -d: SONAME '$soname', expected libqkv.so.$major"
+echo "install check: readelf -d: SONAME [$soname]; libqkv.so -> libqkv.so.$major -> libqkv.so.$version"
+
+# The dynamic symbol table holds the public API and nothing else.
+# Not API, and left out: __odr_asan.NAME, AddressSanitizer's marker of an
+# exported global (make sanitize); .gomp_critical_user_NAME, the lock of an
+# OpenMP critical(NAME), which GCC makes global so that it is one lock in the
+# whole program, as OpenMP requires.
+nm -D --defined-only "$real" | awk '$3 !~ /^(__odr_asan|\.gomp_critical_user_)/ {print $3}' | sort -u > "$work/exported"
+if grep -v '^qkv_' "$work/exported" > "$work/foreign" || grep '^qkv__' "$work/exported" >> "$work/foreign"; then
+    fail "nm -D: exported beyond the public API: $(tr '\n' ' ' < "$work/foreign")"
+fi
+# Every qkv_name( outside comments (usage blocks call functions too) in the headers.
+awk '{
+    out = ""
+    while ($0 != "") {
+        if (in_comment) {
+            i = index($0, "*/"); if (!i) break
+            $0 = substr($0, i + 2); in_comment = 0
+        } else {
+            i = index($0, "/*"); j = index($0, "//")
+            if (j && (!i || j < i)) { out = out substr($0, 1, j - 1); break }
+            if (!i) { out = out $0; break }
+            out = out substr($0, 1, i - 1); $0 = substr($0, i + 2); in_comment = 1
+        }
+    }
+    print out
+}' "$prefix"/include/qkv/*.h | grep -o 'qkv_[a-z0-9_]*[[:space:]]*(' | tr -d ' \t(' | sort -u > "$work/declared"
+[ -s "$work/declared" ] || fail "found no function declared in $prefix/include/qkv"
+comm -23 "$work/declared" "$work/exported" > "$work/missing"
+[ ! -s "$work/missing" ] || fail "declared in include/qkv but not exported by libqkv.so (a header without QKV_BEGIN_DECLS?): $(tr '\n' ' ' < "$work/missing")"
+if grep -l 'qkv__' "$prefix"/include/qkv/*.h > "$work/internal_names"; then
+    fail "an internal qkv__ name in an installed header: $(tr '\n' ' ' < "$work/internal_names")"
+fi
+echo "install check: nm -D: $(wc -l < "$work/exported") symbols, all qkv_, no qkv__, every one of the $(wc -l < "$work/declared") functions the headers declare"
+
+# The precision guard: the same program links as float and not as double.
+# It prints what it sees: the element size, the headers' and the library's version.
+printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { printf("%%d %%s %%s\\n", (int)sizeof(qkv_real), QKV_VERSION_STRING, qkv_version()); return 0; }\n' > "$work/precision.c"
+$cc -Wall -Wextra -pedantic -Werror ${SAN:-} $(pc --cflags) "$work/precision.c" -o "$work/precision" $(pc --libs) \
+    -Wl,-rpath,"$(pc --variable=libdir)" || fail "the float program did not build"
+seen=$("$work/precision") || fail "the float program did not run"
+[ "$seen" = "4 $version $version" ] || fail "the float program saw '$seen', expected '4 $version $version' (sizeof(qkv_real), QKV_VERSION_STRING, qkv_version())"
+if $cc -DQKV_DOUBLE ${SAN:-} $(pc --cflags) "$work/precision.c" -o "$work/precision64" $(pc --libs) 2> "$work/precision64.err"; then
+    fail "a -DQKV_DOUBLE program linked against the float library"
+fi
+grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/precision64.err" ||
+    fail "a -DQKV_DOUBLE program failed to link, but not for its precision: $(cat "$work/precision64.err")"
+echo "install check: qkv_version() = QKV_VERSION_STRING = qkv.pc's $version; a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
+
+# Every installed header, included together into a C++ file, compiles as C++11.
+for h in "$prefix"/include/qkv/*.h; do printf '#include <qkv/%s>\n' "$(basename "$h")"; done > "$work/all_headers.cc"
+for cxx in g++ clang++; do
+    command -v "$cxx" > /dev/null || { echo "install check: headers as C++ with $cxx: SKIPPED: no $cxx"; continue; }
+    $cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror $(pc --cflags) -fsyntax-only "$work/all_headers.cc" ||
+        fail "the installed headers do not compile as C++11 with $cxx"
+    echo "install check: all $(wc -l < "$work/all_headers.cc") installed headers compile as C++11 with $cxx"
+done
