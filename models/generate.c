@@ -13,9 +13,11 @@ typedef struct gpt_lm {
     qkv_kv_cache *cache; /* NULL: every call recomputes the whole window */
 } gpt_lm;
 
-/* The qkv_logits_fn of the GPT: logits (1,n,V) of ids at positions pos.. .
+/* The qkv_logits_fn of the GPT: logits (1,1,V) after ids at positions pos.. .
  * With a cache only these tokens go through the blocks and the earlier ones'
- * keys and values come from the cache (pos 0: a new window, an empty cache). */
+ * keys and values come from the cache (pos 0: a new window, an empty cache).
+ * Only the last position goes through the head: the others' logits would
+ * not be used. */
 static qkv_tensor *gpt_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
 {
     gpt_lm *g = model;
@@ -25,6 +27,9 @@ static qkv_tensor *gpt_logits(void *model, const qkv_run *r, const int32_t *ids,
     for (int l = 0; l < g->m->cfg.n_layer; l++)
         x = g->cache ? qkv_block_forward_cached(&g->m->h[l], r, x, g->cache, l)
                      : qkv_block_forward(&g->m->h[l], r, x, NULL, NULL);
+    int C = g->m->cfg.n_embd;
+    x = qkv_reshape(r->arena, x, QKV_SHAPE(1, n * C));
+    x = qkv_reshape(r->arena, qkv_slice(r->arena, x, (n - 1) * C, C), QKV_SHAPE(1, 1, C));
     return qkv__gpt_head(g->m, r, x);
 }
 

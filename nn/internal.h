@@ -24,6 +24,9 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
                              int count);
 
+/* gelu(the Linear m of x), the GELU fused into the product (linear.c). */
+qkv_tensor *qkv__linear_gelu(const qkv_linear *m, const qkv_run *r, qkv_tensor *x);
+
 /* 0 when an init's arguments are there (m, p, name); else -1 naming fn. */
 int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const char *name);
 
@@ -64,6 +67,16 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
+/* Append one attention call to r->record when there is one (the weights w
+ * may be NULL). k and v may be views into the key/value cache: for a batch
+ * of more than one their entries are Tmax·C apart (qkv__kv_cache_append). */
+void qkv__attend_record(const qkv_run *r, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                        qkv_tensor *w, qkv_tensor *y, const qkv_mask *mask, int n_head);
+
+/* Its last part: y, what the heads found (B,Tq,C), through c_proj, then dropout. */
+qkv_tensor *qkv__attend_project(const qkv_run *r, const qkv_linear *c_proj, qkv_real dropout,
+                                qkv_tensor *y);
+
 /* ---- key/value cache (kv_cache.c) ---- */
 
 /* How many positions layer's cache holds (the position of the next one), or
@@ -71,9 +84,11 @@ qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, 
 int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer);
 
 /* Append the new keys and values k, v (B,Tnew,C) to layer's cache and give
- * back all its positions so far as arena tensors *k_all, *v_all (B,len,C).
- * Checks every size first: on error the cache is untouched. 0 or -1. */
+ * back views of all its positions so far, *k_all and *v_all (B,len,C), read
+ * in place: their batch entries start *kv_batch values apart (Tmax·C), so
+ * they are for qkv__attention_heads_view only. Checks every size first: on
+ * error the cache is untouched. 0 or -1. */
 int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
-                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all);
+                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all, size_t *kv_batch);
 
 #endif

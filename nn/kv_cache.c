@@ -79,35 +79,35 @@ static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
     return 0;
 }
 
-/* Copy t (B,Tnew,C) into buf (B,Tmax,C) at positions [at, at+Tnew), then
- * gather positions [0, at+Tnew) of buf into a new arena tensor (B,len,C):
- * per batch entry both are one contiguous block, so two memcpy each. */
-static qkv_tensor *append_gather(qkv_real *buf, const qkv_tensor *t, int at, int max_len,
-                                 qkv_arena *a)
+/* Copy t (B,Tnew,C) into buf (B,Tmax,C) at positions [at, at+Tnew) and
+ * return a view of positions [0, at+Tnew) of buf: shape (B,len,C), batch
+ * entries Tmax·C apart, nothing copied but the new positions. */
+static qkv_tensor *append_view(qkv_real *buf, const qkv_tensor *t, int at, int max_len,
+                               qkv_arena *a)
 {
     int B = t->shape[0], Tn = t->shape[1], C = t->shape[2], len = at + Tn;
-    qkv_tensor *all = qkv_tensor_new(a, QKV_SHAPE(B, len, C));
+    qkv_tensor *all = qkv_arena_calloc(a, sizeof *all);
     if (!all)
         return NULL;
-    for (int b = 0; b < B; b++) {
-        qkv_real *rows = buf + (size_t)b * max_len * C;
-        memcpy(rows + (size_t)at * C, t->data + (size_t)b * Tn * C, (size_t)Tn * C * sizeof *rows);
-        memcpy(all->data + (size_t)b * len * C, rows, (size_t)len * C * sizeof *rows);
-    }
+    for (int b = 0; b < B; b++)
+        memcpy(buf + ((size_t)b * max_len + at) * C, t->data + (size_t)b * Tn * C,
+               (size_t)Tn * C * sizeof *buf);
+    *all = (qkv_tensor){.data = buf, .ndim = 3, .shape = {B, len, C}, .size = (size_t)B * len * C};
     return all;
 }
 
 int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
-                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all)
+                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all, size_t *kv_batch)
 {
     if (check_fits(c, layer, k) < 0)
         return -1;
     size_t per_layer = (size_t)c->batch * c->max_len * c->n_head * c->head_size;
     int at = c->len[layer];
-    *k_all = append_gather(c->k + layer * per_layer, k, at, c->max_len, a);
-    *v_all = append_gather(c->v + layer * per_layer, v, at, c->max_len, a);
+    *k_all = append_view(c->k + layer * per_layer, k, at, c->max_len, a);
+    *v_all = append_view(c->v + layer * per_layer, v, at, c->max_len, a);
     if (!*k_all || !*v_all)
         return -1;
+    *kv_batch = (size_t)c->max_len * c->n_head * c->head_size;
     c->len[layer] = at + k->shape[1];
     return 0;
 }

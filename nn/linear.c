@@ -1,4 +1,5 @@
 /* Linear: y = x·Wᵀ + b (see qkv/nn.h). */
+#include "../tensor/op_affine.h"
 #include "internal.h"
 
 int qkv_linear_init(qkv_linear *m, qkv_params *p, const char *name, int in, int out, bool bias,
@@ -43,6 +44,13 @@ qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor
         return NULL;
     /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
     return qkv__result("qkv_linear_forward", qkv_affine(r->arena, x, m->weight, m->bias));
+}
+
+qkv_tensor *qkv__linear_gelu(const qkv_linear *m, const qkv_run *r, qkv_tensor *x)
+{
+    if (check_input("qkv_linear_forward", m, r, x) < 0) /* the messages the unfused forward gives */
+        return NULL;
+    return qkv__affine_gelu(r->arena, x, m->weight, m->bias);
 }
 
 /* Rows [first, first + count) of the parameter t, sharing its values and its

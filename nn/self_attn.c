@@ -1,4 +1,5 @@
 /* Multi-head self-attention, with a key/value-cached forward for generation (see qkv/nn.h). */
+#include "../tensor/op_attention.h"
 #include "internal.h"
 
 int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
@@ -102,15 +103,19 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
     qkv_tensor *q, *k, *v, *k_all, *v_all;
     /* The new rows sit after the cached ones: with RoPE their queries and keys
      * are turned at those positions, and the cache keeps keys already turned. */
+    size_t kv_batch;
     int pos0 = qkv__kv_cache_filled(c, layer);
     if (pos0 < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
         project_qkv(m, r, x, pos0, &q, &k, &v) < 0 ||
-        qkv__kv_cache_append(c, layer, k, v, r->arena, &k_all, &v_all) < 0)
+        qkv__kv_cache_append(c, layer, k, v, r->arena, &k_all, &v_all, &kv_batch) < 0)
         return NULL;
     /* The new queries are the last Tnew of len positions: the core's causal
      * rule j <= i + (len - Tnew) lets query i see every cached position and
-     * the new ones up to itself. */
+     * the new ones up to itself. The keys and values are read in the cache. */
     qkv_mask mask = {.causal = true};
-    return qkv__result(
-        fn, qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k_all, v_all, &mask, NULL));
+    qkv_tensor *w = NULL;
+    qkv_tensor *y = qkv__attention_heads_view(r->arena, q, k_all, v_all, kv_batch, m->n_head, &mask,
+                                              r->record ? &w : NULL);
+    qkv__attend_record(r, q, k_all, v_all, w, y, &mask, m->n_head);
+    return qkv__result(fn, qkv__attend_project(r, &m->c_proj, m->dropout, y));
 }

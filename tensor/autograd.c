@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "profile.h"
 
 static _Thread_local bool grad_off; /* "off" so that the zero default means enabled */
 
@@ -36,6 +37,8 @@ qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backwar
     n->in = copy;
     out->node = n;
     out->requires_grad = true;
+    if (qkv__profiling)
+        qkv__profile_forward(op, in[0], out);
     return n;
 }
 
@@ -164,6 +167,17 @@ static void pool_give(grad_pool *p, const qkv_real *data)
         }
 }
 
+/* Whether in[i] of nd is also another of its inputs (as in h·h): its buffer
+ * then takes two contributions, and a backward that wrote them in another
+ * order than the inputs' must not assign the second. */
+static bool repeated_input(const qkv_node *nd, int i)
+{
+    for (int j = 0; j < nd->n_in; j++)
+        if (j != i && nd->in[j] == nd->in[i])
+            return true;
+    return false;
+}
+
 void qkv_retain_grad(qkv_tensor *t)
 {
     if (!qkv__null("qkv_retain_grad", "t", t))
@@ -201,14 +215,19 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
     loss->grad[0] += 1;
     for (size_t k = n; k-- > 0;) {
         qkv_node *nd = order[k];
+        double t0 = qkv__profiling ? qkv__profile_now() : 0; /* its inputs' clearing counts too */
         for (int i = 0; i < nd->n_in; i++) {
             qkv_tensor *in = nd->in[i];
             if (!in->requires_grad || in->grad)
                 continue;
-            /* A leaf's gradient outlives the pass (it accumulates over calls). */
-            if (in->node)
-                in->grad = pool_take(&pool, a, in->size, true);
-            else if ((in->grad = qkv_arena_alloc(a, in->size * sizeof *in->grad)))
+            /* A leaf's gradient outlives the pass (it accumulates over calls).
+             * An op's result gets its buffer from the first backward that
+             * reaches it: uncleared when that backward assigns it. */
+            if (in->node) {
+                bool assign = nd->assigns && i < 32 && !repeated_input(nd, i);
+                in->grad = pool_take(&pool, a, in->size, !assign);
+                nd->fresh |= assign ? 1u << i : 0;
+            } else if ((in->grad = qkv_arena_alloc(a, in->size * sizeof *in->grad)))
                 clear(in->grad, in->size);
             if (!in->grad)
                 return -1;
@@ -217,6 +236,9 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
             !(nd->scratch = pool_take(&pool, a, nd->scratch_size, false)))
             return -1;
         nd->backward(nd);
+        nd->fresh = 0;
+        if (qkv__profiling)
+            qkv__profile_backward(nd->op, nd->in[0], nd->out, qkv__profile_now() - t0);
         if (nd->scratch_size)
             pool_give(&pool, nd->scratch);
         nd->scratch = NULL;

@@ -25,7 +25,14 @@ struct qkv_node {
     size_t scratch_size;      /* values of scratch memory backward needs, or 0 */
     qkv_real *scratch;        /* that memory (uninitialised), lent only while backward runs */
     uint32_t mark;            /* visit stamp of the last topological sort */
+    bool assigns;             /* backward honours `fresh` (set by the op that records it) */
+    uint32_t fresh;           /* while backward runs: bit i set when in[i]->grad is new and
+                               * uninitialised, to be assigned (=), not added to (+=): the
+                               * first contribution needs no cleared buffer to add into */
 };
+
+/* Whether node n's backward must assign in[i]'s gradient rather than add to it. */
+static inline bool qkv__fresh(const qkv_node *n, int i) { return n->fresh >> i & 1; }
 
 /* A new tensor for an op's result, shaped like t. */
 qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);
@@ -63,6 +70,13 @@ double qkv__rng_normal(qkv_rng *r);
 
 /* keep[i] = 1 with probability 1 - p, drawn in order from rng (op_activation.c). */
 void qkv__dropout_mask(uint8_t *keep, size_t n, qkv_real p, qkv_rng *rng);
+
+/* y = gelu(x) for n values, on this thread (op_activation.c). */
+void qkv__gelu_values(qkv_real *y, const qkv_real *x, size_t n);
+
+/* Record y = gelu(x) for a y whose values the caller computed with
+ * qkv__gelu_values (fused into the product that made x); returns y. */
+qkv_tensor *qkv__gelu_computed(qkv_arena *a, qkv_tensor *x, qkv_tensor *y);
 
 /* Number of rows when t is viewed as (rows, last dim). */
 static inline size_t qkv__rows(const qkv_tensor *t) { return t->size / (size_t)t->shape[t->ndim - 1]; }

@@ -53,17 +53,27 @@ QKV__CLONES static void gelu_forward_chunk(qkv_real *y, const qkv_real *x, size_
     }
 }
 
-/* dx += dy · gelu'(x), with t = tanh(u), u = k·(x + c·x³):
- * gelu'(x) = 0.5·(1 + t) + 0.5·x·(1 - t²)·k·(1 + 3c·x²). */
-QKV__CLONES static void gelu_backward_chunk(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
-                                            size_t n)
+/* gelu'(v) with t = tanh(u), u = k·(v + c·v³):
+ * gelu'(v) = 0.5·(1 + t) + 0.5·v·(1 - t²)·k·(1 + 3c·v²). */
+static inline qkv_real gelu_slope(qkv_real v)
 {
+    qkv_real t = qkv__tanh(GELU_K * (v + GELU_C * v * v * v));
+    qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
+    return (qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du;
+}
+
+/* dx += dy · gelu'(x), or dx = dy · gelu'(x) when assigning. */
+QKV__CLONES static void gelu_backward_chunk(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
+                                            size_t n, bool assign)
+{
+    if (assign) {
 #pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        qkv_real v = x[i];
-        qkv_real t = qkv__tanh(GELU_K * (v + GELU_C * v * v * v));
-        qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
-        dx[i] += dy[i] * ((qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du);
+        for (size_t i = 0; i < n; i++)
+            dx[i] = dy[i] * gelu_slope(x[i]);
+    } else {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            dx[i] += dy[i] * gelu_slope(x[i]);
     }
 }
 
@@ -74,11 +84,13 @@ static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
         gelu_forward_chunk(y + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK);
 }
 
-static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
+static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n,
+                                 bool assign)
 {
 #pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t lo = 0; lo < n; lo += GELU_CHUNK)
-        gelu_backward_chunk(dx + lo, dy + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK);
+        gelu_backward_chunk(dx + lo, dy + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK,
+                            assign);
 }
 
 static void relu_backward(qkv_node *n)
@@ -96,7 +108,7 @@ static void relu2_backward(qkv_node *n)
 static void gelu_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0];
-    gelu_backward_kernel(x->grad, n->out->grad, x->data, x->size);
+    gelu_backward_kernel(x->grad, n->out->grad, x->data, x->size, qkv__fresh(n, 0));
 }
 
 typedef void (*unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
@@ -125,9 +137,22 @@ qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x)
     return unary(a, x, "qkv_relu2", relu2_forward, relu2_backward);
 }
 
+void qkv__gelu_values(qkv_real *y, const qkv_real *x, size_t n) { gelu_forward_chunk(y, x, n); }
+
+qkv_tensor *qkv__gelu_computed(qkv_arena *a, qkv_tensor *x, qkv_tensor *y)
+{
+    qkv_node *n = qkv__record(a, y, "qkv_gelu", gelu_backward, 1, &x);
+    if (n)
+        n->assigns = true;
+    return y;
+}
+
 qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x)
 {
-    return unary(a, x, "qkv_gelu", gelu_forward, gelu_backward);
+    qkv_tensor *y = unary(a, x, "qkv_gelu", gelu_forward, gelu_backward);
+    if (y && y->node)
+        y->node->assigns = true;
+    return y;
 }
 
 /* ---- dropout ---- */

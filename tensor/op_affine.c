@@ -3,21 +3,55 @@
  * memory of a Linear layer, and one pass less over it each way. */
 #include "graph.h"
 #include "kernels/gemm.h"
+#include "kernels/vecmath.h" /* QKV__CLONES */
+#include "op_affine.h"
 
 static void affine_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
     const qkv_real *dy = n->out->grad;
     int M = (int)qkv__rows(x), in = w->shape[1], out = w->shape[0];
-    if (x->grad) /* dx (M×in) += dy (M×out) · W (out×in) */
-        qkv_gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0, 1, x->grad, in, 0);
+    if (x->grad) /* dx (M×in) (+)= dy (M×out) · W (out×in) */
+        qkv_gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0, qkv__fresh(n, 0) ? 0 : 1,
+                 x->grad, in, 0);
     if (w->grad) /* dW (out×in) += dyᵀ (out×M) · x (M×in) */
         qkv_gemm(1, true, false, out, in, M, 1, dy, out, 0, x->data, in, 0, 1, w->grad, in, 0);
     if (b && b->grad) /* db += the column sums of dy */
         qkv__add_column_sums(b->grad, dy, (size_t)M, (size_t)out);
 }
 
-qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
+/* What the product's epilogue adds and computes on each finished block of
+ * y = x·Wᵀ: the bias (or none), then gelu(y) into g (or not). */
+typedef struct finish_ctx {
+    const qkv_real *b; /* (N) or NULL */
+    qkv_real *g;       /* (M, N) or NULL */
+    int ldg;           /* N */
+} finish_ctx;
+
+/* c[j] += b[j] for n values: the bias on one row of a block. */
+QKV__CLONES static void add_bias_row(qkv_real *c, const qkv_real *b, int n)
+{
+#pragma omp simd
+    for (int j = 0; j < n; j++)
+        c[j] = c[j] + b[j];
+}
+
+static void finish_block(void *ctx, qkv_real *c, int ldc, int row, int col, int m, int n)
+{
+    const finish_ctx *f = ctx;
+    for (int i = 0; i < m; i++) {
+        qkv_real *ci = c + (size_t)i * ldc;
+        if (f->b)
+            add_bias_row(ci, f->b + col, n);
+        if (f->g)
+            qkv__gelu_values(f->g + (size_t)(row + i) * f->ldg + col, ci, (size_t)n);
+    }
+}
+
+/* y = x·Wᵀ + b, and *g = gelu(y) when g is not NULL, each block finished
+ * (bias, gelu) by the product itself while it is in cache. */
+static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b,
+                          qkv_tensor **g)
 {
     qkv_tensor *in[3] = {x, w, b};
     if (qkv__check_inputs("qkv_affine", a, "x w b", b ? 3 : 2, in) < 0)
@@ -33,12 +67,26 @@ qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b
     int M = (int)qkv__rows(x), K = w->shape[1], N = w->shape[0];
     shape[x->ndim - 1] = N;
     qkv_tensor *y = qkv_tensor_new(a, x->ndim, shape);
-    if (!y)
+    if (!y || (g && !(*g = qkv__like(a, y))))
         return NULL;
+    finish_ctx f = {b ? b->data : NULL, g ? (*g)->data : NULL, N};
+    qkv_gemm_epilogue ep = {finish_block, &f};
     /* W is stored (out, in), so the product uses it transposed: (M, in)·(in, out). */
-    qkv_gemm(1, false, true, M, N, K, 1, x->data, K, 0, w->data, K, 0, 0, y->data, N, 0);
-    if (b)
-        qkv__add_rows(y->data, b->data, (size_t)M, (size_t)N);
-    qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
+    qkv_gemm_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
+                  b || g ? &ep : NULL);
+    qkv_node *n = qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
+    if (n)
+        n->assigns = true;
     return y;
+}
+
+qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
+{
+    return affine(a, x, w, b, NULL);
+}
+
+qkv_tensor *qkv__affine_gelu(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
+{
+    qkv_tensor *g = NULL, *y = affine(a, x, w, b, &g);
+    return y ? qkv__gelu_computed(a, y, g) : NULL;
 }

@@ -10,10 +10,12 @@
  * loop over all of them. qkv_attention_heads runs the same steps on heads
  * that sit side by side in the columns of (B, T, H·d) tensors: only where
  * each head's matrix starts differs (struct layout). */
+#include <omp.h>
 #include <string.h>
 #include <tgmath.h>
 
 #include "kernels/gemm.h"
+#include "op_attention.h"
 #include "softmax_kernel.h"
 
 /* Where the matrices of the attention problems sit: problem (b, h), batch
@@ -118,50 +120,103 @@ static void keys_by_d(const problem *pr, qkv_real alpha, const qkv_real *W, cons
 /* dS = P ⊙ (dP − Σ P·dP) over each query's row (ds holds dP and receives
  * dS), as far as the row's block of queries computed: the products read no
  * further, so the skipped triangle of ds is never touched. */
+/* Row r of softmax_backward_rows. */
+static void softmax_backward_row(const problem *pr, qkv_real *ds, const qkv_real *p, size_t r)
+{
+    int tk = pr->tk, i = (int)(r % (size_t)pr->tq);
+    qkv__softmax_backward_row(ds + r * tk, ds + r * tk, p + r * tk, 1, false,
+                              keys_seen(pr, block_end(pr, i)));
+}
+
 static void softmax_backward_rows(const problem *pr, qkv_real *ds, const qkv_real *p)
 {
     int tq = pr->tq, tk = pr->tk;
     size_t rows = (size_t)pr->nb * pr->nh * tq;
-#pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
-    for (size_t r = 0; r < rows; r++) {
-        int i = (int)(r % (size_t)tq);
-        qkv__softmax_backward_row(ds + r * tk, ds + r * tk, p + r * tk, 1, false,
-                                  keys_seen(pr, block_end(pr, i)));
+    /* Inside a parallel region (an attention problem per thread) this thread does every row. */
+    if (rows * (size_t)tk < QKV__PAR_MIN || omp_in_parallel()) {
+        for (size_t r = 0; r < rows; r++)
+            softmax_backward_row(pr, ds, p, r);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++)
+        softmax_backward_row(pr, ds, p, r);
+}
+
+/* Where problem e = (b, h) of pr starts in each layout. */
+typedef struct offsets {
+    size_t q, kv, p; /* in tensors laid out like q (and the output), like k and v, like p */
+} offsets;
+
+static offsets offsets_of(const problem *pr, int e)
+{
+    size_t b = (size_t)(e / pr->nh), h = (size_t)(e % pr->nh);
+    return (offsets){b * pr->lq.batch + h * pr->lq.head, b * pr->lkv.batch + h * pr->lkv.head,
+                     b * pr->lp.batch + h * pr->lp.head};
+}
+
+/* pr cut down to one of its problems (the layouts' strides stay). */
+static problem one_problem(const problem *pr)
+{
+    problem one = *pr;
+    one.nb = one.nh = 1;
+    return one;
+}
+
+/* Whether the problems are shared out among the threads, each thread taking
+ * whole problems through every step while their scores stay in its cache
+ * (one parallel region per attention call), rather than every step being a
+ * parallel gemm or loop over all problems. Each value is computed the same
+ * way in both, so the choice never changes a bit. */
+static bool per_problem(const problem *pr)
+{
+    int products = pr->nb * pr->nh, threads = omp_get_max_threads();
+    return threads > 1 && products >= 2 * threads && !omp_in_parallel() &&
+           (size_t)products * pr->tq * pr->tk >= QKV__PAR_MIN;
+}
+
+/* The backward of one problem, e, with its offsets o; ds is its dP/dS scratch. */
+static void backward_one(const attn_ctx *c, qkv_node *n, offsets o, qkv_real *ds)
+{
+    problem one = one_problem(&c->pr);
+    qkv_tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    const qkv_real *dout = n->out->grad + o.q; /* dO, laid out like q */
+
+    /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
+     * gradients of the queries that used it). */
+    if (v->grad)
+        keys_by_d(&one, 1, c->p_used + o.p, dout, v->grad + o.kv);
+    if (!q->grad && !k->grad)
+        return;
+
+    /* dP' = dO·Vᵀ, then back through dropout to dP. */
+    queries_by_keys(&one, 1, dout, v->data + o.kv, ds);
+    if (c->keep) /* dropout is linear */
+        qkv__dropout_apply(ds, ds, c->keep + o.p, c->keep_scale, (size_t)one.tq * one.tk, false);
+
+    /* Back through the softmax of each query's row: dS = P ⊙ (dP − Σ P·dP).
+     * Masked weights are 0, so masked scores get no gradient. */
+    softmax_backward_rows(&one, ds, c->p + o.p);
+
+    /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
+    qkv_real s = score_scale(one.d);
+    if (q->grad)
+        queries_by_d(&one, s, ds, k->data + o.kv, 1, q->grad + o.q);
+    if (k->grad)
+        keys_by_d(&one, s, ds, q->data + o.q, k->grad + o.kv);
 }
 
 static void attention_backward(qkv_node *n)
 {
     attn_ctx *c = n->ctx;
     const problem *pr = &c->pr;
-    qkv_tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
-    const qkv_real *dout = n->out->grad; /* dO, laid out like q */
-    int tq = pr->tq, tk = pr->tk, d = pr->d;
-    size_t n_weights = (size_t)pr->nb * pr->nh * tq * tk;
-
-    /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
-     * gradients of the queries that used it). */
-    if (v->grad)
-        keys_by_d(pr, 1, c->p_used, dout, v->grad);
-    if (!q->grad && !k->grad)
-        return;
-
-    /* dP' = dO·Vᵀ, then back through dropout to dP. */
-    qkv_real *ds = n->scratch; /* (nb, nh, tq, tk): dP, then dS */
-    queries_by_keys(pr, 1, dout, v->data, ds);
-    if (c->keep)
-        qkv__dropout_apply(ds, ds, c->keep, c->keep_scale, n_weights, false); /* dropout is linear */
-
-    /* Back through the softmax of each query's row: dS = P ⊙ (dP − Σ P·dP).
-     * Masked weights are 0, so masked scores get no gradient. */
-    softmax_backward_rows(pr, ds, c->p);
-
-    /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
-    qkv_real s = score_scale(d);
-    if (q->grad)
-        queries_by_d(pr, s, ds, k->data, 1, q->grad);
-    if (k->grad)
-        keys_by_d(pr, s, ds, q->data, k->grad);
+    int products = pr->nb * pr->nh;
+#pragma omp parallel for schedule(static) if (per_problem(pr))
+    for (int e = 0; e < products; e++) {
+        offsets o = offsets_of(pr, e);
+        /* ds (nb, nh, tq, tk): dP, then dS; absent when only dV is wanted */
+        backward_one(c, n, o, n->scratch ? n->scratch + o.p : NULL);
+    }
 }
 
 /* The attention of every problem of pr, laid out like q; the weights p
@@ -177,34 +232,44 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     if (!p || !out)
         return NULL;
 
-    /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled by
-     *    1/√d, for every head in one batched gemm per block of queries.
-     *    S goes straight into p. */
-    queries_by_keys(pr, score_scale(d), q->data, k->data, p->data);
-
-    /* 2. Mask before the softmax: a masked score counts as -inf, so its
-     *    weight is exactly 0 and the visible weights of the row sum to 1.
-     * 3. Softmax over each query's row, i.e. over the keys (the last axis). */
-    qkv__softmax_forward(p->data, p->data, mask, 1, (size_t)pr->nb * pr->nh * tq, q->shape[0], tq,
-                         tk);
-
-    /* 4. Dropout of the weights (training): the mask is drawn in order from
-     *    rng before any parallel loop, so every thread count gives one result. */
-    const qkv_real *p_used = p->data;
+    /* The dropout mask (training) is drawn in order from rng before any
+     * parallel loop, so every thread count gives one result. */
+    qkv_real *p_used = p->data;
     uint8_t *keep = NULL;
     qkv_real keep_scale = 1 / (1 - dropout);
     if (dropout > 0) {
         keep = qkv_arena_alloc(a, n_weights);
-        qkv_real *dropped = qkv_arena_alloc(a, n_weights * sizeof *dropped);
-        if (!keep || !dropped)
+        p_used = qkv_arena_alloc(a, n_weights * sizeof *p_used);
+        if (!keep || !p_used)
             return NULL;
         qkv__dropout_mask(keep, n_weights, dropout, rng);
-        qkv__dropout_apply(dropped, p->data, keep, keep_scale, n_weights, false);
-        p_used = dropped;
     }
+    int products = pr->nb * pr->nh, per_entry = products / q->shape[0]; /* problems per batch entry */
+#pragma omp parallel for schedule(static) if (per_problem(pr))
+    for (int e = 0; e < products; e++) {
+        problem one = one_problem(pr);
+        offsets o = offsets_of(pr, e);
+        qkv_real *s = p->data + o.p;
+        /* 1. Scores: how well each query matches each key, S = Q·Kᵀ, scaled
+         *    by 1/√d, one gemm per block of queries. S goes straight into p. */
+        queries_by_keys(&one, score_scale(d), q->data + o.q, k->data + o.kv, s);
 
-    /* 5. Weighted sum of the values: output row i = Σ_j P[i,j] · V[j]. */
-    queries_by_d(pr, 1, p_used, v->data, 0, out->data);
+        /* 2. Mask before the softmax: a masked score counts as -inf, so its
+         *    weight is exactly 0 and the visible weights of the row sum to 1.
+         * 3. Softmax over each query's row, i.e. over the keys (the last axis).
+         *    The padding mask's row is this problem's batch entry's. */
+        qkv_mask m = mask ? *mask : (qkv_mask){0};
+        if (m.key_valid)
+            m.key_valid += (size_t)(e / per_entry) * tk;
+        qkv__softmax_forward(s, s, mask ? &m : NULL, 1, (size_t)tq, 1, tq, tk);
+
+        /* 4. Dropout of the weights (training). */
+        if (keep)
+            qkv__dropout_apply(p_used + o.p, s, keep + o.p, keep_scale, (size_t)tq * tk, false);
+
+        /* 5. Weighted sum of the values: output row i = Σ_j P[i,j] · V[j]. */
+        queries_by_d(&one, 1, p_used + o.p, v->data + o.kv, 0, out->data + o.q);
+    }
 
     qkv_node *n = qkv__record(a, out, "attention", attention_backward, 3, in);
     if (n) {
@@ -281,9 +346,11 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     return attend(a, &pr, q, k, v, nd, pshape, mask, dropout, rng, weights);
 }
 
-qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
-                                int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
-                                qkv_tensor **weights)
+/* qkv_attention_heads where the batch entries of k and v start kv_batch
+ * values apart (see op_attention.h). */
+static qkv_tensor *attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                   size_t kv_batch, int n_head, const qkv_mask *mask,
+                                   qkv_real dropout, qkv_rng *rng, qkv_tensor **weights)
 {
     if (weights)
         *weights = NULL;
@@ -304,8 +371,29 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
     int d = C / n_head;
     problem pr = {.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
                   .causal = mask && mask->causal,
-                  .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {(size_t)tk * C, (size_t)d, C},
+                  .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
                   .lp = {(size_t)n_head * tq * tk, (size_t)tq * tk, tk}};
     return attend(a, &pr, q, k, v, 4, (const int[]){B, n_head, tq, tk}, mask, dropout, rng,
                   weights);
+}
+
+qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
+                                qkv_tensor **weights)
+{
+    size_t kv_batch = k && k->ndim == 3 ? (size_t)k->shape[1] * k->shape[2] : 0;
+    return attention_heads(a, q, k, v, kv_batch, n_head, mask, dropout, rng, weights);
+}
+
+qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+                                      size_t kv_batch, int n_head, const qkv_mask *mask,
+                                      qkv_tensor **weights)
+{
+    if (weights)
+        *weights = NULL;
+    if (qkv_grad_enabled()) {
+        qkv_set_error("attention_heads: keys and values read in place need grad mode off");
+        return NULL;
+    }
+    return attention_heads(a, q, k, v, kv_batch, n_head, mask, 0, NULL, weights);
 }

@@ -1,4 +1,6 @@
 /* add, sub, mul (with a broadcast trailing operand) and scale (see qkv/ops.h). */
+#include <string.h>
+
 #include "graph.h"
 #include "kernels/vecmath.h" /* QKV__CLONES */
 
@@ -83,6 +85,13 @@ QKV__CLONES static void backward_x_row(qkv_real *d, const qkv_real *g, const qkv
     }
 }
 
+/* d = g over m values (y and op unused: the row_kernel signature). */
+static void copy_row(qkv_real *d, const qkv_real *g, const qkv_real *y, size_t m, binop op)
+{
+    (void)y, (void)op;
+    memcpy(d, g, m * sizeof *d);
+}
+
 enum { COLUMN_BLOCK = 64 }; /* columns one task of binary_backward_y sums */
 
 /* acc[0..nj) = Σ_r g[r·ny + j] (x NULL) or Σ_r g[r·ny + j] · x[r·ny + j],
@@ -96,11 +105,11 @@ static void column_block_sums(qkv_real *acc, const qkv_real *g, const qkv_real *
         backward_x_row(acc, g + r * ny, x ? x + r * ny : NULL, nj, x ? OP_MUL : OP_ADD);
 }
 
-/* dy += ±Σ_rows dout (add, sub) or Σ_rows dout · x (mul). Each task owns a
+/* dy += ±Σ_rows dout (add, sub) or Σ_rows dout · x (mul); dy = when assigning. Each task owns a
  * block of columns and walks the rows in order: no races, and the same sums
  * at any thread count. */
 static void binary_backward_y(qkv_real *dy, const qkv_real *dout, const qkv_real *x, size_t rows,
-                              size_t ny, binop op)
+                              size_t ny, binop op, bool assign)
 {
     qkv_real sign = op == OP_SUB ? -1 : 1;
 #pragma omp parallel for schedule(static) if (rows * ny >= QKV__PAR_MIN)
@@ -109,7 +118,7 @@ static void binary_backward_y(qkv_real *dy, const qkv_real *dout, const qkv_real
         qkv_real acc[COLUMN_BLOCK];
         column_block_sums(acc, dout + j0, op == OP_MUL ? x + j0 : NULL, rows, ny, nj);
         for (size_t j = 0; j < nj; j++)
-            dy[j0 + j] += sign * acc[j];
+            dy[j0 + j] = (assign ? 0 : dy[j0 + j]) + sign * acc[j];
     }
 }
 
@@ -120,16 +129,18 @@ void qkv__add_rows(qkv_real *y, const qkv_real *b, size_t rows, size_t cols)
 
 void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_t cols)
 {
-    binary_backward_y(dst, src, NULL, rows, cols, OP_ADD);
+    binary_backward_y(dst, src, NULL, rows, cols, OP_ADD, false);
 }
 
 static void binary_backward(qkv_node *n, binop op)
 {
     qkv_tensor *x = n->in[0], *y = n->in[1];
-    if (x->grad)
-        over_rows(backward_x_row, x->grad, n->out->grad, y->data, view_of(x, y), op);
+    if (x->grad) /* a first contribution is dout itself (add, sub) or dout · y (mul) */
+        over_rows(qkv__fresh(n, 0) ? (op == OP_MUL ? binary_row : copy_row) : backward_x_row,
+                  x->grad, n->out->grad, y->data, view_of(x, y), op);
     if (y->grad) /* same shape: one row, and the column blocks are the parallel tasks */
-        binary_backward_y(y->grad, n->out->grad, x->data, x->size / y->size, y->size, op);
+        binary_backward_y(y->grad, n->out->grad, x->data, x->size / y->size, y->size, op,
+                          qkv__fresh(n, 1));
 }
 
 static void add_backward(qkv_node *n) { binary_backward(n, OP_ADD); }
@@ -151,7 +162,9 @@ static qkv_tensor *binary(qkv_arena *a, qkv_tensor *x, qkv_tensor *y, binop op)
     if (!out)
         return NULL;
     over_rows(binary_row, out->data, x->data, y->data, view_of(x, y), op);
-    qkv__record(a, out, binop_name[op], backward[op], 2, in);
+    qkv_node *n = qkv__record(a, out, binop_name[op], backward[op], 2, in);
+    if (n)
+        n->assigns = true;
     return out;
 }
 

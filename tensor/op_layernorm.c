@@ -56,13 +56,13 @@ static void layernorm_forward(qkv_real *out, qkv_real *mean, qkv_real *rstd, con
         layernorm_row(out + i * C, mean + i, rstd + i, inp + i * C, weight, bias, eps, C);
 }
 
-/* dx += the gradient through one row's normalisation. With n = (x - mean)·rstd
+/* dx += the gradient through one row's normalisation (dx = when assigning). With n = (x - mean)·rstd
  * and g = w ⊙ dy (the gradient reaching n):
  * dx = rstd · (g − mean(g) − n · mean(g ⊙ n)), the two means coming from the
  * dependence of the row's mean and variance on every x_j. w may be NULL. */
 QKV__CLONES static void layernorm_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
                                                const qkv_real *w, qkv_real mean, qkv_real rstd,
-                                               int C)
+                                               int C, bool assign)
 {
     qkv_real g_mean = 0, gn_mean = 0;
 #pragma omp simd reduction(+ : g_mean, gn_mean)
@@ -73,22 +73,30 @@ QKV__CLONES static void layernorm_backward_row(qkv_real *dx, const qkv_real *dy,
     }
     g_mean /= C;
     gn_mean /= C;
+    if (assign) {
 #pragma omp simd
-    for (int j = 0; j < C; j++) {
-        qkv_real g = w ? w[j] * dy[j] : dy[j];
-        dx[j] += (g - g_mean - (x[j] - mean) * rstd * gn_mean) * rstd;
+        for (int j = 0; j < C; j++) {
+            qkv_real g = w ? w[j] * dy[j] : dy[j];
+            dx[j] = (g - g_mean - (x[j] - mean) * rstd * gn_mean) * rstd;
+        }
+    } else {
+#pragma omp simd
+        for (int j = 0; j < C; j++) {
+            qkv_real g = w ? w[j] * dy[j] : dy[j];
+            dx[j] += (g - g_mean - (x[j] - mean) * rstd * gn_mean) * rstd;
+        }
     }
 }
 
 static void layernorm_backward_input(qkv_real *dinp, const qkv_real *dout, const qkv_real *inp,
                                      const qkv_real *weight, const qkv_real *mean,
-                                     const qkv_real *rstd, size_t N, int C)
+                                     const qkv_real *rstd, size_t N, int C, bool assign)
 {
     // dinp, dout and inp are (N,C); weight (C) or NULL; mean and rstd (N)
 #pragma omp parallel for schedule(static) if (N * (size_t)C >= QKV__PAR_MIN)
     for (size_t i = 0; i < N; i++)
         layernorm_backward_row(dinp + i * C, dout + i * C, inp + i * C, weight, mean[i], rstd[i],
-                               C);
+                               C, assign);
 }
 
 enum { PARAM_BLOCK = 32 }; /* columns of dw, db one task sums */
@@ -143,7 +151,7 @@ static void layernorm_backward(qkv_node *n)
     int C = qkv__cols(x);
     if (x->grad)
         layernorm_backward_input(x->grad, out->grad, x->data, w ? w->data : NULL, c->mean, c->rstd,
-                                 N, C);
+                                 N, C, qkv__fresh(n, 0));
     qkv_real *dw = w ? w->grad : NULL, *db = b ? b->grad : NULL;
     if (dw || db)
         layernorm_backward_params(dw, db, out->grad, x->data, c->mean, c->rstd, N, C);
@@ -184,5 +192,7 @@ qkv_tensor *qkv_layernorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     qkv_node *n = qkv__record(a, out, "layernorm", layernorm_backward, n_in, in);
     if (n && !qkv__set_ctx(a, n, &c, sizeof c))
         return NULL;
+    if (n)
+        n->assigns = true;
     return out;
 }

@@ -1,5 +1,6 @@
 /* softmax and masked softmax over the last dim (see qkv/ops.h), and the row
  * kernel that qkv_attention shares (softmax_kernel.h). */
+#include <omp.h>
 #include <string.h>
 #include <tgmath.h>
 
@@ -86,18 +87,32 @@ QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_
         y[j] *= inv;
 }
 
+/* Row r of qkv__softmax_forward's scores: query r % tq of batch entry
+ * r / per_batch, whose row of key_valid (when there is one) it reads. */
+static void masked_row(qkv_real *y, const qkv_real *x, const uint8_t *key_valid, size_t per_batch,
+                       bool causal, qkv_real scale, size_t r, int tq, int tk)
+{
+    const uint8_t *valid = key_valid ? key_valid + r / per_batch * (size_t)tk : NULL;
+    int n_seen = qkv__visible_keys(causal, (int)(r % (size_t)tq), tq, tk);
+    softmax_row(y + r * tk, x + r * tk, valid, n_seen, tk, scale);
+}
+
 void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, qkv_real scale,
                           size_t rows, int batch, int tq, int tk)
 {
     // x and y are (rows, tk); rows = batch · (rows per batch entry), the last factor tq
     const uint8_t *key_valid = mask ? mask->key_valid : NULL;
     size_t per_batch = key_valid ? rows / (size_t)batch : rows;
-#pragma omp parallel for schedule(static) if (rows * (size_t)tk >= QKV__PAR_MIN)
-    for (size_t r = 0; r < rows; r++) {
-        const uint8_t *valid = key_valid ? key_valid + r / per_batch * (size_t)tk : NULL;
-        int n_seen = qkv__visible_keys(mask && mask->causal, (int)(r % (size_t)tq), tq, tk);
-        softmax_row(y + r * tk, x + r * tk, valid, n_seen, tk, scale);
+    bool causal = mask && mask->causal;
+    /* Inside a parallel region (an attention problem per thread) this thread does every row. */
+    if (rows * (size_t)tk < QKV__PAR_MIN || omp_in_parallel()) {
+        for (size_t r = 0; r < rows; r++)
+            masked_row(y, x, key_valid, per_batch, causal, scale, r, tq, tk);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++)
+        masked_row(y, x, key_valid, per_batch, causal, scale, r, tq, tk);
 }
 
 static QKV__CLONES void softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,

@@ -144,6 +144,8 @@ START_TEST(test_edge_sizes)
         {1, 1, 1},   {1, 1, 7},    {7, 1, 1},    {1, 9, 1},    {3, 5, 1},     {13, 17, 19},
         {12, 32, 8}, {11, 31, 9},  {13, 33, 10}, {6, 16, 5},   {7, 17, 3},    {5, 15, 2},
         {4, 8, 4},   {25, 65, 40}, {64, 64, 32}, {65, 63, 31}, {37, 100, 70}, {100, 5, 33},
+        /* up to 4 rows: the NT form's dot products (K with and without a vector tail) */
+        {1, 65, 128}, {2, 70, 130}, {3, 9, 33},   {4, 40, 16},  {4, 13, 200},  {5, 21, 48},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         gemm_case c = {1, shapes[s][0], shapes[s][1], shapes[s][2], false, false, 0, 0, false, 1, 0};
@@ -207,7 +209,9 @@ START_TEST(test_same_bits_on_any_thread_count)
 {
     /* Each element sums over k in the same order however C is cut, so a run
      * is reproducible bit for bit whatever the thread count. */
-    static const int shapes[][4] = {{1, 203, 61, 700}, {1, 7, 1650, 190}, {3, 70, 50, 120}};
+    static const int shapes[][4] = {{1, 203, 61, 700}, {1, 7, 1650, 190}, {3, 70, 50, 120},
+                                    /* few rows, cut by columns; 14 rows cut 12 + 2 */
+                                    {1, 2, 5000, 130}, {1, 14, 32, 3000}};
     qkv_rng_seed(&rng, 9);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int batch = shapes[s][0], M = shapes[s][1], N = shapes[s][2], K = shapes[s][3];

@@ -1,6 +1,9 @@
 /* The tensor core (float build): arena, allocation hook, rng, tensor
  * creation, autograd bookkeeping, error reporting and parameters. */
+#include <omp.h>
 #include <stdlib.h>
+
+#include "../tensor/op_affine.h"
 
 #include "error_text.h"
 #include "ops_tour.h"
@@ -389,7 +392,61 @@ START_TEST(test_tensor_used_twice_gets_both_contributions)
     ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_add(a, x, x))), 0);
     for (int i = 0; i < 4; i++)
         ck_assert(x->grad[i] == 2);
+    /* The same for a computed tensor h = 2x, whose gradient buffer the first
+     * backward to reach it fills (=) rather than adds to: d/dx Σ h·h = 8x,
+     * d/dx Σ (h·h + h) = 8x + 2. */
+    for (int plus_h = 0; plus_h < 2; plus_h++) {
+        x->grad = NULL;
+        qkv_tensor *h = qkv_add(a, x, x), *hh = qkv_mul(a, h, h);
+        ck_assert_int_eq(qkv_backward(a, qkv_sum(a, plus_h ? qkv_add(a, hh, h) : hh)), 0);
+        for (int i = 0; i < 4; i++)
+            ck_assert_msg(x->grad[i] == 8 * x->data[i] + 2 * plus_h, "h·h%s: grad %g at %d",
+                          plus_h ? " + h" : "", (double)x->grad[i], i);
+    }
     qkv_arena_free(a);
+}
+END_TEST
+
+START_TEST(test_affine_gelu_is_the_two_ops)
+{
+    /* The MLP's fused Linear + GELU gives the same bits as the two ops, its
+     * values and every gradient: with and without a bias, for few rows (the
+     * dot-product path), a K deeper than one cache block, at 1 and 2 threads. */
+    static const int shapes[][3] = {{3, 40, 24}, {70, 150, 45}, {200, 96, 700}};
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 3);
+    for (int s = 0; s < 3; s++)
+        for (int bias = 0; bias < 2; bias++)
+            for (int threads = 1; threads <= 2; threads++) {
+                omp_set_num_threads(threads);
+                int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                qkv_arena *a = qkv_arena_new(1 << 20);
+                qkv_tensor *x = qkv_randn(a, QKV_SHAPE(M, K), 1, &rng);
+                qkv_tensor *w = qkv_randn(a, QKV_SHAPE(N, K), 0.2, &rng);
+                qkv_tensor *b = bias ? qkv_randn(a, QKV_SHAPE(N), 0.5, &rng) : NULL;
+                qkv_tensor *ts[3] = {x, w, b}, *r[2];
+                qkv_real *grads[2][3];
+                for (int fused = 0; fused < 2; fused++) {
+                    for (int i = 0; i < 3; i++)
+                        if (ts[i]) {
+                            qkv_set_requires_grad(ts[i], true);
+                            ts[i]->grad = NULL;
+                        }
+                    r[fused] = fused ? qkv__affine_gelu(a, x, w, b) : qkv_gelu(a, qkv_affine(a, x, w, b));
+                    ck_assert_ptr_nonnull(r[fused]);
+                    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, r[fused], r[fused]))), 0);
+                    for (int i = 0; i < 3; i++)
+                        grads[fused][i] = ts[i] ? ts[i]->grad : NULL;
+                }
+                ck_assert_msg(memcmp(r[0]->data, r[1]->data, r[0]->size * sizeof(qkv_real)) == 0,
+                              "shape %d bias %d threads %d: values differ", s, bias, threads);
+                for (int i = 0; i < 3; i++)
+                    if (ts[i])
+                        ck_assert_msg(memcmp(grads[0][i], grads[1][i], ts[i]->size * sizeof(qkv_real)) == 0,
+                                      "shape %d bias %d threads %d: gradient %d differs", s, bias,
+                                      threads, i);
+                qkv_arena_free(a);
+            }
 }
 END_TEST
 
@@ -643,6 +700,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_grads_accumulate_over_two_backwards);
     tcase_add_test(tc, test_every_backward_accumulates);
     tcase_add_test(tc, test_tensor_used_twice_gets_both_contributions);
+    tcase_add_test(tc, test_affine_gelu_is_the_two_ops);
     tcase_add_test(tc, test_intermediate_grads_are_recycled);
     tcase_add_test(tc, test_inputs_without_requires_grad_get_no_grad);
     tcase_add_test(tc, test_backward_errors);

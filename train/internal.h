@@ -5,6 +5,8 @@
 #include <stdbool.h>
 
 #include "qkv/base.h"
+#include "qkv/optim.h"
+#include "qkv/params.h"
 
 /* The whole regular file at path in one qkv_alloc'd block (freed with
  * qkv_free), with its length in *len and a NUL after the last byte. NULL on
@@ -32,5 +34,18 @@ void qkv__lock_give(const char *path);
  * 1 for SGD, 0 for anything else (a checkpoint's 0 means no optimizer).
  * The one place this rule is written. (optim.c) */
 int qkv__optim_moments(int kind);
+
+/* The L2 norm of all of p's gradients (p->grad allocated), in double, in a
+ * fixed order whatever the thread count. (clip.c) */
+double qkv__grad_norm(const qkv_params *p);
+
+/* The factor clipping to max_norm puts on gradients of this norm: 1 when
+ * the norm is within max_norm or not finite. (clip.c) */
+qkv_real qkv__clip_coef(double norm, double max_norm);
+
+/* qkv_optim_step with every gradient taken as g·grad_scale (rounded to
+ * qkv_real, as clipping the gradients first would store it), so clipping
+ * costs no pass of its own. (optim.c) */
+int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale);
 
 #endif

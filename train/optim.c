@@ -102,6 +102,7 @@ typedef struct adamw_coef {
     qkv_real step_size;                /* lr / (1 - beta1^t) */
     qkv_real inv_bc2;                  /* 1 / sqrt(1 - beta2^t) */
     qkv_real eps;
+    qkv_real grad_scale;               /* the gradient clipping's factor (1: none) */
 } adamw_coef;
 
 /* The AdamW update of n values; decay is 1 - lr·wd, or 1 when they are not
@@ -112,11 +113,12 @@ QKV__CLONES static void adamw_chunk(qkv_real *restrict w, qkv_real *restrict m,
 {
     const qkv_real beta1 = c->beta1, beta2 = c->beta2, one_m_beta1 = c->one_m_beta1;
     const qkv_real one_m_beta2 = c->one_m_beta2, step = c->step_size, eps = c->eps;
-    const qkv_real inv_bc2 = c->inv_bc2;
+    const qkv_real inv_bc2 = c->inv_bc2, scale = c->grad_scale;
 #pragma omp simd
     for (size_t i = 0; i < n; i++) {
-        m[i] = beta1 * m[i] + one_m_beta1 * g[i];
-        v[i] = beta2 * v[i] + one_m_beta2 * g[i] * g[i];
+        qkv_real gi = g[i] * scale;
+        m[i] = beta1 * m[i] + one_m_beta1 * gi;
+        v[i] = beta2 * v[i] + one_m_beta2 * gi * gi;
         qkv_real denom = SQRT(v[i]) * inv_bc2 + eps;
         w[i] = w[i] * decay - step * m[i] / denom;
     }
@@ -139,16 +141,18 @@ static void adamw_update(qkv_real *w, qkv_real *m, qkv_real *v, const qkv_real *
 /* One SGD-with-momentum update of a tensor; wd is the L2 coefficient (0 when
  * not decayed). w, vel, g are (n). A worksharing loop, as adamw_update. */
 static void sgd_update(qkv_real *restrict w, qkv_real *restrict vel, const qkv_real *restrict g,
-                       size_t n, qkv_real lr, qkv_real momentum, qkv_real wd)
+                       size_t n, qkv_real lr, qkv_real momentum, qkv_real wd, qkv_real scale)
 {
 #pragma omp for simd schedule(static) nowait
     for (size_t i = 0; i < n; i++) {
-        vel[i] = momentum * vel[i] + (g[i] + wd * w[i]);
+        vel[i] = momentum * vel[i] + (g[i] * scale + wd * w[i]);
         w[i] -= lr * vel[i];
     }
 }
 
-int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr)
+int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr) { return qkv__optim_step_scaled(o, p, lr, 1); }
+
+int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale)
 {
     const char *fn = "qkv_optim_step";
     if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p))
@@ -168,6 +172,7 @@ int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr)
         .step_size = (qkv_real)(lr / (1 - pow(cfg->beta1, (double)o->step))),
         .inv_bc2 = 1 / (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step)),
         .eps = (qkv_real)cfg->eps,
+        .grad_scale = grad_scale,
     };
     /* One parallel region; each tensor's loop is shared out without a barrier
      * after it, since tensors do not depend on one another. */
@@ -181,7 +186,8 @@ int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr)
                          decayed ? (qkv_real)(1 - lr * cfg->weight_decay) : 1);
         else
             sgd_update(p->data + off, o->m + off, p->grad + off, n, (qkv_real)lr,
-                       (qkv_real)cfg->momentum, decayed ? (qkv_real)cfg->weight_decay : 0);
+                       (qkv_real)cfg->momentum, decayed ? (qkv_real)cfg->weight_decay : 0,
+                       grad_scale);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "../tensor/check.h"
 #include "bytes.h"
+#include "internal.h"
 
 qkv_train_config qkv_train_defaults(void)
 {
@@ -174,11 +175,13 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
     if (!isfinite(value))
         return qkv_set_error("step %lld: the loss is %s; stopping before it reaches the weights",
                              (long long)t->step, non_finite(value));
-    double norm = qkv_clip_grad_norm(p, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
+    double norm = qkv__grad_norm(p);
     if (!isfinite(norm))
         return qkv_set_error("step %lld: the gradient norm is %s; stopping before it reaches the "
                              "weights", (long long)t->step, non_finite(norm));
-    if (qkv_optim_step(t->opt, p, qkv_lr_at(&t->sched, t->step)) < 0)
+    /* Clipping scales the gradients as the update reads them: one pass over them, not two. */
+    qkv_real clip = qkv__clip_coef(norm, t->cfg.grad_clip > 0 ? t->cfg.grad_clip : INFINITY);
+    if (qkv__optim_step_scaled(t->opt, p, qkv_lr_at(&t->sched, t->step), clip) < 0)
         return -1;
     t->step++;
     if (loss_out)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../tensor/profile.h"
 #include "args.h"
 #include "bench.h"
 #include "commands.h"
@@ -81,17 +82,25 @@ typedef struct train_case {
     int batch, threads, warmup, steps;
 } train_case;
 
+/* A trainer for tc on tc->threads threads over a random corpus (*c, to be
+ * freed after the trainer); NULL on failure. */
+static qkv_trainer *case_trainer(const train_case *tc, qkv_corpus **c)
+{
+    cli_use_threads(tc->threads);
+    *c = random_corpus(tc->model.vocab_size, 200000);
+    qkv_train_config cfg = qkv_train_defaults();
+    cfg.batch_size = tc->batch;
+    cfg.iters = tc->warmup + tc->steps;
+    return *c ? qkv_trainer_new(&tc->model, &cfg, *c) : NULL;
+}
+
 /* Median ms per training step of one train_case (run in a child). */
 static result bench_train(const void *arg)
 {
     const train_case *tc = arg;
     result r = {0};
-    cli_use_threads(tc->threads);
-    qkv_corpus *c = random_corpus(tc->model.vocab_size, 200000);
-    qkv_train_config cfg = qkv_train_defaults();
-    cfg.batch_size = tc->batch;
-    cfg.iters = tc->warmup + tc->steps;
-    qkv_trainer *t = c ? qkv_trainer_new(&tc->model, &cfg, c) : NULL;
+    qkv_corpus *c;
+    qkv_trainer *t = case_trainer(tc, &c);
     double ms[64];
     int n = tc->steps < 64 ? tc->steps : 64;
     for (int i = 0; t && i < tc->warmup + n; i++) {
@@ -111,6 +120,63 @@ static result bench_train(const void *arg)
     qkv_trainer_free(t);
     qkv_corpus_free(c);
     return r;
+}
+
+/* Descending by forward + backward time, for qsort. */
+static int slower_first(const void *x, const void *y)
+{
+    const qkv__op_time *a = x, *b = y;
+    double ta = a->forward + a->backward, tb = b->forward + b->backward;
+    return (ta < tb) - (ta > tb);
+}
+
+/* Where one train_case's step time goes, op by op (printed by a child):
+ * each op's forward (with the glue before it) and backward (with clearing
+ * its inputs' gradients), in ms per step; the rest of the step is the
+ * batch, the loss check, the gradient norm and the optimizer. */
+static result bench_ops(const void *arg)
+{
+    const train_case *tc = arg;
+    qkv_corpus *c;
+    qkv_trainer *t = case_trainer(tc, &c);
+    double total = 0;
+    int done = 0;
+    for (int i = 0; t && i < tc->warmup + tc->steps; i++) {
+        if (i == tc->warmup)
+            qkv__profile_on(true);
+        qkv__profile_mark();
+        double t0 = cli_now();
+        if (qkv_trainer_step(t, NULL, NULL) < 0)
+            break;
+        if (i >= tc->warmup)
+            total += cli_now() - t0, done++;
+    }
+    qkv__profile_on(false);
+    int n;
+    const qkv__op_time *rows = qkv__profile_rows(&n);
+    qkv__op_time sorted[64];
+    n = n < 64 ? n : 64;
+    memcpy(sorted, rows, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, slower_first);
+    if (done > 0) {
+        double per = 1000.0 / done, step = total * per, ops = 0;
+        printf("\nwhere the time of a step goes: %s, %d thread%s, %.1f ms/step (mean of %d)\n",
+               tc->name, tc->threads, tc->threads > 1 ? "s" : "", step, done);
+        printf("%-34s %6s %10s %10s %7s\n", "op (output shape)", "calls", "forward", "backward",
+               "share");
+        for (int i = 0; i < n; i++) {
+            double f = sorted[i].forward * per, b = sorted[i].backward * per;
+            ops += f + b;
+            printf("%-34s %6d %7.2f ms %7.2f ms %6.1f%%\n", sorted[i].what,
+                   sorted[i].calls / done, f, b, 100 * (f + b) / step);
+        }
+        printf("%-34s %6s %7.2f ms %10s %6.1f%%\n", "rest: batch, norm, clip, AdamW", "",
+               step - ops, "", 100 * (step - ops) / step);
+        fflush(stdout); /* the child leaves by _exit, which flushes nothing */
+    }
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    return (result){.ok = done > 0};
 }
 
 typedef struct sample_case {
@@ -175,7 +241,7 @@ static result bench_gemm_table(const void *arg)
 int cmd_bench(int argc, char **argv)
 {
     int steps = 20, runs = 7, max_threads = omp_get_num_procs() >= 2 ? 2 : 1;
-    bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false;
+    bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false, ops = false;
     const arg_spec specs[] = {
         {"--steps", ARG_INT, &steps, 2, 64, "N", "timed training steps per configuration"},
         {"--runs", ARG_INT, &runs, 1, 16, "N", "timed runs per sampling and GEMM figure"},
@@ -183,6 +249,8 @@ int cmd_bench(int argc, char **argv)
         {"--no-gemm", ARG_FLAG, &skip_gemm, 0, 0, NULL, "skip the GEMM figures"},
         {"--no-train", ARG_FLAG, &skip_train, 0, 0, NULL, "skip the training figures"},
         {"--no-sample", ARG_FLAG, &skip_sample, 0, 0, NULL, "skip the sampling figures"},
+        {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
+         "where a step's time goes, op by op, for the larger model too (baby's is always shown)"},
     };
     const arg_cmd cmd = {"bench", "Speed of qkv on this machine: GEMM GFLOP/s against the "
                          "measured FMA peak, training ms/step, sampling tokens/s, peak memory.",
@@ -234,6 +302,15 @@ int cmd_bench(int argc, char **argv)
                 printf("\n");
             }
         }
+        /* The op tables: baby always, the larger model when asked (--ops). */
+        for (size_t k = 0; k < (ops ? 2 : 1); k++)
+            for (int th = 1; th <= max_threads; th++) {
+                train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
+                                 cases[k].steps};
+                double rss = 0;
+                if (!in_child(bench_ops, &tc, &rss).ok)
+                    printf("%s: op table failed\n", cases[k].name);
+            }
     }
 
     if (!skip_sample) {

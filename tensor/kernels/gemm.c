@@ -102,12 +102,23 @@ static qkv_real *thread_buffer(void)
  * with op(A) M×K and op(B) K×N (see gemm.h for the layouts). */
 typedef struct product {
     bool ta, tb;
+    bool dot; /* the path's few-rows NT form: decided on the whole product, so
+               * that every thread count computes each element the same way */
     int M, N, K;
     qkv_real alpha, beta;
     const qkv_real *A, *B;
     qkv_real *C;
     int lda, ldb, ldc;
+    const qkv_gemm_epilogue *ep; /* NULL, or run on each block of C once it is complete */
+    int row0, col0;              /* where this product's C sits in the epilogue's C */
 } product;
+
+/* The epilogue, if any, on C's block of rows [i, i + m) and columns [j, j + n). */
+static void finish(const product *g, int i, int j, int m, int n)
+{
+    if (g->ep)
+        g->ep->fn(g->ep->ctx, g->C + (size_t)i * g->ldc + j, g->ldc, g->row0 + i, g->col0 + j, m, n);
+}
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -180,8 +191,12 @@ static void run_blocked(const qkv__gemm_path *path, const product *g, qkv_real *
                                       : g->B + (size_t)p0 * g->ldb + j0;
             path->pack_b(bp, b, g->ldb, g->tb, kb, nb, path->nr);
             const qkv_real beta = p0 == 0 ? g->beta : 1; /* later passes accumulate */
-            for (int i0 = 0; i0 < g->M; i0 += mc)
-                row_block(path, g, i0, min_int(mc, g->M - i0), p0, kb, j0, nb, bp, ap, beta);
+            for (int i0 = 0; i0 < g->M; i0 += mc) {
+                const int mb = min_int(mc, g->M - i0);
+                row_block(path, g, i0, mb, p0, kb, j0, nb, bp, ap, beta);
+                if (p0 + kb == g->K) /* the block's last pass: it is complete and in cache */
+                    finish(g, i0, j0, mb, nb);
+            }
         }
     }
 }
@@ -192,6 +207,12 @@ static void run_product(const qkv__gemm_path *path, const product *g)
         return;
     if (g->K == 0 || g->alpha == 0) {
         scale_c(g);
+        finish(g, 0, 0, g->M, g->N);
+        return;
+    }
+    if (g->dot) {
+        path->dot(g->M, g->N, g->K, g->alpha, g->A, g->lda, g->B, g->ldb, g->beta, g->C, g->ldc);
+        finish(g, 0, 0, g->M, g->N);
         return;
     }
     qkv_real *buf = thread_buffer();
@@ -227,33 +248,86 @@ static void part_range(int r, int parts, int n, int tile, int *lo, int *hi)
     *hi = min_int((r + 1) * tiles / parts * tile, n);
 }
 
-void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
-                    qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
-                    const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
-                    qkv_real *C, int ldc, size_t c_batch, size_t c_head)
+/* One qkv_gemm_heads call, cut into items: each of its products in `parts`
+ * rectangles, pm rows by pn columns of them. */
+typedef struct heads_call {
+    const qkv__gemm_path *path;
+    int heads, parts, pm, pn;
+    bool ta, tb, dot;
+    int M, N, K;
+    qkv_real alpha, beta;
+    const qkv_real *A, *B;
+    qkv_real *C;
+    int lda, ldb, ldc;
+    size_t a_batch, a_head, b_batch, b_head, c_batch, c_head;
+    const qkv_gemm_epilogue *ep;
+} heads_call;
+
+/* Item `item` of call c: rectangle item % parts of product item / parts. */
+static void run_item(const heads_call *c, int item)
+{
+    int e = item / c->parts, b = e / c->heads, h = e % c->heads, r = item % c->parts, i0, i1, j0, j1;
+    part_range(r / c->pn, c->pm, c->M, c->path->mr, &i0, &i1);
+    part_range(r % c->pn, c->pn, c->N, c->path->nr, &j0, &j1);
+    const qkv_real *a = c->A + b * c->a_batch + h * c->a_head +
+                        (c->ta ? (size_t)i0 : (size_t)i0 * c->lda);
+    const qkv_real *bb = c->B + b * c->b_batch + h * c->b_head +
+                         (c->tb ? (size_t)j0 * c->ldb : (size_t)j0);
+    product g = {c->ta, c->tb, c->dot, i1 - i0, j1 - j0, c->K, c->alpha, c->beta, a, bb,
+                 c->C + b * c->c_batch + h * c->c_head + (size_t)i0 * c->ldc + j0, c->lda, c->ldb,
+                 c->ldc, c->ep, i0, j0};
+    run_product(c->path, &g);
+}
+
+/* qkv_gemm_heads with an epilogue (only for batch = heads = 1: ep may be NULL otherwise). */
+static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
+                       qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
+                       const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
+                       qkv_real *C, int ldc, size_t c_batch, size_t c_head,
+                       const qkv_gemm_epilogue *ep)
 {
     if (batch <= 0 || heads <= 0 || M <= 0 || N <= 0)
         return;
     const qkv__gemm_path *path = qkv__gemm_active_path();
     int products = batch * heads;
     double flops = 2.0 * products * M * N * K;
-    int threads = flops < PARALLEL_MIN_FLOPS ? 1 : omp_get_max_threads();
+    /* Inside a parallel region (one per attention problem) the caller's thread does it all. */
+    int threads = flops < PARALLEL_MIN_FLOPS || omp_in_parallel() ? 1 : omp_get_max_threads();
     /* Whole products per thread when they share out evenly; otherwise each
      * product is also cut into `parts` rectangles so they do. */
     int parts = threads / gcd(products, threads), pm = 1, pn = 1;
     choose_grid(parts, M, N, path->mr, path->nr, &pm, &pn);
     int items = products * parts;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (int item = 0; item < items; item++) {
-        int e = item / parts, b = e / heads, h = e % heads, r = item % parts, i0, i1, j0, j1;
-        part_range(r / pn, pm, M, path->mr, &i0, &i1);
-        part_range(r % pn, pn, N, path->nr, &j0, &j1);
-        const qkv_real *a = A + b * a_batch + h * a_head + (trans_a ? (size_t)i0 : (size_t)i0 * lda);
-        const qkv_real *bb = B + b * b_batch + h * b_head + (trans_b ? (size_t)j0 * ldb : (size_t)j0);
-        product g = {trans_a, trans_b, i1 - i0, j1 - j0, K, alpha, beta, a, bb,
-                     C + b * c_batch + h * c_head + (size_t)i0 * ldc + j0, lda, ldb, ldc};
-        run_product(path, &g);
+    /* A few rows times a transposed B (one position through a Linear):
+     * packing B would cost more than the product. */
+    bool dot = path->dot && !trans_a && trans_b && M <= QKV__GEMM_DOT_M_MAX;
+    heads_call c = {path, heads, parts, pm, pn, trans_a, trans_b, dot, M, N, K, alpha, beta,
+                    A, B, C, lda, ldb, ldc, a_batch, a_head, b_batch, b_head, c_batch, c_head, ep};
+    if (threads == 1) { /* no parallel region at all: it would cost more than a small product */
+        for (int item = 0; item < items; item++)
+            run_item(&c, item);
+        return;
     }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int item = 0; item < items; item++)
+        run_item(&c, item);
+}
+
+void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
+                    qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
+                    const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
+                    qkv_real *C, int ldc, size_t c_batch, size_t c_head)
+{
+    gemm_heads(batch, heads, trans_a, trans_b, M, N, K, alpha, A, lda, a_batch, a_head, B, ldb,
+               b_batch, b_head, beta, C, ldc, c_batch, c_head, NULL);
+}
+
+void qkv_gemm_then(bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
+                   const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
+                   qkv_real *C, int ldc, const qkv_gemm_epilogue *ep)
+{
+    gemm_heads(1, 1, trans_a, trans_b, M, N, K, alpha, A, lda, 0, 0, B, ldb, 0, 0, beta, C, ldc, 0,
+               0, ep);
 }
 
 void qkv_gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,

@@ -22,4 +22,19 @@ void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int
                     const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
                     qkv_real *C, int ldc, size_t c_batch, size_t c_head);
 
+/* Work to do on a block of C the moment its product is complete, while the
+ * block is still in cache: fn(ctx, c, ldc, row, col, m, n) for the m×n block
+ * at rows [row, row + m) and columns [col, col + n) of C, c pointing at its
+ * first element. Each element is passed exactly once, by the thread that
+ * computed it. */
+typedef struct qkv_gemm_epilogue {
+    void (*fn)(void *ctx, qkv_real *c, int ldc, int row, int col, int m, int n);
+    void *ctx;
+} qkv_gemm_epilogue;
+
+/* One product (qkv_gemm with batch 1), then ep on every block of C. */
+void qkv_gemm_then(bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
+                   const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
+                   qkv_real *C, int ldc, const qkv_gemm_epilogue *ep);
+
 #endif

@@ -66,6 +66,6 @@ static AVX2 void kernel_avx2(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t c
 }
 
 const qkv__gemm_path qkv__gemm_avx2 = {"avx2", MR, NR, kernel_avx2, qkv__gemm_pack_a,
-                                       qkv__gemm_pack_b};
+                                       qkv__gemm_pack_b, NULL};
 
 #endif

@@ -89,6 +89,7 @@ static void kernel_avx512(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a
 }
 
 const qkv__gemm_path qkv__gemm_avx512 = {"avx512", MR, NR, kernel_avx512,
-                                         qkv__gemm_avx512_pack_a, qkv__gemm_avx512_pack_b};
+                                         qkv__gemm_avx512_pack_a, qkv__gemm_avx512_pack_b,
+                                         qkv__gemm_avx512_dot};
 
 #endif

@@ -27,4 +27,7 @@ void qkv__gemm_avx512_pack_a(qkv_real *dst, const qkv_real *a, int lda, bool tra
 void qkv__gemm_avx512_pack_b(qkv_real *dst, const qkv_real *b, int ldb, bool trans, int kc,
                              int n, int nr);
 
+/* Its few-rows NT form (gemm_avx512_dot.c). */
+qkv__gemm_dot_fn qkv__gemm_avx512_dot;
+
 #endif

@@ -42,6 +42,13 @@ typedef void qkv__gemm_pack_a_fn(qkv_real *dst, const qkv_real *a, int lda, bool
 typedef void qkv__gemm_pack_b_fn(qkv_real *dst, const qkv_real *b, int ldb, bool trans, int kc,
                                  int n, int nr);
 
+/* Products with at most QKV__GEMM_DOT_M_MAX rows and a transposed B, NT:
+ * C[i][j] = alpha·(row i of A)·(stored row j of B) + beta·C[i][j] for i < m,
+ * j < n, k terms, both operands read in place (beta == 0: C is not read). */
+#define QKV__GEMM_DOT_M_MAX 4
+typedef void qkv__gemm_dot_fn(int m, int n, int k, qkv_real alpha, const qkv_real *a, int lda,
+                              const qkv_real *b, int ldb, qkv_real beta, qkv_real *c, int ldc);
+
 /* A micro-kernel, its tile shape and the packing routines that feed it. */
 typedef struct qkv__gemm_path {
     const char *name;            /* "avx512", "avx2" or "portable", for tests and benchmarks */
@@ -49,6 +56,7 @@ typedef struct qkv__gemm_path {
     qkv__gemm_kernel_fn *kernel; /* computes one tile */
     qkv__gemm_pack_a_fn *pack_a; /* packs a panel of A (transposed or at the bottom edge) */
     qkv__gemm_pack_b_fn *pack_b; /* packs a block of B */
+    qkv__gemm_dot_fn *dot;       /* the few-rows NT form without packing, or NULL */
 } qkv__gemm_path;
 
 /* The kernels, fastest first; ids for qkv__gemm_force_path. */
