@@ -5,8 +5,9 @@
 
 #include "qkv/nn.h"
 
-/* Token plus position embeddings of ids (B,T) at positions pos0.., then
- * dropout p in training -> (B,T,C). The caller checks the positions fit wpe. */
+/* Token plus position embeddings of ids (B,T) at positions pos0.. (none when
+ * wpe is NULL), then dropout p in training -> (B,T,C). The caller checks the
+ * positions fit wpe. */
 qkv_tensor *qkv__embed_tokens(const qkv_embed *wte, const qkv_embed *wpe, const qkv_run *r,
                               const int32_t *ids, int B, int T, int pos0, qkv_real p);
 

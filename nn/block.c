@@ -2,14 +2,16 @@
  * stream (see qkv/nn.h). */
 #include "internal.h"
 
-/* qkv_ln_init under the name "<prefix>.<suffix>". */
+/* The block's norm under the name "<prefix>.<suffix>": RMSNorm with
+ * cfg->rmsnorm, else LayerNorm. */
 static int ln_sub(qkv_ln *m, qkv_params *p, const char *prefix, const char *suffix,
                   const qkv_block_config *cfg)
 {
     char name[QKV_PARAM_NAME_MAX];
     if (qkv__nn_name(name, prefix, suffix) < 0)
         return -1;
-    return qkv_ln_init(m, p, name, cfg->n_embd, cfg->bias);
+    return cfg->rmsnorm ? qkv_rmsnorm_init(m, p, name, cfg->n_embd)
+                        : qkv_ln_init(m, p, name, cfg->n_embd, cfg->bias);
 }
 
 int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_block_config *cfg,

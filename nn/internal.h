@@ -79,6 +79,10 @@ qkv_tensor *qkv__attend_project(const qkv_run *r, const qkv_linear *c_proj, qkv_
 
 /* ---- key/value cache (kv_cache.c) ---- */
 
+/* How many positions layer's cache holds (the position of the next one), or
+ * -1 with a message when c is NULL or has no such layer. */
+int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer);
+
 /* Append the new keys and values k, v (B,Tnew,C) to layer's cache and give
  * back views of all its positions so far, *k_all and *v_all (B,len,C), read
  * in place: their batch entries start *kv_batch values apart (Tmax·C), so

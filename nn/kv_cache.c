@@ -51,15 +51,22 @@ void qkv_kv_cache_reset(qkv_kv_cache *c)
         memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len);
 }
 
-/* 0 when k (B,Tnew,C) fits layer's cache; otherwise -1 with a message. */
-static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
+int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer)
 {
-    char s[64];
     if (!c)
         return qkv_set_error("kv_cache: the cache is NULL");
     if (layer < 0 || layer >= c->n_layer)
         return qkv_set_error("kv_cache: layer %d does not exist; the cache has %d layers", layer,
                              c->n_layer);
+    return c->len[layer];
+}
+
+/* 0 when k (B,Tnew,C) fits layer's cache; otherwise -1 with a message. */
+static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
+{
+    char s[64];
+    if (qkv__kv_cache_filled(c, layer) < 0)
+        return -1;
     if (k->shape[0] != c->batch)
         return qkv_set_error("kv_cache: input has batch %d but the cache was made for batch %d",
                              k->shape[0], c->batch);

@@ -7,7 +7,7 @@ int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_co
         qkv__check_config("qkv_mlp_init", name, cfg) < 0)
         return -1;
     int C = cfg->n_embd;
-    *m = (qkv_mlp){.dropout = cfg->dropout};
+    *m = (qkv_mlp){.dropout = cfg->dropout, .relu2 = cfg->relu2};
     if (qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, cfg->bias, (qkv_real)0.02) < 0 ||
         qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, cfg->bias, qkv__resid_std(cfg)) <
             0)
@@ -21,8 +21,9 @@ qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x)
         qkv__check_dropout("qkv_mlp_forward", r, m->dropout) < 0 ||
         qkv__check_input("qkv_mlp_forward", "x", x) < 0)
         return NULL;
-    /* Widen to 4C, bend with GELU, project back to C. */
-    qkv_tensor *h = qkv__linear_gelu(&m->c_fc, r, x);
+    /* Widen to 4C, bend with GELU (fused into the product) or ReLU², project back to C. */
+    qkv_tensor *h = m->relu2 ? qkv_relu2(r->arena, qkv_linear_forward(&m->c_fc, r, x))
+                             : qkv__linear_gelu(&m->c_fc, r, x);
     qkv_tensor *y = qkv_linear_forward(&m->c_proj, r, h);
     return qkv__result("qkv_mlp_forward", qkv_dropout(r->arena, y, m->dropout, r->rng, r->train));
 }

@@ -10,24 +10,57 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
         return -1;
     int C = cfg->n_embd;
     *m = (qkv_self_attn){.n_embd = C, .n_head = cfg->n_head, .causal = causal,
-                         .dropout = cfg->dropout};
+                         .dropout = cfg->dropout, .rope = cfg->rope, .qk_norm = cfg->qk_norm};
+    int D = C / cfg->n_head;
+    if (cfg->rope && D % 2 != 0)
+        return qkv_set_error("qkv_self_attn_init: '%s': RoPE turns pairs of coordinates, but the "
+                             "head size %d is odd", name, D);
     if (qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, cfg->bias, (qkv_real)0.02) < 0 ||
         qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, cfg->bias, qkv__resid_std(cfg)) < 0)
+        return -1;
+    char qn[QKV_PARAM_NAME_MAX], kn[QKV_PARAM_NAME_MAX];
+    if (cfg->qk_norm &&
+        (qkv__nn_name(qn, name, "q_norm") < 0 || qkv__nn_name(kn, name, "k_norm") < 0 ||
+         qkv_rmsnorm_init(&m->q_norm, p, qn, D) < 0 || qkv_rmsnorm_init(&m->k_norm, p, kn, D) < 0))
         return -1;
     return 0;
 }
 
-/* The queries, keys and values of every head, (B,T,C) each. W_attn stacks
- * W_Q (rows [0,C)), W_K ([C,2C)) and W_V ([2C,3C)); within each product,
- * head h owns the columns [h·D, (h+1)·D). 0 or -1. */
-static int project_qkv(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x, qkv_tensor **q,
-                       qkv_tensor **k, qkv_tensor **v)
+/* norm applied to each head of x (B,T,H·D) on its own: viewed as (B,T,H,D),
+ * every row of D values is one head's vector. */
+static qkv_tensor *per_head_norm(const qkv_ln *norm, const qkv_run *r, qkv_tensor *x, int H)
 {
-    int C = m->n_embd;
+    int B = x->shape[0], T = x->shape[1], C = x->shape[2];
+    qkv_tensor *heads = qkv_reshape(r->arena, x, QKV_SHAPE(B, T, H, C / H));
+    return qkv_reshape(r->arena, qkv_ln_forward(norm, r, heads), QKV_SHAPE(B, T, C));
+}
+
+/* The queries, keys and values of every head, (B,T,C) each, for the rows of
+ * x at positions pos0... W_attn stacks W_Q (rows [0,C)), W_K ([C,2C)) and
+ * W_V ([2C,3C)); within each product, head h owns the columns [h·D, (h+1)·D).
+ * 0 or -1. */
+static int project_qkv(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x, int pos0,
+                       qkv_tensor **q, qkv_tensor **k, qkv_tensor **v)
+{
+    int C = m->n_embd, H = m->n_head;
     *q = qkv__linear_part(&m->c_attn, r, x, 0, C);
     *k = qkv__linear_part(&m->c_attn, r, x, C, C);
     *v = qkv__linear_part(&m->c_attn, r, x, 2 * C, C);
-    return *q && *k && *v ? 0 : -1;
+    if (!*q || !*k || !*v)
+        return -1;
+    /* QK-norm: every head's query and key rescaled to unit root mean square
+     * (times a learned scale), so no score can grow without bound. */
+    if (m->qk_norm) {
+        *q = per_head_norm(&m->q_norm, r, *q, H);
+        *k = per_head_norm(&m->k_norm, r, *k, H);
+    }
+    /* RoPE: queries and keys turned by their position, so that q_t·k_s sees
+     * only t − s. The values are not rotated: they carry content, not place. */
+    if (m->rope) {
+        *q = qkv_rope(r->arena, *q, H, pos0);
+        *k = qkv_rope(r->arena, *k, H, pos0);
+    }
+    return *q && *k ? 0 : -1;
 }
 
 qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
@@ -37,7 +70,7 @@ qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_
     const char *fn = "qkv_self_attn_forward";
     if (qkv__check_forward(fn, m, r, m ? m->c_attn.weight : NULL) < 0 ||
         qkv__check_dropout(fn, r, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
-        project_qkv(m, r, x, &q, &k, &v) < 0)
+        project_qkv(m, r, x, 0, &q, &k, &v) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
     return qkv__result(fn,
@@ -68,8 +101,12 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
         return NULL;
     }
     qkv_tensor *q, *k, *v, *k_all, *v_all;
+    /* The new rows sit after the cached ones: with RoPE their queries and keys
+     * are turned at those positions, and the cache keeps keys already turned. */
     size_t kv_batch;
-    if (qkv__check_btc(fn, x, m->n_embd) < 0 || project_qkv(m, r, x, &q, &k, &v) < 0 ||
+    int pos0 = qkv__kv_cache_filled(c, layer);
+    if (pos0 < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
+        project_qkv(m, r, x, pos0, &q, &k, &v) < 0 ||
         qkv__kv_cache_append(c, layer, k, v, r->arena, &k_all, &v_all, &kv_batch) < 0)
         return NULL;
     /* The new queries are the last Tnew of len positions: the core's causal

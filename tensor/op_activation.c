@@ -1,4 +1,4 @@
-/* relu, gelu and dropout (see qkv/ops.h). */
+/* relu, relu², gelu and dropout (see qkv/ops.h). */
 #include "graph.h"
 #include "kernels/vecmath.h"
 
@@ -18,6 +18,22 @@ static void relu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_rea
 #pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t i = 0; i < n; i++)
         dx[i] += x[i] > 0 ? dy[i] : 0;
+}
+
+/* y = max(x, 0)² for n values. */
+static void relu2_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for simd schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] > 0 ? x[i] * x[i] : 0;
+}
+
+/* dx += dy · 2·max(x, 0): smooth at 0, where both sides' slope is 0. */
+static void relu2_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for simd schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        dx[i] += x[i] > 0 ? 2 * x[i] * dy[i] : 0;
 }
 
 static const qkv_real GELU_K = (qkv_real)0.7978845608028654; /* sqrt(2/pi) */
@@ -83,6 +99,12 @@ static void relu_backward(qkv_node *n)
     relu_backward_kernel(x->grad, n->out->grad, x->data, x->size);
 }
 
+static void relu2_backward(qkv_node *n)
+{
+    qkv_tensor *x = n->in[0];
+    relu2_backward_kernel(x->grad, n->out->grad, x->data, x->size);
+}
+
 static void gelu_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0];
@@ -108,6 +130,11 @@ static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forw
 qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
 {
     return unary(a, x, "qkv_relu", relu_forward, relu_backward);
+}
+
+qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x)
+{
+    return unary(a, x, "qkv_relu2", relu2_forward, relu2_backward);
 }
 
 void qkv__gelu_values(qkv_real *y, const qkv_real *x, size_t n) { gelu_forward_chunk(y, x, n); }

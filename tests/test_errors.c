@@ -381,18 +381,21 @@ static qkv_gpt_config tiny_gpt(int vocab)
 
 START_TEST(test_gpt_config_errors_name_the_field)
 {
+    /* V, T, n_layer, n_head, n_embd, dropout */
+#define GPT(V, T, L, H, C, P)                                                                      \
+    {.vocab_size = V, .block_size = T, .n_layer = L, .n_head = H, .n_embd = C, .dropout = P}
     struct {
         qkv_gpt_config cfg;
         const char *want;
     } cases[] = {
-        {{0, 8, 1, 2, 8, 0, false}, "vocab_size 0"},
-        {{5, 70000, 1, 2, 8, 0, false}, "block_size 70000"},
-        {{5, 8, 0, 2, 8, 0, false}, "n_layer 0"},
-        {{5, 8, 1, 2, -8, 0, false}, "n_embd -8"},
-        {{5, 8, 1, 3, 8, 0, false}, "n_embd 8 is not a multiple of n_head 3"},
-        {{5, 8, 1, 0, 8, 0, false}, "n_head 0"},
-        {{5, 8, 1, 2, 8, 1.0, false}, "dropout 1"},
-        {{5, 8, 1, 2, 8, NAN, false}, "dropout nan"},
+        {GPT(0, 8, 1, 2, 8, 0), "vocab_size 0"},
+        {GPT(5, 70000, 1, 2, 8, 0), "block_size 70000"},
+        {GPT(5, 8, 0, 2, 8, 0), "n_layer 0"},
+        {GPT(5, 8, 1, 2, -8, 0), "n_embd -8"},
+        {GPT(5, 8, 1, 3, 8, 0), "n_embd 8 is not a multiple of n_head 3"},
+        {GPT(5, 8, 1, 0, 8, 0), "n_head 0"},
+        {GPT(5, 8, 1, 2, 8, 1.0), "dropout 1"},
+        {GPT(5, 8, 1, 2, 8, NAN), "dropout nan"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         FAILS_INT(qkv_gpt_config_check(&cases[i].cfg), "gpt config", cases[i].want);
@@ -409,7 +412,8 @@ END_TEST
 
 START_TEST(test_gpt_rejects_bad_ids_and_lengths)
 {
-    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
+    qkv_gpt_config mc = tiny_gpt(5);
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
     qkv_run run = {.arena = A};
     int32_t idx[9] = {0, 1, 2, 3, 4, 0, 1, 2, 3}, bad[2] = {1, 5};
@@ -433,7 +437,8 @@ START_TEST(test_sampling_and_generation_errors)
         {{INFINITY, 0, 1}, "temperature inf"}, {{1, -2, 1}, "top_k -2"},
         {{1, 0, -0.5}, "top_p -0.5 must be in [0, 1]"}, {{1, 0, 1.5}, "top_p 1.5"},
     };
-    qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){5, 8, 1, 2, 8, 0, false}, 1);
+    qkv_gpt_config mc = tiny_gpt(5);
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);
@@ -505,6 +510,11 @@ START_TEST(test_trainer_bad_arguments)
     bad = tc;
     bad.eval_iters = -1;
     FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters -1");
+    bad = tc;
+    bad.wsd_decay = 1.5;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "wsd_decay 1.5 is not in [0, 1]");
+    bad.wsd_decay = NAN;
+    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "wsd_decay nan");
 
     /* Evaluating over no batches is an error, not a silent NaN. */
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
@@ -652,10 +662,10 @@ START_TEST(test_loading_a_checkpoint_of_another_model)
     ck_assert_qkv(m);
     ck_assert_int_eq(vocab.size, 5);
     qkv_gpt_free(m);
-    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 88");
+    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 96");
     /* The whole message: the resume names itself, then where it failed. */
     ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: qkv_training_config_load: gpt "
-                     "checkpoint: config of 32 bytes, expected 88 (a model saved without its run "
+                     "checkpoint: config of 32 bytes, expected 96 (a model saved without its run "
                      "cannot resume)");
     FAILS_NULL(qkv_trainer_resume(path, corpus, -5), "iters -5");
     ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: iters -5 is negative (0 keeps the "

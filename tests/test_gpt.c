@@ -154,10 +154,29 @@ static int collect(int32_t tok, void *ud)
     return 0;
 }
 
+/* The model options one at a time, then all together (index 0: none). */
+static const qkv_gpt_config option_sets[7] = {
+    {0}, {.rope = true}, {.rmsnorm = true}, {.relu2 = true}, {.qk_norm = true}, {.untied = true},
+    {.rope = true, .rmsnorm = true, .relu2 = true, .qk_norm = true, .untied = true},
+};
+
+/* base with the options of option_sets[i]. */
+static qkv_gpt_config with_options(qkv_gpt_config base, int i)
+{
+    const qkv_gpt_config *o = &option_sets[i];
+    base.rope = o->rope, base.rmsnorm = o->rmsnorm, base.relu2 = o->relu2;
+    base.qk_norm = o->qk_norm, base.untied = o->untied;
+    return base;
+}
+
 START_TEST(test_cached_generation_equals_uncached)
 {
-    qkv_gpt_config mc = {.vocab_size = 20, .block_size = 12, .n_layer = 2, .n_head = 2,
-                         .n_embd = 16, .dropout = 0};
+    /* With RoPE the cached keys were turned at the positions they were made
+     * at, and each new query at its own: the same numbers the uncached
+     * forward makes for the whole window. */
+    qkv_gpt_config base = {.vocab_size = 20, .block_size = 12, .n_layer = 2, .n_head = 2,
+                           .n_embd = 16, .dropout = 0};
+    qkv_gpt_config mc = with_options(base, _i);
     qkv_gpt *m = qkv_gpt_new(&mc, 7);
     ck_assert_qkv(m);
     /* Larger weights than the init so the distribution is far from uniform. */
@@ -177,8 +196,9 @@ START_TEST(test_cached_generation_equals_uncached)
         ck_assert_int_eq(with.n, 40);
         ck_assert_int_eq(without.n, 40);
         for (int i = 0; i < 40; i++)
-            ck_assert_msg(with.ids[i] == without.ids[i], "opts %d token %d: cached %d, uncached %d",
-                          o, i, with.ids[i], without.ids[i]);
+            ck_assert_msg(with.ids[i] == without.ids[i],
+                          "options %d, opts %d token %d: cached %d, uncached %d", _i, o, i,
+                          with.ids[i], without.ids[i]);
     }
     qkv_gpt_free(m);
 }
@@ -253,6 +273,151 @@ START_TEST(test_config_round_trip_and_errors)
 }
 END_TEST
 
+/* Little-endian writers for the old checkpoint layout below. */
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> 8 * i);
+}
+
+static void put_f64(uint8_t *p, double d)
+{
+    uint64_t v;
+    memcpy(&v, &d, 8);
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* A checkpoint as qkv wrote it before the model options and the schedule
+ * choice existed: an 88-byte config blob, the model's 32 bytes (the last
+ * word only no_bias) then the run's 56. It must load and resume with every
+ * option off and the cosine schedule. */
+START_TEST(test_checkpoint_from_before_the_options_loads)
+{
+    char *path = write_corpus(TEXT, 40);
+    char ckpt[80];
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+    qkv_corpus *c = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(c);
+    qkv_gpt_config mc = tiny_config(c->tok.size, 0);
+    mc.no_bias = true;
+    qkv_train_config tc = tiny_train(20);
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(t);
+    double loss[4];
+    run_steps(t, 4, loss);
+
+    uint8_t blob[88] = {0};
+    const int sizes[5] = {mc.vocab_size, mc.block_size, mc.n_layer, mc.n_head, mc.n_embd};
+    for (int i = 0; i < 5; i++)
+        put_u32(blob + 4 * i, (uint32_t)sizes[i]);
+    put_f64(blob + 20, mc.dropout);
+    put_u32(blob + 28, 1); /* no_bias */
+    const int ints[4] = {tc.iters, tc.batch_size, tc.warmup, tc.eval_iters};
+    for (int i = 0; i < 4; i++)
+        put_u32(blob + 32 + 4 * i, (uint32_t)ints[i]);
+    const double reals[4] = {tc.lr, tc.min_lr, tc.weight_decay, tc.grad_clip};
+    for (int i = 0; i < 4; i++)
+        put_f64(blob + 48 + 8 * i, reals[i]);
+    put_u32(blob + 80, (uint32_t)tc.seed);
+    put_u32(blob + 84, (uint32_t)(tc.seed >> 32));
+    qkv_ckpt_model model = {.kind = "gpt", .config = blob, .config_len = sizeof blob,
+                            .vocab = &t->corpus->tok};
+    qkv_ckpt_progress prog = {.step = t->run->step, .n_rngs = 4, .rngs = t->run->rngs};
+    ck_assert_msg(qkv_checkpoint_save(ckpt, &model, t->model->params, t->run->opt, &prog) == 0,
+                  "%s", qkv_last_error());
+
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
+    ck_assert_qkv(m);
+    ck_assert(m->cfg.no_bias && !m->cfg.rope && !m->cfg.rmsnorm && !m->cfg.relu2 &&
+              !m->cfg.qk_norm && !m->cfg.untied);
+    ck_assert_uint_eq(m->params->total, t->model->params->total);
+    ck_assert_int_eq(memcmp(m->params->data, t->model->params->data,
+                            m->params->total * sizeof(qkv_real)), 0);
+    qkv_gpt_free(m);
+    qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
+    ck_assert_qkv(r);
+    ck_assert_int_eq(r->run->step, 4);
+    ck_assert(r->run->cfg.wsd_decay == 0 && r->run->sched.wsd_decay == 0);
+    double a, b;
+    ck_assert_int_eq(qkv_trainer_step(t, &a, NULL), 0);
+    ck_assert_int_eq(qkv_trainer_step(r, &b, NULL), 0);
+    ck_assert_msg(a == b, "step 5 after loading the old layout: %g, straight on: %g", b, a);
+    qkv_trainer_free(r);
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    unlink(ckpt);
+    unlink(path);
+}
+END_TEST
+
+/* Every option (and the stable-decay schedule) survives save and load: the
+ * loaded model has the same config and gives the same logits. */
+START_TEST(test_options_save_and_load)
+{
+    char *path = write_corpus(TEXT, 40);
+    char ckpt[80];
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
+    qkv_corpus *c = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(c);
+    qkv_gpt_config mc = with_options(tiny_config(c->tok.size, 0), _i);
+    qkv_train_config tc = tiny_train(20);
+    tc.wsd_decay = 0.25;
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(t);
+    double loss[3];
+    run_steps(t, 3, loss);
+    ck_assert_msg(qkv_trainer_save(t, ckpt) == 0, "%s", qkv_last_error());
+    qkv_tokenizer vocab;
+    qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
+    ck_assert_qkv(m);
+    ck_assert(m->cfg.rope == mc.rope && m->cfg.rmsnorm == mc.rmsnorm &&
+              m->cfg.relu2 == mc.relu2 && m->cfg.qk_norm == mc.qk_norm &&
+              m->cfg.untied == mc.untied);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_run run = {.arena = a};
+    const int32_t ids[5] = {1, 2, 3, 4, 5};
+    qkv_tensor *la = qkv_gpt_logits(t->model, &run, ids, 1, 5, NULL);
+    qkv_tensor *lb = qkv_gpt_logits(m, &run, ids, 1, 5, NULL);
+    ck_assert_qkv(la && lb ? la : NULL);
+    ck_assert_int_eq(memcmp(la->data, lb->data, la->size * sizeof(qkv_real)), 0);
+    qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
+    ck_assert_qkv(r);
+    ck_assert(r->run->cfg.wsd_decay == 0.25 && r->run->sched.wsd_decay == 0.25);
+    qkv_trainer_free(r);
+    qkv_arena_free(a);
+    qkv_gpt_free(m);
+    qkv_trainer_free(t);
+    qkv_corpus_free(c);
+    unlink(ckpt);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_option_flags_round_trip_and_errors)
+{
+    qkv_gpt_config c = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
+                        .n_embd = 128, .rope = true, .qk_norm = true, .untied = true}, d;
+    uint8_t blob[QKV_GPT_CONFIG_BYTES];
+    qkv_gpt_config_pack(&c, blob);
+    ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), 0);
+    ck_assert(d.rope && d.qk_norm && d.untied && !d.rmsnorm && !d.relu2 && !d.no_bias);
+    /* baby with rope (no wpe: 8,192 fewer), qk-norm (2·32 per block) and an
+     * lm head of its own (65·128): 809,856 − 8,192 + 256 + 8,320. */
+    qkv_gpt *m = qkv_gpt_new(&c, 1);
+    ck_assert_qkv(m);
+    ck_assert_uint_eq(m->params->total, 810240);
+    qkv_gpt_free(m);
+    blob[28] |= 0x40; /* a bit no qkv knows */
+    ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "flag word is 0x72"));
+    c.n_embd = 12, c.n_head = 4; /* head size 3: RoPE needs pairs */
+    ck_assert_ptr_null(qkv_gpt_new(&c, 1));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "rope needs an even head size, not 3"));
+}
+END_TEST
+
 START_TEST(test_logits_shape_and_bad_ids)
 {
     qkv_gpt_config mc = {.vocab_size = 10, .block_size = 8, .n_layer = 1, .n_head = 2,
@@ -286,7 +451,10 @@ static Suite *gpt_suite(void)
     tcase_add_test(tc, test_tiny_model_overfits_short_text);
     tcase_add_test(tc, test_resume_is_bit_exact);
     tcase_add_test(tc, test_steady_training_step_allocates_nothing);
-    tcase_add_test(tc, test_cached_generation_equals_uncached);
+    tcase_add_loop_test(tc, test_cached_generation_equals_uncached, 0, 7);
+    tcase_add_test(tc, test_checkpoint_from_before_the_options_loads);
+    tcase_add_loop_test(tc, test_options_save_and_load, 0, 7);
+    tcase_add_test(tc, test_option_flags_round_trip_and_errors);
     tcase_add_test(tc, test_sampling_options);
     tcase_add_test(tc, test_config_round_trip_and_errors);
     tcase_add_test(tc, test_logits_shape_and_bad_ids);

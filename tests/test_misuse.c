@@ -217,6 +217,7 @@ BINARY_CASES(mul)
 UNARY_CASES(scale, , 2)
 UNARY_CASES(relu)
 UNARY_CASES(gelu)
+UNARY_CASES(relu2)
 UNARY_CASES(sum)
 UNARY_CASES(mean)
 UNARY_CASES(transpose)
@@ -385,6 +386,66 @@ MISUSE(qkv_layernorm, negative_eps)
 MISUSE(qkv_layernorm, null_arena)
 {
     FAILS_NULL(qkv_layernorm(NULL, tensor(SHAPE23), NULL, NULL, 1e-5f), "arena is NULL");
+}
+MISUSE(qkv_rmsnorm, null_x)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), NULL, NULL, 1e-5f), "x is NULL");
+}
+MISUSE(qkv_rmsnorm, bad_weight)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(2)), 1e-5f), "(2)");
+}
+MISUSE(qkv_rmsnorm, unallocated_weight)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), unallocated(), 1e-5f), "w", "qkv_params_alloc");
+}
+MISUSE(qkv_rmsnorm, negative_eps)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), NULL, -1), "eps");
+}
+MISUSE(qkv_rmsnorm, infinite_eps)
+{
+    FAILS_NULL(qkv_rmsnorm(arena(), tensor(SHAPE23), NULL, INFINITY), "eps");
+}
+MISUSE(qkv_rmsnorm, null_arena)
+{
+    FAILS_NULL(qkv_rmsnorm(NULL, tensor(SHAPE23), NULL, 1e-5f), "arena is NULL");
+}
+MISUSE(qkv_rope, null_arena)
+{
+    FAILS_NULL(qkv_rope(NULL, tensor(QKV_SHAPE(1, 3, 6)), 3, 0), "arena is NULL");
+}
+MISUSE(qkv_rope, null_x)
+{
+    FAILS_NULL(qkv_rope(arena(), NULL, 1, 0), "x is NULL");
+}
+MISUSE(qkv_rope, unallocated_x)
+{
+    FAILS_NULL(qkv_rope(arena(), unallocated(), 1, 0), "x", "qkv_params_alloc");
+}
+MISUSE(qkv_rope, two_dims)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(SHAPE23), 1, 0), "(2,3)", "(B,T,H·d)");
+}
+MISUSE(qkv_rope, odd_head_size)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 2, 0), "(1,3,6)", "2 heads of an even size");
+}
+MISUSE(qkv_rope, zero_heads)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 0, 0), "0 heads");
+}
+MISUSE(qkv_rope, int_min_heads)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), -2147483647 - 1, 0), "heads");
+}
+MISUSE(qkv_rope, negative_position)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 3, -1), "position -1");
+}
+MISUSE(qkv_rope, huge_position)
+{
+    FAILS_NULL(qkv_rope(arena(), tensor(QKV_SHAPE(1, 3, 6)), 3, 2147483647), "position 2147483647");
 }
 MISUSE(qkv_softmax_masked, null_x)
 {
@@ -1079,6 +1140,20 @@ MISUSE(qkv_ln_init, null_module)
 {
     FAILS_INT(qkv_ln_init(NULL, fresh(), "ln", 4, true), "m is NULL");
 }
+MISUSE(qkv_rmsnorm_init, null_module)
+{
+    FAILS_INT(qkv_rmsnorm_init(NULL, fresh(), "rms", 4), "m is NULL");
+}
+MISUSE(qkv_rmsnorm_init, null_params)
+{
+    qkv_ln l;
+    FAILS_INT(qkv_rmsnorm_init(&l, NULL, "rms", 4), "p is NULL");
+}
+MISUSE(qkv_rmsnorm_init, zero_dim)
+{
+    qkv_ln l;
+    FAILS_INT(qkv_rmsnorm_init(&l, fresh(), "rms", 0), "extent 0");
+}
 MISUSE(qkv_ln_init, zero_dim)
 {
     qkv_ln l;
@@ -1203,6 +1278,12 @@ MISUSE(qkv_self_attn_init, null_config)
 {
     qkv_self_attn m;
     FAILS_INT(qkv_self_attn_init(&m, fresh(), "a", NULL, true), "cfg is NULL");
+}
+MISUSE(qkv_self_attn_init, rope_odd_head_size)
+{
+    qkv_self_attn m;
+    qkv_block_config c = {.n_embd = 9, .n_head = 3, .n_layer = 1, .rope = true};
+    FAILS_INT(qkv_self_attn_init(&m, fresh(), "a", &c, true), "head size 3 is odd");
 }
 MISUSE(qkv_self_attn_init, null_params)
 {
@@ -1467,6 +1548,12 @@ MISUSE(qkv_gpt_config_check, heads_not_dividing)
     FAILS_INT(qkv_gpt_config_check(&c), "n_head 3");
 }
 MISUSE(qkv_gpt_new, null_config) { FAILS_NULL(qkv_gpt_new(NULL, 1), "cfg is NULL"); }
+MISUSE(qkv_gpt_new, rope_odd_head_size)
+{
+    qkv_gpt_config c = {.vocab_size = 5, .block_size = 4, .n_layer = 1, .n_head = 1, .n_embd = 5,
+                        .rope = true};
+    FAILS_NULL(qkv_gpt_new(&c, 1), "rope needs an even head size, not 5");
+}
 MISUSE(qkv_gpt_new, zero_vocab)
 {
     qkv_gpt_config c = {.vocab_size = 0, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};

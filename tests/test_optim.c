@@ -134,6 +134,27 @@ START_TEST(test_schedule_warmup_cosine_floor)
 }
 END_TEST
 
+START_TEST(test_schedule_warmup_stable_decay)
+{
+    /* 2000 steps, warmup 100, the last 20% (400 steps) decaying from 1e-3 to 1e-4. */
+    qkv_lr_schedule s = {.lr = 1e-3, .min_lr = 1e-4, .warmup_iters = 100, .decay_iters = 2000,
+                         .wsd_decay = 0.2};
+    ck_assert_double_eq_tol(qkv_lr_at(&s, 0), 1e-3 / 101, 1e-15);     /* the same warmup */
+    ck_assert_double_eq(qkv_lr_at(&s, 100), 1e-3);                    /* stable... */
+    ck_assert_double_eq(qkv_lr_at(&s, 1599), 1e-3);                   /* ...to the last 400 */
+    ck_assert_double_eq_tol(qkv_lr_at(&s, 1800), 5.5e-4, 1e-15);      /* halfway down */
+    ck_assert_double_eq_tol(qkv_lr_at(&s, 1999), 1e-4 + 9e-4 / 400, 1e-15); /* the last step */
+    ck_assert_double_eq_tol(qkv_lr_at(&s, 2000), 1e-4, 1e-15);       /* end of decay */
+    ck_assert_double_eq(qkv_lr_at(&s, 5000), 1e-4);
+    for (int64_t it = 100; it < 2100; it++)
+        ck_assert(qkv_lr_at(&s, it + 1) <= qkv_lr_at(&s, it));
+    /* A decay longer than the run after warmup starts right after it. */
+    s.wsd_decay = 1;
+    ck_assert_double_eq(qkv_lr_at(&s, 100), 1e-3);
+    ck_assert_double_eq_tol(qkv_lr_at(&s, 1050), 5.5e-4, 1e-15);
+}
+END_TEST
+
 START_TEST(test_clip_scales_to_max_norm)
 {
     qkv_tensor *w, *b;
@@ -204,6 +225,7 @@ static Suite *optim_suite(void)
     tcase_add_test(tc, test_adamw_decays_only_matrices);
     tcase_add_test(tc, test_optim_rejects_bad_use);
     tcase_add_test(tc, test_schedule_warmup_cosine_floor);
+    tcase_add_test(tc, test_schedule_warmup_stable_decay);
     tcase_add_test(tc, test_clip_scales_to_max_norm);
     tcase_add_test(tc, test_clip_norm_same_at_every_thread_count);
     tcase_add_test(tc, test_clip_leaves_nonfinite_gradients_alone);

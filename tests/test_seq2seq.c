@@ -246,7 +246,7 @@ START_TEST(test_resume_is_bit_exact)
     qkv_seq2seq_free(m);
     ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, &WORDS_TASK, 0));
     ck_assert_str_eq(qkv_last_error(), "qkv_seq2seq_trainer_resume: qkv_training_config_load: "
-                     "seq2seq checkpoint: config of 32 bytes, expected 88 (a model saved without "
+                     "seq2seq checkpoint: config of 32 bytes, expected 96 (a model saved without "
                      "its run cannot resume)");
     ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, &WORDS_TASK, -1));
     ck_assert_str_eq(qkv_last_error(), "qkv_seq2seq_trainer_resume: iters -1 is negative (0 keeps "

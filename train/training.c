@@ -56,6 +56,8 @@ int qkv_train_config_check(const qkv_train_config *tc)
                              tc->weight_decay, tc->grad_clip);
     if (tc->eval_iters < 0)
         return qkv_set_error("%s: eval_iters %d must be >= 1 (or 0 for 200)", who, tc->eval_iters);
+    if (!(tc->wsd_decay >= 0 && tc->wsd_decay <= 1))
+        return qkv_set_error("%s: wsd_decay %g is not in [0, 1]", who, tc->wsd_decay);
     return 0;
 }
 
@@ -71,6 +73,7 @@ static void pack_config(uint8_t *p, const qkv_train_config *tc)
     qkv__put_f64(p + 32, tc->weight_decay);
     qkv__put_f64(p + 40, tc->grad_clip);
     qkv__put_u64(p + 48, tc->seed);
+    qkv__put_f64(p + 56, tc->wsd_decay);
 }
 
 int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes)
@@ -79,7 +82,8 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     if (qkv__null(fn, "tc", tc) || qkv__null(fn, "ck", ck))
         return -1;
     size_t want = model_bytes + QKV_TRAIN_CONFIG_BYTES;
-    if (model_bytes > SIZE_MAX - QKV_TRAIN_CONFIG_BYTES || ck->config_len != want)
+    bool v1 = ck->config_len == model_bytes + QKV_TRAIN_CONFIG_BYTES_V1;
+    if (model_bytes > SIZE_MAX - QKV_TRAIN_CONFIG_BYTES || (ck->config_len != want && !v1))
         return qkv_set_error("%s: %s checkpoint: config of %zu bytes, expected %zu (a model "
                              "saved without its run cannot resume)",
                              fn, ck->kind, ck->config_len, want);
@@ -93,6 +97,7 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     tc->weight_decay = qkv__get_f64(p + 32);
     tc->grad_clip = qkv__get_f64(p + 40);
     tc->seed = qkv__get_u64(p + 48);
+    tc->wsd_decay = v1 ? 0 : qkv__get_f64(p + 56);
     return qkv_train_config_check(tc) < 0 ? qkv__fail_in(fn) : 0;
 }
 
@@ -148,7 +153,7 @@ qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_
     const qkv_train_config *c = &t->cfg;
     t->batch_hi = c->batch_size;
     t->sched = (qkv_lr_schedule){.lr = c->lr, .min_lr = c->min_lr, .warmup_iters = c->warmup,
-                                 .decay_iters = c->iters};
+                                 .decay_iters = c->iters, .wsd_decay = c->wsd_decay};
     qkv_optim_config oc = qkv_adamw_defaults();
     oc.weight_decay = c->weight_decay;
     /* One seed, separate streams: the model's use seed + 1..3, dropout its own. */

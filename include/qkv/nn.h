@@ -76,6 +76,11 @@ typedef struct qkv_block_config {
     qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability;
                          0 = none */
     bool bias;        /* Linear layers and LayerNorms have a bias; false = none */
+    /* Options of the modern recipe; false, the zero value, is GPT-2's block. */
+    bool rmsnorm;     /* RMSNorm (scale only) instead of LayerNorm */
+    bool relu2;       /* the MLP bends with ReLU² instead of GELU */
+    bool rope;        /* self-attention rotates q and k by position (RoPE) */
+    bool qk_norm;     /* self-attention RMS-normalises each head's q and k (learned scale) */
 } qkv_block_config;
 
 /* ---- Linear, Embedding, LayerNorm, MLP ---- */
@@ -107,24 +112,30 @@ int qkv_embed_init(qkv_embed *m, qkv_params *p, const char *name, int vocab, int
 qkv_tensor *qkv_embed_forward(const qkv_embed *m, const qkv_run *r, const int32_t *ids, int ndim,
                               const int *shape);
 
-/* LayerNorm over the last dim with a learned scale and (optional) shift. */
+/* LayerNorm over the last dim with a learned scale and (optional) shift;
+ * or, made by qkv_rmsnorm_init, RMSNorm with a learned scale. */
 typedef struct qkv_ln {
     qkv_tensor *weight; /* (C), starts at 1 */
     qkv_tensor *bias;   /* (C), starts at 0; or NULL */
-    qkv_real eps;       /* added to the variance: 1e-5 */
+    qkv_real eps;       /* added to the variance (the mean square for RMSNorm): 1e-5 */
+    bool rms;           /* RMSNorm: rescale by the root mean square, no mean, no shift */
 } qkv_ln;
 
 /* Declare "<name>.weight" (ones) and, if bias, "<name>.bias" (zeros). 0 or -1. */
 int qkv_ln_init(qkv_ln *m, qkv_params *p, const char *name, int dim, bool bias);
 
+/* An RMSNorm in m: declare "<name>.weight" (dim), ones. 0 or -1. */
+int qkv_rmsnorm_init(qkv_ln *m, qkv_params *p, const char *name, int dim);
+
 /* x (..., C) -> (..., C). */
 qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_run *r, qkv_tensor *x);
 
-/* The feed-forward part of a block: Linear C→4C, GELU, Linear 4C→C, dropout. */
+/* The feed-forward part of a block: Linear C→4C, GELU (or ReLU²), Linear 4C→C, dropout. */
 typedef struct qkv_mlp {
     qkv_linear c_fc;   /* C -> 4C */
     qkv_linear c_proj; /* 4C -> C, a residual projection (smaller init) */
     qkv_real dropout;  /* on the output, in training */
+    bool relu2;        /* ReLU² instead of GELU */
 } qkv_mlp;
 
 /* Declare "<name>.c_fc.*" and "<name>.c_proj.*". 0 or -1. */
@@ -161,10 +172,15 @@ typedef struct qkv_self_attn {
     int n_embd, n_head;
     bool causal;       /* position t sees only positions <= t */
     qkv_real dropout;  /* attention-weight and output dropout, in training */
+    bool rope;         /* rotate q and k by position before the scores (RoPE) */
+    bool qk_norm;      /* RMS-normalise each head's q and k before the scores */
+    qkv_ln q_norm;     /* with qk_norm: RMSNorm over a head's d, scale (d) shared by the heads */
+    qkv_ln k_norm;     /* the same for the keys */
 } qkv_self_attn;
 
-/* Declare "<name>.c_attn.*" and "<name>.c_proj.*". Error when n_embd is not a
- * multiple of n_head. 0 or -1. */
+/* Declare "<name>.c_attn.*" and "<name>.c_proj.*" (with cfg->qk_norm also
+ * "<name>.q_norm.weight", "<name>.k_norm.weight"). Error when n_embd is not a
+ * multiple of n_head, or with cfg->rope when the head size is odd. 0 or -1. */
 int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
                        const qkv_block_config *cfg, bool causal);
 

@@ -42,6 +42,9 @@ qkv_tensor *qkv_scale(qkv_arena *a, qkv_tensor *x, qkv_real s);
 /* max(x, 0); the gradient at exactly 0 is taken as 0. */
 qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x);
 
+/* max(x, 0)²: ReLU squared (Primer's MLP activation; no kink at 0). */
+qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x);
+
 /* GELU, tanh form: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
 qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x);
 
@@ -100,6 +103,10 @@ qkv_tensor *qkv_embedding(qkv_arena *a, qkv_tensor *table, const int32_t *ids, i
  * w, b of shape (C) (either may be NULL: no scale / no shift). */
 qkv_tensor *qkv_layernorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b, qkv_real eps);
 
+/* RMSNorm over the last dim: x / sqrt(mean(x²) + eps) * w, with w of shape
+ * (C) or NULL (no scale). LayerNorm without the mean and the shift. */
+qkv_tensor *qkv_rmsnorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_real eps);
+
 /* Softmax over the last dim (each row sums to 1). */
 qkv_tensor *qkv_softmax(qkv_arena *a, qkv_tensor *x);
 
@@ -143,6 +150,13 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
 qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                                 int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                                 qkv_tensor **weights);
+
+/* Rotary position embedding of x (B, T, H·d), heads side by side as for
+ * qkv_attention_heads, row t at position pos0 + t: in every head each pair
+ * of coordinates (2i, 2i+1) is rotated by the angle position·10000^(−2i/d).
+ * Applied to the queries and keys before attention, it makes each score
+ * depend on how far apart the query and the key are. d must be even. */
+qkv_tensor *qkv_rope(qkv_arena *a, qkv_tensor *x, int n_head, int pos0);
 
 QKV_END_DECLS
 #endif

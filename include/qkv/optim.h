@@ -93,20 +93,27 @@ int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
 
 /* ---- learning-rate schedule ---- */
 
-/* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr.
+/* Linear warmup, then cosine decay to a floor: nanoGPT's get_lr. Or, with
+ * wsd_decay > 0, warmup-stable-decay: after the warmup the rate stays at lr
+ * and only the last wsd_decay of the run decays, linearly, to the floor.
  * Zero-initialised it is a constant 1e-3; (qkv_lr_schedule){.lr = 3e-4} a constant 3e-4. */
 typedef struct qkv_lr_schedule {
     double lr;            /* peak learning rate, reached at the end of warmup; 0 = 1e-3 */
-    double min_lr;        /* the floor the cosine ends at; 0 = 0 */
+    double min_lr;        /* the floor the decay ends at; 0 = 0 */
     int64_t warmup_iters; /* steps of linear warmup; 0 = none */
-    int64_t decay_iters;  /* step where the cosine reaches min_lr (and stays); 0 = no decay:
+    int64_t decay_iters;  /* step where the decay reaches min_lr (and stays); 0 = no decay:
                              lr from the end of warmup on */
+    double wsd_decay;     /* 0: cosine; in (0, 1]: the fraction of decay_iters at its end
+                             that decays linearly (warmup-stable-decay) */
 } qkv_lr_schedule;
 
 /* The learning rate for step it (from 0): lr·(it+1)/(warmup+1) while
- * it < warmup, then min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr)
- * up to decay_iters, then min_lr (with decay_iters 0: lr after the warmup).
- * NAN (with a message) for a NULL s or a negative it. */
+ * it < warmup; then, with wsd_decay = 0,
+ * min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr) up to
+ * decay_iters; with wsd_decay > 0, lr until s = decay − wsd_decay·decay (at
+ * least warmup), then lr + (min_lr − lr)·(it − s)/(decay − s); then min_lr
+ * (with decay_iters 0: lr after the warmup). NAN (with a message) for a NULL
+ * s or a negative it. */
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
 
 /* ---- gradient clipping ---- */

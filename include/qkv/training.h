@@ -70,8 +70,10 @@ typedef struct qkv_train_config {
     int iters;           /* optimizer steps in the run (where the lr schedule ends); 0 = 2000 */
     int batch_size;      /* B: sequences (or pairs) per step; 0 = 12 */
     double lr;           /* peak learning rate; 0 = 1e-3 */
-    double min_lr;       /* learning rate at the end of the cosine; 0 = 0 */
+    double min_lr;       /* learning rate at the end of the decay; 0 = 0 */
     int warmup;          /* steps of linear warmup; 0 = none */
+    double wsd_decay;    /* 0: cosine decay; in (0, 1]: warmup-stable-decay, the last
+                            wsd_decay of the run decaying linearly (see qkv_lr_schedule) */
     double weight_decay; /* AdamW decay of weight matrices and embeddings; 0 = none */
     double grad_clip;    /* global gradient-norm limit; 0 = none */
     int eval_iters;      /* batches averaged per evaluation; 0 = 200 */
@@ -84,12 +86,16 @@ typedef struct qkv_train_config {
 qkv_train_config qkv_train_defaults(void);
 
 /* 0 when tc is usable (iters, batch_size, eval_iters, warmup >= 0; lr and
- * min_lr >= 0 and finite; weight_decay, grad_clip >= 0); else -1 with
+ * min_lr >= 0 and finite; weight_decay, grad_clip >= 0; wsd_decay in [0, 1]);
+ * else -1 with
  * "train config: ..." naming the first bad field. */
 int qkv_train_config_check(const qkv_train_config *tc);
 
-/* Bytes the run's settings add to a checkpoint's config blob, after the model's. */
-#define QKV_TRAIN_CONFIG_BYTES 56
+/* Bytes the run's settings add to a checkpoint's config blob, after the
+ * model's. Checkpoints written before wsd_decay (the last 8 bytes) hold
+ * QKV_TRAIN_CONFIG_BYTES_V1 and load as the cosine schedule they used. */
+#define QKV_TRAIN_CONFIG_BYTES 64
+#define QKV_TRAIN_CONFIG_BYTES_V1 56
 
 /* The mean loss of rows [lo, hi) of the next training batch of the run's
  * batch_size, built in r->arena (r->train is set, r->rng is the dropout
@@ -133,7 +139,7 @@ typedef struct qkv_training {
     qkv_training_model model;     /* the model's side (the blob pointer is the run's copy) */
     qkv_train_config cfg;         /* the run's settings; cfg.iters is the schedule's length */
     qkv_optim *opt;               /* AdamW and its moments */
-    qkv_lr_schedule sched;        /* warmup + cosine over cfg.iters */
+    qkv_lr_schedule sched;        /* warmup + cosine (or stable-decay) over cfg.iters */
     qkv_rng dropout_rng;          /* dropout masks (seeded with cfg.seed + 4) */
     qkv_arena *arena;             /* everything one step creates */
     int64_t step;                 /* optimizer steps done */

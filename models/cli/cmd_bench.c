@@ -271,7 +271,10 @@ int cmd_bench(int argc, char **argv)
     }
 
     if (!skip_train) {
-        const qkv_gpt_config baby = {65, 64, 4, 4, 128, 0.0, false}, mid = {65, 256, 6, 6, 384, 0.0, false};
+        const qkv_gpt_config baby = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
+                                   .n_embd = 128},
+                             mid = {.vocab_size = 65, .block_size = 256, .n_layer = 6,
+                                    .n_head = 6, .n_embd = 384};
         struct { const char *name; qkv_gpt_config model; int batch, steps; } cases[] = {
             {"baby: 4L/4H/128, B12 x T64", baby, 12, steps},
             {"6L/6H/384, B16 x T256", mid, 16, steps / 4 > 3 ? steps / 4 : 3},
@@ -311,7 +314,8 @@ int cmd_bench(int argc, char **argv)
     }
 
     if (!skip_sample) {
-        const qkv_gpt_config baby = {65, 64, 4, 4, 128, 0.0, false};
+        const qkv_gpt_config baby = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
+                                     .n_embd = 128};
         printf("\nsampling from the baby model (256 tokens after a 1-token prompt, the window sliding "
                "past 64), median of %d runs\n", runs);
         printf("%-30s %8s %11s %8s\n", "", "threads", "tokens/s", "spread");

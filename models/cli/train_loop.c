@@ -72,8 +72,11 @@ void train_print_plan(const qkv_training *run, double budget, const char *step_s
         printf("training for %gs: steps of %s", budget, step_size);
     else
         printf("training: %d steps of %s", c->iters, step_size);
-    printf(", lr %g -> %g (warmup %d), %d threads%s\n", c->lr, c->min_lr, c->warmup, threads,
-           resumed ? " (resumed)" : "");
+    char decay[64] = "cosine";
+    if (c->wsd_decay > 0)
+        snprintf(decay, sizeof decay, "stable, then linear over the last %g%%", 100 * c->wsd_decay);
+    printf(", lr %g -> %g (warmup %d, %s), %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
+           threads, resumed ? " (resumed)" : "");
 }
 
 /* The evaluations a run has to do in steps (s, s + n]: one every
