@@ -24,7 +24,7 @@ typedef struct tiny {
     qkv_block h[N_LAYER];    /* causal blocks */
     qkv_ln ln_f;             /* the final LayerNorm */
     qkv_linear lm_head;      /* C -> V */
-    qkv_sampler batches;     /* training windows of the text: the model's own random stream */
+    qkv_batcher batches;     /* training windows of the text: the model's own random stream */
     int32_t x[BATCH * BLOCK], y[BATCH * BLOCK]; /* the current batch: inputs, next-token targets */
 } tiny;
 
@@ -67,7 +67,7 @@ static qkv_tensor *tiny_forward(const tiny *m, const qkv_run *r, const int32_t *
 static qkv_tensor *tiny_loss(void *model, const qkv_run *r, int lo, int hi)
 {
     tiny *m = model;
-    qkv_sampler_next(&m->batches, m->x, m->y);
+    qkv_batcher_next(&m->batches, m->x, m->y);
     qkv_tensor *logits = tiny_forward(m, r, m->x + lo * BLOCK, hi - lo, BLOCK);
     return qkv_cross_entropy(r->arena, logits, m->y + lo * BLOCK, -1);
 }
@@ -102,7 +102,7 @@ int main(void)
     qkv_corpus *corpus = qkv_corpus_from_text(text, len, NULL);
     static tiny m; /* zeroed */
     if (!corpus || tiny_init(&m, corpus->tok.size, 1) < 0 ||
-        qkv_sampler_init(&m.batches, corpus, QKV_SPLIT_TRAIN, BATCH, BLOCK, 2) < 0) {
+        qkv_batcher_init(&m.batches, corpus, QKV_SPLIT_TRAIN, BATCH, BLOCK, 2) < 0) {
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
         return 1;
     }

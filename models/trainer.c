@@ -14,12 +14,12 @@ static qkv_tensor *gpt_loss(void *trainer, const qkv_run *r, int lo, int hi)
 {
     qkv_trainer *t = trainer;
     int T = t->model->cfg.block_size;
-    qkv_sampler_next(&t->train, t->x, t->y);
+    qkv_batcher_next(&t->train, t->x, t->y);
     return qkv_gpt_loss(t->model, r, t->x + (size_t)lo * T, t->y + (size_t)lo * T, hi - lo, T);
 }
 
 /* The mean loss of m over iters batches from s, on rows [lo, hi) of each. */
-static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
+static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
                              int32_t *x, int32_t *y, int lo, int hi)
 {
     if (iters < 1) {
@@ -31,7 +31,7 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_ar
     size_t T = (size_t)s->block_size;
     double sum = 0;
     for (int i = 0; i < iters && !isnan(sum); i++) {
-        qkv_sampler_next(s, x, y);
+        qkv_batcher_next(s, x, y);
         qkv_tensor *loss = qkv_gpt_loss(m, &run, x + lo * T, y + lo * T, hi - lo, s->block_size);
         sum += loss ? loss->data[0] : NAN;
         if (!loss)
@@ -80,9 +80,9 @@ static int init_batches(qkv_trainer *t, int T)
     const qkv_corpus *d = t->corpus;
     int B = t->run->cfg.batch_size;
     uint64_t seed = t->run->cfg.seed;
-    if (qkv_sampler_init(&t->train, d, QKV_SPLIT_TRAIN, B, T, seed + 1) < 0 ||
-        qkv_sampler_init(&t->eval[QKV_SPLIT_TRAIN], d, QKV_SPLIT_TRAIN, B, T, seed + 2) < 0 ||
-        qkv_sampler_init(&t->eval[QKV_SPLIT_VAL], d, QKV_SPLIT_VAL, B, T, seed + 3) < 0 ||
+    if (qkv_batcher_init(&t->train, d, QKV_SPLIT_TRAIN, B, T, seed + 1) < 0 ||
+        qkv_batcher_init(&t->eval[QKV_SPLIT_TRAIN], d, QKV_SPLIT_TRAIN, B, T, seed + 2) < 0 ||
+        qkv_batcher_init(&t->eval[QKV_SPLIT_VAL], d, QKV_SPLIT_VAL, B, T, seed + 3) < 0 ||
         !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
         !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y)))
         return -1;
@@ -135,7 +135,7 @@ int qkv_trainer_step(qkv_trainer *t, double *loss, double *grad_norm)
     return qkv_training_step(t->run, loss, grad_norm) < 0 ? qkv__fail_in("qkv_trainer_step") : 0;
 }
 
-double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
+double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
                          int32_t *x, int32_t *y)
 {
     const char *fn = "qkv_gpt_mean_loss";

@@ -2,25 +2,25 @@
  * multi-head module computes exactly this for every head at once. */
 #include "internal.h"
 
-int qkv_head_init(qkv_head *m, qkv_params *p, const char *name, int n_embd, int head_size,
+int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_embd, int head_size,
                   bool causal)
 {
-    if (qkv__check_init("qkv_head_init", m, p, name) < 0)
+    if (qkv__check_init("qkv_attn_head_init", m, p, name) < 0)
         return -1;
-    *m = (qkv_head){.causal = causal};
+    *m = (qkv_attn_head){.causal = causal};
     const qkv_real std = (qkv_real)0.02;
     if (qkv__linear_sub(&m->query, p, name, "query", n_embd, head_size, false, std) < 0 ||
         qkv__linear_sub(&m->key, p, name, "key", n_embd, head_size, false, std) < 0 ||
         qkv__linear_sub(&m->value, p, name, "value", n_embd, head_size, false, std) < 0)
-        return qkv__fail_in("qkv_head_init");
+        return qkv__fail_in("qkv_attn_head_init");
     return 0;
 }
 
-qkv_tensor *qkv_head_forward(const qkv_head *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_run *r, qkv_tensor *x,
                              qkv_tensor **weights)
 {
-    if (qkv__check_forward("qkv_head_forward", m, r, m ? m->query.weight : NULL) < 0 ||
-        qkv__check_btc("qkv_head_forward", x, m->query.in) < 0)
+    if (qkv__check_forward("qkv_attn_head_forward", m, r, m ? m->query.weight : NULL) < 0 ||
+        qkv__check_btc("qkv_attn_head_forward", x, m->query.in) < 0)
         return NULL;
     qkv_arena *a = r->arena;
 
@@ -39,6 +39,6 @@ qkv_tensor *qkv_head_forward(const qkv_head *m, const qkv_run *r, qkv_tensor *x,
      * get weight exactly 0. The output at t is the weighted average of the
      * values: out_t = Σ_s w_ts·v_s. */
     qkv_mask mask = {.causal = m->causal};
-    return qkv__result("qkv_head_forward",
+    return qkv__result("qkv_attn_head_forward",
                        qkv_attention(a, q, k, v, &mask, 0, NULL, weights)); /* (B,T,d) */
 }

@@ -34,7 +34,7 @@ static qkv_run run_for(qkv_arena *a, const mod_case *c, qkv_rng *rng)
 MODULE_FN(f_linear, qkv_linear_forward(c->m, &r, in[0]))
 MODULE_FN(f_ln, qkv_ln_forward(c->m, &r, in[0]))
 MODULE_FN(f_mlp, qkv_mlp_forward(c->m, &r, in[0]))
-MODULE_FN(f_head, qkv_head_forward(c->m, &r, in[0], NULL))
+MODULE_FN(f_head, qkv_attn_head_forward(c->m, &r, in[0], NULL))
 MODULE_FN(f_self_attn, qkv_self_attn_forward(c->m, &r, in[0], c->valid, NULL))
 MODULE_FN(f_cross_attn, qkv_cross_attn_forward(c->m, &r, in[0], in[1], c->valid, NULL))
 MODULE_FN(f_block, qkv_block_forward(c->m, &r, in[0], c->valid, NULL))
@@ -143,8 +143,8 @@ START_TEST(test_single_head_causal)
 {
     fixture f;
     fx_open(&f, 5);
-    qkv_head head;
-    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", 6, 4, true), 0);
+    qkv_attn_head head;
+    ck_assert_int_eq(qkv_attn_head_init(&head, f.p, "head", 6, 4, true), 0);
     qkv_tensor *x = input(&f, 2, 4, 6);
     assert_gradients(&f, f_head, &(mod_case){.m = &head}, 1, &x, "single head");
     fx_close(&f);

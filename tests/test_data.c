@@ -137,12 +137,12 @@ START_TEST(test_corpus_from_text_equals_the_file_corpus)
     ck_assert_mem_eq(mem->ids, file->ids, file->len * sizeof(int32_t));
     /* Its train and val batches are the file corpus's. */
     for (int split = 0; split < 2; split++) {
-        qkv_sampler a, b;
-        ck_assert_int_eq(qkv_sampler_init(&a, mem, (qkv_split)split, 3, 16, 9), 0);
-        ck_assert_int_eq(qkv_sampler_init(&b, file, (qkv_split)split, 3, 16, 9), 0);
+        qkv_batcher a, b;
+        ck_assert_int_eq(qkv_batcher_init(&a, mem, (qkv_split)split, 3, 16, 9), 0);
+        ck_assert_int_eq(qkv_batcher_init(&b, file, (qkv_split)split, 3, 16, 9), 0);
         int32_t xa[48], ya[48], xb[48], yb[48];
-        qkv_sampler_next(&a, xa, ya);
-        qkv_sampler_next(&b, xb, yb);
+        qkv_batcher_next(&a, xa, ya);
+        qkv_batcher_next(&b, xb, yb);
         ck_assert_mem_eq(xa, xb, sizeof xa);
         ck_assert_mem_eq(ya, yb, sizeof ya);
     }
@@ -170,29 +170,29 @@ START_TEST(test_corpus_from_text_misuse)
                                        "at position 2 is not in the vocabulary (2 characters)");
     ck_assert_ptr_null(qkv_corpus_load(NULL, NULL));
     ck_assert_str_eq(qkv_last_error(), "qkv_corpus_load: path is NULL");
-    qkv_sampler s;
-    ck_assert_int_eq(qkv_sampler_init(&s, NULL, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
-    ck_assert_str_eq(qkv_last_error(), "qkv_sampler_init: c is NULL");
+    qkv_batcher s;
+    ck_assert_int_eq(qkv_batcher_init(&s, NULL, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
+    ck_assert_str_eq(qkv_last_error(), "qkv_batcher_init: c is NULL");
     /* One distinct character is a corpus (a vocabulary of 1), every id 0. */
     qkv_corpus *one = qkv_corpus_from_text("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 30, NULL);
     ck_assert_qkv(one);
     ck_assert_int_eq(one->tok.size, 1);
-    ck_assert_int_eq(qkv_sampler_init(&s, one, (qkv_split)2, 2, 4, 1), -1);
+    ck_assert_int_eq(qkv_batcher_init(&s, one, (qkv_split)2, 2, 4, 1), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "split 2"));
-    ck_assert_int_eq(qkv_sampler_init(&s, one, QKV_SPLIT_TRAIN, 2, 4, 1), 0);
+    ck_assert_int_eq(qkv_batcher_init(&s, one, QKV_SPLIT_TRAIN, 2, 4, 1), 0);
     int32_t x[8], y[8];
-    qkv_sampler_next(&s, x, y);
+    qkv_batcher_next(&s, x, y);
     for (int i = 0; i < 8; i++)
         ck_assert(x[i] == 0 && y[i] == 0);
     /* Its val split (3 tokens) is too short for a block of 4: the message says so. */
-    ck_assert_int_eq(qkv_sampler_init(&s, one, QKV_SPLIT_VAL, 2, 4, 1), -1);
+    ck_assert_int_eq(qkv_batcher_init(&s, one, QKV_SPLIT_VAL, 2, 4, 1), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "the val split has 3 tokens"));
     qkv_corpus_free(one);
     /* A single byte: a corpus whose train split is empty. */
     qkv_corpus *tiny = qkv_corpus_from_text("\n", 1, NULL);
     ck_assert_qkv(tiny);
     ck_assert_uint_eq(tiny->n_train, 0);
-    ck_assert_int_eq(qkv_sampler_init(&s, tiny, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
+    ck_assert_int_eq(qkv_batcher_init(&s, tiny, QKV_SPLIT_TRAIN, 1, 1, 1), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "the train split has 0 tokens"));
     qkv_corpus_free(tiny);
 }
@@ -261,13 +261,13 @@ START_TEST(test_batches_are_windows_shifted_by_one)
 {
     qkv_corpus *c = random_corpus("c.txt", 2000, 3);
     enum { B = 8, T = 16 };
-    qkv_sampler s;
-    ck_assert_int_eq(qkv_sampler_init(&s, c, QKV_SPLIT_VAL, B, T, 42), 0);
+    qkv_batcher s;
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_VAL, B, T, 42), 0);
     const int32_t *val = c->ids + c->n_train;
     size_t n_val = c->len - c->n_train;
     int32_t x[B * T], y[B * T];
     for (int round = 0; round < 20; round++) {
-        qkv_sampler_next(&s, x, y);
+        qkv_batcher_next(&s, x, y);
         for (int b = 0; b < B; b++) {
             /* x[b] is some window of the val split and y[b] the same window one later. */
             size_t at = SIZE_MAX;
@@ -286,15 +286,15 @@ START_TEST(test_batches_depend_only_on_seed)
 {
     qkv_corpus *c = random_corpus("c.txt", 5000, 4);
     enum { B = 4, T = 8 };
-    qkv_sampler s1, s2, s3;
-    ck_assert_int_eq(qkv_sampler_init(&s1, c, QKV_SPLIT_TRAIN, B, T, 7), 0);
-    ck_assert_int_eq(qkv_sampler_init(&s2, c, QKV_SPLIT_TRAIN, B, T, 7), 0);
-    ck_assert_int_eq(qkv_sampler_init(&s3, c, QKV_SPLIT_TRAIN, B, T, 8), 0);
+    qkv_batcher s1, s2, s3;
+    ck_assert_int_eq(qkv_batcher_init(&s1, c, QKV_SPLIT_TRAIN, B, T, 7), 0);
+    ck_assert_int_eq(qkv_batcher_init(&s2, c, QKV_SPLIT_TRAIN, B, T, 7), 0);
+    ck_assert_int_eq(qkv_batcher_init(&s3, c, QKV_SPLIT_TRAIN, B, T, 8), 0);
     int32_t x1[B * T], y1[B * T], x2[B * T], y2[B * T], x3[B * T], y3[B * T];
     for (int round = 0; round < 5; round++) {
-        qkv_sampler_next(&s1, x1, y1);
-        qkv_sampler_next(&s2, x2, y2);
-        qkv_sampler_next(&s3, x3, y3);
+        qkv_batcher_next(&s1, x1, y1);
+        qkv_batcher_next(&s2, x2, y2);
+        qkv_batcher_next(&s3, x3, y3);
         ck_assert_mem_eq(x1, x2, sizeof x1);
         ck_assert_mem_eq(y1, y2, sizeof y1);
         ck_assert(memcmp(x1, x3, sizeof x1) != 0);
@@ -307,16 +307,16 @@ START_TEST(test_sampler_state_restores_next_batch)
 {
     qkv_corpus *c = random_corpus("c.txt", 5000, 5);
     enum { B = 4, T = 8 };
-    qkv_sampler s;
-    ck_assert_int_eq(qkv_sampler_init(&s, c, QKV_SPLIT_TRAIN, B, T, 9), 0);
+    qkv_batcher s;
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_TRAIN, B, T, 9), 0);
     int32_t x[B * T], y[B * T], x2[B * T], y2[B * T];
-    qkv_sampler_next(&s, x, y);
+    qkv_batcher_next(&s, x, y);
     qkv_rng saved = s.rng; /* what a checkpoint stores */
-    qkv_sampler_next(&s, x, y);
-    qkv_sampler resumed;
-    ck_assert_int_eq(qkv_sampler_init(&resumed, c, QKV_SPLIT_TRAIN, B, T, 12345), 0);
+    qkv_batcher_next(&s, x, y);
+    qkv_batcher resumed;
+    ck_assert_int_eq(qkv_batcher_init(&resumed, c, QKV_SPLIT_TRAIN, B, T, 12345), 0);
     resumed.rng = saved;
-    qkv_sampler_next(&resumed, x2, y2);
+    qkv_batcher_next(&resumed, x2, y2);
     ck_assert_mem_eq(x, x2, sizeof x);
     ck_assert_mem_eq(y, y2, sizeof y);
     qkv_corpus_free(c);
@@ -326,17 +326,17 @@ END_TEST
 START_TEST(test_split_shorter_than_block_is_an_error)
 {
     qkv_corpus *c = random_corpus("c.txt", 50, 6); /* train 45, val 5 */
-    qkv_sampler s;
-    ck_assert_int_eq(qkv_sampler_init(&s, c, QKV_SPLIT_TRAIN, 2, 8, 1), 0);
-    ck_assert_int_eq(qkv_sampler_init(&s, c, QKV_SPLIT_VAL, 2, 8, 1), -1);
+    qkv_batcher s;
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_TRAIN, 2, 8, 1), 0);
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_VAL, 2, 8, 1), -1);
     ck_assert_ptr_nonnull(
         strstr(qkv_last_error(), "the val split has 5 tokens, fewer than block size + 1 = 9"));
-    ck_assert_int_eq(qkv_sampler_init(&s, c, QKV_SPLIT_TRAIN, 2, 45, 1), -1);
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_TRAIN, 2, 45, 1), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "the train split has 45 tokens"));
     /* Exactly block size + 1 is enough: one window, at 0. */
-    ck_assert_int_eq(qkv_sampler_init(&s, c, QKV_SPLIT_VAL, 2, 4, 1), 0);
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_VAL, 2, 4, 1), 0);
     int32_t x[8], y[8];
-    qkv_sampler_next(&s, x, y);
+    qkv_batcher_next(&s, x, y);
     ck_assert_mem_eq(x, c->ids + c->n_train, 4 * sizeof(int32_t));
     ck_assert_mem_eq(y, c->ids + c->n_train + 1, 4 * sizeof(int32_t));
     qkv_corpus_free(c);

@@ -206,7 +206,7 @@ START_TEST(test_module_inits_reject_bad_sizes)
     qkv_embed emb;
     qkv_ln ln;
     qkv_mlp mlp;
-    qkv_head head;
+    qkv_attn_head head;
     qkv_self_attn sa;
     qkv_cross_attn ca;
     qkv_block blk;
@@ -215,7 +215,7 @@ START_TEST(test_module_inits_reject_bad_sizes)
     FAILS_INT(qkv_linear_init(&lin, p, "fc2", 4, -2, true, 0.02), "'fc2.weight'", "extent -2");
     FAILS_INT(qkv_embed_init(&emb, p, "wte", -1, 8, 0.02), "'wte.weight'", "extent -1");
     FAILS_INT(qkv_ln_init(&ln, p, "ln", 0, true), "'ln.weight'", "extent 0");
-    FAILS_INT(qkv_head_init(&head, p, "head", 8, 0, true), "extent 0");
+    FAILS_INT(qkv_attn_head_init(&head, p, "head", 8, 0, true), "extent 0");
     qkv_block_config cfg = {.n_embd = 10, .n_head = 3, .n_layer = 1, .dropout = 0, .bias = true};
     FAILS_INT(qkv_self_attn_init(&sa, p, "attn", &cfg, true), "qkv_self_attn_init 'attn'",
               "n_embd 10 is not a multiple of n_head 3");
@@ -338,9 +338,9 @@ START_TEST(test_tokenizer_and_sampler_errors)
     const char *path = temp_text(TEXT, strlen(TEXT), 2);
     qkv_corpus *c = qkv_corpus_load(path, NULL);
     ck_assert_qkv(c);
-    qkv_sampler s;
-    FAILS_INT(qkv_sampler_init(&s, c, QKV_SPLIT_TRAIN, 0, 8, 1), "batch size 0");
-    FAILS_INT(qkv_sampler_init(&s, c, QKV_SPLIT_VAL, 2, 64, 1), "val split has 15 tokens",
+    qkv_batcher s;
+    FAILS_INT(qkv_batcher_init(&s, c, QKV_SPLIT_TRAIN, 0, 8, 1), "batch size 0");
+    FAILS_INT(qkv_batcher_init(&s, c, QKV_SPLIT_VAL, 2, 64, 1), "val split has 15 tokens",
               "block size + 1 = 65");
     qkv_corpus_free(c);
     FAILS_NULL(qkv_corpus_load(path, &tok), "corpus '", "encode: character 't' at position 0");

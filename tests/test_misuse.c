@@ -787,50 +787,50 @@ MISUSE(qkv_corpus_from_text, byte_outside_vocab)
     FAILS_NULL(qkv_corpus_from_text("abz", 3, tok()), "'z'", "position 2");
 }
 MISUSE(qkv_corpus_free, null) { HARMLESS((qkv_corpus_free(NULL), 0)); }
-MISUSE(qkv_sampler_init, null_sampler)
+MISUSE(qkv_batcher_init, null_sampler)
 {
-    FAILS_INT(qkv_sampler_init(NULL, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1), "s is NULL");
+    FAILS_INT(qkv_batcher_init(NULL, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1), "s is NULL");
 }
-MISUSE(qkv_sampler_init, null_corpus)
+MISUSE(qkv_batcher_init, null_corpus)
 {
-    qkv_sampler s;
-    FAILS_INT(qkv_sampler_init(&s, NULL, QKV_SPLIT_TRAIN, 2, 8, 1), "c is NULL");
+    qkv_batcher s;
+    FAILS_INT(qkv_batcher_init(&s, NULL, QKV_SPLIT_TRAIN, 2, 8, 1), "c is NULL");
 }
-MISUSE(qkv_sampler_init, split_7)
+MISUSE(qkv_batcher_init, split_7)
 {
-    qkv_sampler s;
-    FAILS_INT(qkv_sampler_init(&s, corpus(), (qkv_split)7, 2, 8, 1), "split 7");
+    qkv_batcher s;
+    FAILS_INT(qkv_batcher_init(&s, corpus(), (qkv_split)7, 2, 8, 1), "split 7");
 }
-MISUSE(qkv_sampler_init, batch_0)
+MISUSE(qkv_batcher_init, batch_0)
 {
-    qkv_sampler s;
-    FAILS_INT(qkv_sampler_init(&s, corpus(), QKV_SPLIT_TRAIN, 0, 8, 1), "0");
+    qkv_batcher s;
+    FAILS_INT(qkv_batcher_init(&s, corpus(), QKV_SPLIT_TRAIN, 0, 8, 1), "0");
 }
-MISUSE(qkv_sampler_init, block_too_long)
+MISUSE(qkv_batcher_init, block_too_long)
 {
-    qkv_sampler s;
-    FAILS_INT(qkv_sampler_init(&s, corpus(), QKV_SPLIT_VAL, 2, 1 << 20, 1), "1048577");
+    qkv_batcher s;
+    FAILS_INT(qkv_batcher_init(&s, corpus(), QKV_SPLIT_VAL, 2, 1 << 20, 1), "1048577");
 }
-MISUSE(qkv_sampler_init, batch_times_block_overflows)
+MISUSE(qkv_batcher_init, batch_times_block_overflows)
 {
-    qkv_sampler s;
-    FAILS_INT(qkv_sampler_init(&s, corpus(), QKV_SPLIT_TRAIN, 1 << 30, 8, 1), "batch");
+    qkv_batcher s;
+    FAILS_INT(qkv_batcher_init(&s, corpus(), QKV_SPLIT_TRAIN, 1 << 30, 8, 1), "batch");
 }
-MISUSE(qkv_sampler_next, null_sampler)
+MISUSE(qkv_batcher_next, null_sampler)
 {
-    REFUSES(qkv_sampler_next(NULL, (int32_t[16]){0}, (int32_t[16]){0}), "s is NULL");
+    REFUSES(qkv_batcher_next(NULL, (int32_t[16]){0}, (int32_t[16]){0}), "s is NULL");
 }
-MISUSE(qkv_sampler_next, null_x)
+MISUSE(qkv_batcher_next, null_x)
 {
-    qkv_sampler s;
-    MISUSE_ASSERT(qkv_sampler_init(&s, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1) == 0);
-    REFUSES(qkv_sampler_next(&s, NULL, (int32_t[16]){0}), "x is NULL");
+    qkv_batcher s;
+    MISUSE_ASSERT(qkv_batcher_init(&s, corpus(), QKV_SPLIT_TRAIN, 2, 8, 1) == 0);
+    REFUSES(qkv_batcher_next(&s, NULL, (int32_t[16]){0}), "x is NULL");
 }
-MISUSE(qkv_sampler_next, uninitialised)
+MISUSE(qkv_batcher_next, uninitialised)
 {
-    qkv_sampler s = {0};
+    qkv_batcher s = {0};
     int32_t x[16], y[16];
-    REFUSES(qkv_sampler_next(&s, x, y), "s");
+    REFUSES(qkv_batcher_next(&s, x, y), "s");
 }
 
 /* ================================================================ dates.h */
@@ -1204,40 +1204,40 @@ MISUSE(qkv_mlp_forward, null_run)
     alloc(p);
     FAILS_NULL(qkv_mlp_forward(&m, NULL, btc(8)), "r is NULL");
 }
-MISUSE(qkv_head_init, null_module)
+MISUSE(qkv_attn_head_init, null_module)
 {
-    FAILS_INT(qkv_head_init(NULL, fresh(), "h", 8, 4, true), "m is NULL");
+    FAILS_INT(qkv_attn_head_init(NULL, fresh(), "h", 8, 4, true), "m is NULL");
 }
-MISUSE(qkv_head_init, zero_head_size)
+MISUSE(qkv_attn_head_init, zero_head_size)
 {
-    qkv_head h;
-    FAILS_INT(qkv_head_init(&h, fresh(), "h", 8, 0, true), "0");
+    qkv_attn_head h;
+    FAILS_INT(qkv_attn_head_init(&h, fresh(), "h", 8, 0, true), "0");
 }
-MISUSE(qkv_head_forward, null_module)
+MISUSE(qkv_attn_head_forward, null_module)
 {
-    FAILS_NULL(qkv_head_forward(NULL, run(), btc(8), NULL), "m is NULL");
+    FAILS_NULL(qkv_attn_head_forward(NULL, run(), btc(8), NULL), "m is NULL");
 }
-MISUSE(qkv_head_forward, before_params_alloc)
+MISUSE(qkv_attn_head_forward, before_params_alloc)
 {
-    qkv_head h;
-    qkv_head_init(&h, fresh(), "h", 8, 4, true);
-    FAILS_NULL(qkv_head_forward(&h, run(), btc(8), NULL), "qkv_params_alloc");
+    qkv_attn_head h;
+    qkv_attn_head_init(&h, fresh(), "h", 8, 4, true);
+    FAILS_NULL(qkv_attn_head_forward(&h, run(), btc(8), NULL), "qkv_params_alloc");
 }
-MISUSE(qkv_head_forward, null_run)
+MISUSE(qkv_attn_head_forward, null_run)
 {
-    qkv_head h;
+    qkv_attn_head h;
     qkv_params *p = fresh();
-    qkv_head_init(&h, p, "h", 8, 4, true);
+    qkv_attn_head_init(&h, p, "h", 8, 4, true);
     alloc(p);
-    FAILS_NULL(qkv_head_forward(&h, NULL, btc(8), NULL), "r is NULL");
+    FAILS_NULL(qkv_attn_head_forward(&h, NULL, btc(8), NULL), "r is NULL");
 }
-MISUSE(qkv_head_forward, two_dims)
+MISUSE(qkv_attn_head_forward, two_dims)
 {
-    qkv_head h;
+    qkv_attn_head h;
     qkv_params *p = fresh();
-    qkv_head_init(&h, p, "h", 8, 4, true);
+    qkv_attn_head_init(&h, p, "h", 8, 4, true);
     alloc(p);
-    FAILS_NULL(qkv_head_forward(&h, run(), tensor(QKV_SHAPE(3, 8)), NULL), "(3,8)");
+    FAILS_NULL(qkv_attn_head_forward(&h, run(), tensor(QKV_SHAPE(3, 8)), NULL), "(3,8)");
 }
 
 /* A module of each attention kind, its parameters allocated. */

@@ -90,8 +90,8 @@ START_TEST(test_single_head_worked_example)
 {
     fixture f;
     fx_open(&f, 1);
-    qkv_head head;
-    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", 2, 2, false), 0);
+    qkv_attn_head head;
+    ck_assert_int_eq(qkv_attn_head_init(&head, f.p, "head", 2, 2, false), 0);
     ck_assert_int_eq(qkv_params_alloc(f.p, &f.rng), 0);
     set_identity(head.query.weight->data, 2);
     set_identity(head.key.weight->data, 2);
@@ -99,7 +99,7 @@ START_TEST(test_single_head_worked_example)
     const qkv_real xs[3][2] = {{1, 0}, {0, 1}, {1, 1}};
     qkv_tensor *x = qkv_from_array(f.run.arena, QKV_SHAPE(1, 3, 2), &xs[0][0]);
     qkv_tensor *w = NULL;
-    qkv_tensor *y = qkv_head_forward(&head, &f.run, x, &w);
+    qkv_tensor *y = qkv_attn_head_forward(&head, &f.run, x, &w);
     ck_assert_qkv(y);
     ck_assert_qkv(w);
     ck_assert_int_eq(w->ndim, 3);
@@ -148,13 +148,13 @@ START_TEST(test_causal_weights_lower_triangular)
     fixture f;
     fx_open(&f, 2);
     qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
-    qkv_head head;
+    qkv_attn_head head;
     qkv_self_attn attn;
-    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", 8, 4, true), 0);
+    ck_assert_int_eq(qkv_attn_head_init(&head, f.p, "head", 8, 4, true), 0);
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
     fx_alloc_random(&f, 0.5);
     qkv_tensor *x = randn3(&f, 2, 5, 8), *w1 = NULL, *w2 = NULL;
-    ck_assert_qkv(qkv_head_forward(&head, &f.run, x, &w1));
+    ck_assert_qkv(qkv_attn_head_forward(&head, &f.run, x, &w1));
     ck_assert_qkv(qkv_self_attn_forward(&attn, &f.run, x, NULL, &w2));
     ck_assert_int_eq(w1->ndim, 3);
     ck_assert(w2->ndim == 4 && w2->shape[0] == 2 && w2->shape[1] == 2 && w2->shape[2] == 5 &&
@@ -221,9 +221,9 @@ START_TEST(test_one_head_equals_single_head)
     fx_open(&f, 4);
     const int C = 4, T = 5;
     qkv_block_config cfg = {.n_embd = C, .n_head = 1, .n_layer = 1, .bias = true};
-    qkv_head head;
+    qkv_attn_head head;
     qkv_self_attn attn;
-    ck_assert_int_eq(qkv_head_init(&head, f.p, "head", C, C, true), 0);
+    ck_assert_int_eq(qkv_attn_head_init(&head, f.p, "head", C, C, true), 0);
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
     fx_alloc_random(&f, 0.5);
     /* c_attn's rows are the queries', then the keys', then the values' weights. */
@@ -235,7 +235,7 @@ START_TEST(test_one_head_equals_single_head)
     set_identity(attn.c_proj.weight->data, C);
     memset(attn.c_proj.bias->data, 0, C * sizeof(qkv_real));
     qkv_tensor *x = randn3(&f, 2, T, C), *w1 = NULL, *w2 = NULL;
-    qkv_tensor *y1 = qkv_head_forward(&head, &f.run, x, &w1);
+    qkv_tensor *y1 = qkv_attn_head_forward(&head, &f.run, x, &w1);
     qkv_tensor *y2 = qkv_self_attn_forward(&attn, &f.run, x, NULL, &w2);
     ck_assert_qkv(y1);
     ck_assert_qkv(y2);

@@ -5,10 +5,10 @@
 
 #include "../tensor/check.h"
 
-int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int batch_size,
+int qkv_batcher_init(qkv_batcher *s, const qkv_corpus *c, qkv_split split, int batch_size,
                      int block_size, uint64_t seed)
 {
-    const char *fn = "qkv_sampler_init";
+    const char *fn = "qkv_batcher_init";
     if (qkv__null(fn, "s", s) || qkv__null(fn, "c", c))
         return -1;
     if (split != QKV_SPLIT_TRAIN && split != QKV_SPLIT_VAL)
@@ -26,7 +26,7 @@ int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int b
     /* A window is block_size inputs plus the one target after the last. */
     if (len < (size_t)block_size + 1)
         return qkv_set_error(
-            "qkv_sampler_init: the %s split has %zu tokens, fewer than block size + 1 = %d "
+            "qkv_batcher_init: the %s split has %zu tokens, fewer than block size + 1 = %d "
             "(the corpus has %zu tokens; use a longer text or a smaller block size)",
             train ? "train" : "val", len, block_size + 1, c->len);
     s->ids = ids;
@@ -37,13 +37,13 @@ int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int b
     return 0;
 }
 
-void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y)
+void qkv_batcher_next(qkv_batcher *s, int32_t *x, int32_t *y)
 {
-    const char *fn = "qkv_sampler_next";
+    const char *fn = "qkv_batcher_next";
     if (qkv__null(fn, "s", s) || qkv__null(fn, "x", x) || qkv__null(fn, "y", y))
         return;
     if (!s->ids || s->block_size < 1 || s->batch_size < 1 || s->len < (size_t)s->block_size + 1) {
-        qkv_set_error("%s: s was not set up by qkv_sampler_init", fn);
+        qkv_set_error("%s: s was not set up by qkv_batcher_init", fn);
         return;
     }
     size_t T = (size_t)s->block_size;

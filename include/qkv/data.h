@@ -8,13 +8,13 @@
  *
  *     qkv_corpus *c = qkv_corpus_load("shakespeare.txt", NULL);   // vocab from the text
  *     // or, from text in memory: qkv_corpus_from_text(text, strlen(text), NULL)
- *     qkv_sampler train;
- *     if (!c || qkv_sampler_init(&train, c, QKV_SPLIT_TRAIN, 12, 64, 1337) < 0) {
+ *     qkv_batcher train;
+ *     if (!c || qkv_batcher_init(&train, c, QKV_SPLIT_TRAIN, 12, 64, 1337) < 0) {
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
  *         return 1;
  *     }
  *     int32_t x[12 * 64], y[12 * 64];
- *     qkv_sampler_next(&train, x, y);          // y[b][t] = x[b][t+1]: next-token targets
+ *     qkv_batcher_next(&train, x, y);          // y[b][t] = x[b][t+1]: next-token targets
  *     qkv_corpus_free(c);
  */
 #ifndef QKV_DATA_H
@@ -67,7 +67,7 @@ typedef struct qkv_corpus {
  * vocab as for qkv_corpus_load. NULL with a message naming the problem (text
  * NULL, len 0, a byte outside vocab and where). Any text of at least one
  * byte makes a corpus, even one distinct character (a vocabulary of 1); its
- * splits need block_size + 1 tokens each for qkv_sampler_init. */
+ * splits need block_size + 1 tokens each for qkv_batcher_init. */
 qkv_corpus *qkv_corpus_from_text(const char *text, size_t len, const qkv_tokenizer *vocab);
 
 /* Read and encode a text file (qkv_corpus_from_text of its bytes). With
@@ -81,25 +81,26 @@ void qkv_corpus_free(qkv_corpus *c);
 
 /* ---- batches: random contiguous windows of one split ---- */
 
-typedef struct qkv_sampler {
+typedef struct qkv_batcher {
     const int32_t *ids; /* the split's tokens (the corpus owns them) */
     size_t len;         /* their number, at least block_size + 1 */
     int batch_size;     /* B: windows per batch */
     int block_size;     /* T: tokens per window */
-    qkv_rng rng;        /* the sampler's only changing state: save it to resume */
-} qkv_sampler;
+    qkv_rng rng;        /* the batcher's only changing state: save it to resume */
+} qkv_batcher;
 
-/* A sampler of (B, T) batches from one split of c, seeded with seed. -1
- * when split is not a qkv_split, the split is shorter than block_size + 1
- * tokens, a size is < 1 or B·T does not fit an int32. */
-int qkv_sampler_init(qkv_sampler *s, const qkv_corpus *c, qkv_split split, int batch_size,
+/* A batcher of (B, T) training batches from one split of c, seeded with
+ * seed (qkv_sample_token, not this, samples the next token). -1 when split
+ * is not a qkv_split, the split is shorter than block_size + 1 tokens, a
+ * size is < 1 or B·T does not fit an int32. */
+int qkv_batcher_init(qkv_batcher *s, const qkv_corpus *c, qkv_split split, int batch_size,
                      int block_size, uint64_t seed);
 
 /* The next batch: B windows at uniform random starts (drawn in order), each
  * x[b] = ids[i, i+T) and y[b] = ids[i+1, i+T+1). x and y hold B·T values.
- * A NULL argument or a sampler qkv_sampler_init did not set up leaves x and
+ * A NULL argument or a batcher qkv_batcher_init did not set up leaves x and
  * y untouched and a message. */
-void qkv_sampler_next(qkv_sampler *s, int32_t *x, int32_t *y);
+void qkv_batcher_next(qkv_batcher *s, int32_t *x, int32_t *y);
 
 QKV_END_DECLS
 #endif

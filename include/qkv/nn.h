@@ -151,18 +151,18 @@ qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x);
 
 /* One head of self-attention, written as the lesson: every position asks a
  * query, offers a key and carries a value. */
-typedef struct qkv_head {
+typedef struct qkv_attn_head {
     qkv_linear query, key, value; /* C -> d each, no bias */
     bool causal;                  /* position t sees only positions <= t */
-} qkv_head;
+} qkv_attn_head;
 
 /* Declare "<name>.query.weight", "<name>.key.weight", "<name>.value.weight"
  * (head_size, n_embd), N(0, 0.02²). 0 or -1. */
-int qkv_head_init(qkv_head *m, qkv_params *p, const char *name, int n_embd, int head_size,
+int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_embd, int head_size,
                   bool causal);
 
 /* x (B,T,C) -> (B,T,d). */
-qkv_tensor *qkv_head_forward(const qkv_head *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_run *r, qkv_tensor *x,
                              qkv_tensor **weights);
 
 /* Multi-head self-attention (GPT's CausalSelfAttention; unmasked in an encoder). */

@@ -32,8 +32,8 @@ typedef struct qkv_trainer {
     qkv_gpt *model;            /* the model being trained */
     qkv_training *run;         /* settings, AdamW, schedule, step, dropout, arena */
     const qkv_corpus *corpus;  /* the text (the caller owns it) */
-    qkv_sampler train;         /* training batches */
-    qkv_sampler eval[2];       /* evaluation batches of the train and val splits */
+    qkv_batcher train;         /* training batches */
+    qkv_batcher eval[2];       /* evaluation batches of the train and val splits */
     int32_t *x, *y;            /* one batch of inputs and targets (B·T each) */
     qkv_corpus *own_corpus;    /* the corpus qkv_trainer_resume loaded, freed with the trainer */
 } qkv_trainer;
@@ -70,7 +70,7 @@ qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int i
 /* The mean loss of m over iters batches from s (no-grad, no dropout), using
  * arena for the activations and x, y (B·T each) for the batch; NAN with a
  * message on failure. */
-double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_sampler *s, int iters, qkv_arena *arena,
+double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
                          int32_t *x, int32_t *y);
 
 /* The model saved at path, for sampling or evaluation, and its vocabulary

@@ -44,8 +44,8 @@ int cmd_eval(int argc, char **argv)
     if (m && c && arena && x && y) {
         rc = 0;
         for (int split = 0; split < 2 && rc == 0; split++) {
-            qkv_sampler s;
-            if (qkv_sampler_init(&s, c, (qkv_split)split, batch, T, (uint64_t)seed + (uint64_t)split) < 0)
+            qkv_batcher s;
+            if (qkv_batcher_init(&s, c, (qkv_split)split, batch, T, (uint64_t)seed + (uint64_t)split) < 0)
                 rc = 1;
             else if (isnan(loss[split] = qkv_gpt_mean_loss(m, &s, iters, arena, x, y)))
                 rc = 1;
