@@ -28,7 +28,8 @@ typedef struct misuse_case {
     void (*run)(void);
 } misuse_case;
 
-/* Register a case (done by MISUSE before main runs). */
+/* Register a case (done by MISUSE before main runs); cases run in order of
+ * function and label. */
 void misuse_add(const char *fn, const char *label, void (*run)(void));
 
 /* Number of cases registered. */
