@@ -14,8 +14,6 @@
 __attribute__((visibility("default"))) const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
-#define SHAPE23 QKV_SHAPE(2, 3)
-
 /* ================================================================ base.h */
 
 MISUSE(qkv_last_error, takes_no_arguments) { MISUSE_ASSERT(qkv_last_error() != NULL); }
@@ -1612,8 +1610,6 @@ MISUSE(qkv_gpt_loss, bad_target)
     FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, (int32_t[]){9}, 1, 1), "target 9");
 }
 
-static const qkv_sample_opts OPTS = {.temperature = 1, .top_k = 0, .top_p = 1};
-
 MISUSE(qkv_sample_opts_check, null) { FAILS_INT(qkv_sample_opts_check(NULL), "opts is NULL"); }
 MISUSE(qkv_sample_opts_check, negative_temperature)
 {
@@ -1693,17 +1689,6 @@ MISUSE(qkv_gpt_generate, negative_temperature)
               "temperature -1");
 }
 
-/* A model for qkv_generate: uniform logits over 5 tokens, or NULL when asked to fail. */
-static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
-{
-    (void)ids, (void)n, (void)pos;
-    if (model) {
-        qkv_set_error("flat: asked to fail");
-        return NULL;
-    }
-    return qkv_zeros(r->arena, QKV_SHAPE(1, 5));
-}
-static const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
 static const int32_t PROMPT[2] = {1, 2};
 
 MISUSE(qkv_generate, null_lm)

@@ -300,6 +300,21 @@ const char *s2s_ckpt_path(void)
 
 qkv_block_config *block_config(void) { return &the_block_config; }
 
+const qkv_sample_opts OPTS = {.temperature = 1, .top_k = 0, .top_p = 1};
+
+/* FLAT's forward: uniform logits, or NULL when its model pointer is set (a
+ * model that fails). */
+static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+{
+    (void)ids, (void)n, (void)pos;
+    if (model) {
+        qkv_set_error("flat: asked to fail");
+        return NULL;
+    }
+    return qkv_zeros(r->arena, QKV_SHAPE(1, 5));
+}
+const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
+
 /* Free every fixture: a case that left one broken crashes here, in its own process. */
 static void free_fixtures(void)
 {

@@ -128,6 +128,7 @@ void misuse_check_message(const char *call, int n, const char *const *parts);
 
 /* ---- what the cases call with: built on first use in the case's process ---- */
 
+#define SHAPE23 QKV_SHAPE(2, 3)                 /* the shape most cases make tensors of */
 qkv_arena *arena(void);                         /* 1 MB */
 qkv_tensor *tensor(int ndim, const int *shape); /* filled with small values */
 qkv_rng *rng(void);                             /* seeded */
@@ -146,5 +147,7 @@ const char *ckpt_path(void);                    /* trainer() saved */
 const char *s2s_ckpt_path(void);                /* s2s() saved */
 const char *tmp_path(const char *name);         /* a path in the case's directory */
 qkv_block_config *block_config(void);           /* C 8, 2 heads, 1 layer */
+extern const qkv_sample_opts OPTS;              /* temperature 1, every token kept */
+extern const qkv_lm FLAT; /* uniform logits over 5 tokens, context 4; fails when .model is set */
 
 #endif
