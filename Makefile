@@ -31,6 +31,8 @@ SUP_SRC  := $(wildcard tests/support/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 GRAD_SRC := $(wildcard tests/grad_*.c)
 DUMP_SRC := $(wildcard tests/dump_*.c)
+# The misuse suite's cases, a file per public header, linked into test_misuse.
+MISUSE_SRC := $(wildcard tests/misuse/*.c)
 
 # Float objects (the library) and double objects (the gradient-check copy).
 OBJ     := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -38,6 +40,7 @@ OBJ64   := $(LIB_SRC:%.c=$(BUILD)/obj64/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 SUP_OBJ := $(SUP_SRC:%.c=$(BUILD)/obj/%.o)
 SUP64   := $(SUP_SRC:%.c=$(BUILD)/obj64/%.o)
+MISUSE_OBJ := $(MISUSE_SRC:%.c=$(BUILD)/obj/%.o)
 TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(GRAD_SRC:tests/%.c=$(BUILD)/tests/%)
 # Double-precision helper programs the float tests compare against.
 DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -98,13 +101,21 @@ $(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/o
 
 # Test programs compile and link in one step; PROGRAM.d lists the headers they
 # include (tests/support/*.h too), so editing one rebuilds them. Those headers
-# become prerequisites, so TEST_INPUTS keeps them off the command line.
+# become prerequisites, so TEST_INPUTS keeps them off the command line; it puts
+# the library last, after objects a program's own rule adds (test_misuse's).
 TEST_DEPS   = -MMD -MP -MT $@ -MF $@.d
-TEST_INPUTS = $(filter %.c %.o %.a,$^)
+TEST_INPUTS = $(filter %.c %.o,$^) $(filter %.a,$^)
 
 $(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
+
+# test_misuse is tests/test_misuse.c (the suite) and the case files, compiled
+# one by one (each with its own .d) and linked as objects: in an archive they
+# would be dropped, as nothing calls them (each case registers itself from a
+# constructor).
+$(MISUSE_OBJ): BASE += -Itests/support
+$(BUILD)/tests/test_misuse: $(MISUSE_OBJ)
 
 $(BUILD)/tests/dump_%: tests/dump_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
@@ -123,7 +134,7 @@ test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(B
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
-# Every public function has a case in the misuse suite (tests/test_misuse.c).
+# Every public function has a case in the misuse suite (tests/misuse/*.c).
 misuse-coverage:
 	@sh tests/misuse_coverage.sh
 
@@ -187,7 +198,7 @@ test-readme: $(BUILD)/libqkv.a
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d)
+-include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
 -include $(TESTS:=.d) $(DUMPS:=.d)
 
 # ---- robustness: fuzzing the checkpoint loader, valgrind on the program ----

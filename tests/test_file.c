@@ -1,6 +1,6 @@
 /* The safe-output path (qkv/file.h): what it refuses, what it leaves behind,
  * the lock between processes, and inputs that must not block (NULL arguments:
- * test_misuse.c). */
+ * tests/misuse/file.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

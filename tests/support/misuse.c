@@ -21,13 +21,31 @@ const char *misuse_fn = "";
 static int fail_fd = -1;  /* where a failing case writes why */
 static char case_dir[64]; /* the case's temporary directory */
 
+/* Cases are kept in order of function and label, so that the suite runs them
+ * in one order whatever order the linker gives the case files' constructors.
+ * A case defined twice (each file's cases are static, so two files can) is
+ * refused rather than run twice. */
 void misuse_add(const char *fn, const char *label, void (*run)(void))
 {
     if (n_cases == MISUSE_MAX_CASES) {
         fprintf(stderr, "misuse: more than %d cases; raise MISUSE_MAX_CASES\n", MISUSE_MAX_CASES);
         exit(1);
     }
-    cases[n_cases++] = (misuse_case){fn, label, run};
+    int i = n_cases;
+    for (; i > 0; i--) {
+        int order = strcmp(cases[i - 1].fn, fn);
+        if (order == 0)
+            order = strcmp(cases[i - 1].label, label);
+        if (order == 0) {
+            fprintf(stderr, "misuse: the case %s (%s) is defined twice\n", fn, label);
+            exit(1);
+        }
+        if (order < 0)
+            break;
+        cases[i] = cases[i - 1];
+    }
+    cases[i] = (misuse_case){fn, label, run};
+    n_cases++;
 }
 
 int misuse_count(void) { return n_cases; }
@@ -281,6 +299,21 @@ const char *s2s_ckpt_path(void)
 }
 
 qkv_block_config *block_config(void) { return &the_block_config; }
+
+const qkv_sample_opts OPTS = {.temperature = 1, .top_k = 0, .top_p = 1};
+
+/* FLAT's forward: uniform logits, or NULL when its model pointer is set (a
+ * model that fails). */
+static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+{
+    (void)ids, (void)n, (void)pos;
+    if (model) {
+        qkv_set_error("flat: asked to fail");
+        return NULL;
+    }
+    return qkv_zeros(r->arena, QKV_SHAPE(1, 5));
+}
+const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
 
 /* Free every fixture: a case that left one broken crashes here, in its own process. */
 static void free_fixtures(void)

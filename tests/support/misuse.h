@@ -1,7 +1,8 @@
-/* The misuse suite's machinery (tests/test_misuse.c): each case calls one
- * public function with a NULL or out-of-range argument, in a child process
- * of its own, and must see the documented failure value and a message that
- * starts with the function's name (and names the argument), never a signal.
+/* The misuse suite's machinery (tests/test_misuse.c, its cases in
+ * tests/misuse/): each case calls one public function with a NULL or
+ * out-of-range argument, in a child process of its own, and must see the
+ * documented failure value and a message that starts with the function's name
+ * (and names the argument), never a signal.
  *
  *     MISUSE(qkv_matmul, null_x)
  *     {
@@ -28,7 +29,8 @@ typedef struct misuse_case {
     void (*run)(void);
 } misuse_case;
 
-/* Register a case (done by MISUSE before main runs). */
+/* Register a case (done by MISUSE before main runs); cases run in order of
+ * function and label. */
 void misuse_add(const char *fn, const char *label, void (*run)(void));
 
 /* Number of cases registered. */
@@ -127,6 +129,7 @@ void misuse_check_message(const char *call, int n, const char *const *parts);
 
 /* ---- what the cases call with: built on first use in the case's process ---- */
 
+#define SHAPE23 QKV_SHAPE(2, 3)                 /* the shape most cases make tensors of */
 qkv_arena *arena(void);                         /* 1 MB */
 qkv_tensor *tensor(int ndim, const int *shape); /* filled with small values */
 qkv_rng *rng(void);                             /* seeded */
@@ -145,5 +148,7 @@ const char *ckpt_path(void);                    /* trainer() saved */
 const char *s2s_ckpt_path(void);                /* s2s() saved */
 const char *tmp_path(const char *name);         /* a path in the case's directory */
 qkv_block_config *block_config(void);           /* C 8, 2 heads, 1 layer */
+extern const qkv_sample_opts OPTS;              /* temperature 1, every token kept */
+extern const qkv_lm FLAT; /* uniform logits over 5 tokens, context 4; fails when .model is set */
 
 #endif

@@ -1,0 +1,144 @@
+/* Misuse cases for qkv/gpt.h: the character GPT. */
+#include "misuse.h"
+
+MISUSE(qkv_gpt_config_pack, null_config)
+{
+    uint8_t out[QKV_GPT_CONFIG_BYTES] = {0};
+    REFUSES(qkv_gpt_config_pack(NULL, out), "cfg is NULL");
+}
+MISUSE(qkv_gpt_config_pack, null_out)
+{
+    REFUSES(qkv_gpt_config_pack(&gpt()->cfg, NULL), "out is NULL");
+}
+MISUSE(qkv_gpt_config_unpack, null_config)
+{
+    uint8_t blob[QKV_GPT_CONFIG_BYTES];
+    qkv_gpt_config_pack(&gpt()->cfg, blob);
+    FAILS_INT(qkv_gpt_config_unpack(NULL, blob, sizeof blob), "cfg is NULL");
+}
+MISUSE(qkv_gpt_config_unpack, null_blob)
+{
+    qkv_gpt_config c;
+    FAILS_INT(qkv_gpt_config_unpack(&c, NULL, QKV_GPT_CONFIG_BYTES), "blob is NULL");
+}
+MISUSE(qkv_gpt_config_unpack, short_blob)
+{
+    qkv_gpt_config c;
+    FAILS_INT(qkv_gpt_config_unpack(&c, (uint8_t[4]){0}, 4), "4 bytes");
+}
+MISUSE(qkv_gpt_config_check, null) { FAILS_INT(qkv_gpt_config_check(NULL), "cfg is NULL"); }
+MISUSE(qkv_gpt_config_check, heads_not_dividing)
+{
+    qkv_gpt_config c = gpt()->cfg;
+    c.n_head = 3;
+    FAILS_INT(qkv_gpt_config_check(&c), "n_head 3");
+}
+MISUSE(qkv_gpt_new, null_config) { FAILS_NULL(qkv_gpt_new(NULL, 1), "cfg is NULL"); }
+MISUSE(qkv_gpt_new, rope_odd_head_size)
+{
+    qkv_gpt_config c = {.vocab_size = 5, .block_size = 4, .n_layer = 1, .n_head = 1, .n_embd = 5,
+                        .rope = true};
+    FAILS_NULL(qkv_gpt_new(&c, 1), "rope needs an even head size, not 5");
+}
+MISUSE(qkv_gpt_new, zero_vocab)
+{
+    qkv_gpt_config c = {.vocab_size = 0, .block_size = 8, .n_layer = 1, .n_head = 2, .n_embd = 8};
+    FAILS_NULL(qkv_gpt_new(&c, 1), "vocab_size 0");
+}
+MISUSE(qkv_gpt_free, null) { HARMLESS((qkv_gpt_free(NULL), 0)); }
+MISUSE(qkv_gpt_logits, null_model)
+{
+    FAILS_NULL(qkv_gpt_logits(NULL, run(), (int32_t[]){0}, 1, 1, NULL), "m is NULL");
+}
+MISUSE(qkv_gpt_logits, null_run)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), NULL, (int32_t[]){0}, 1, 1, NULL), "r is NULL");
+}
+MISUSE(qkv_gpt_logits, run_without_arena)
+{
+    qkv_run r = {0};
+    FAILS_NULL(qkv_gpt_logits(gpt(), &r, (int32_t[]){0}, 1, 1, NULL), "arena is NULL");
+}
+MISUSE(qkv_gpt_logits, null_idx)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), run(), NULL, 1, 1, NULL), "idx is NULL");
+}
+MISUSE(qkv_gpt_logits, negative_batch)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[]){0}, -1, 1, NULL), "-1");
+}
+MISUSE(qkv_gpt_logits, too_long)
+{
+    FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[9]){0}, 1, 9, NULL), "9");
+}
+MISUSE(qkv_gpt_logits, dropout_without_rng)
+{
+    qkv_gpt_config c = gpt()->cfg;
+    c.dropout = 0.5;
+    qkv_gpt *m = qkv_gpt_new(&c, 1);
+    MISUSE_ASSERT(m != NULL);
+    qkv_run r = {.arena = arena(), .train = true, .rng = NULL};
+    FAILS_NULL(qkv_gpt_logits(m, &r, (int32_t[]){0, 1}, 1, 2, NULL), "rng");
+    qkv_gpt_free(m);
+}
+MISUSE(qkv_gpt_loss, null_targets)
+{
+    FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, NULL, 1, 1), "targets is NULL");
+}
+MISUSE(qkv_gpt_loss, null_model)
+{
+    FAILS_NULL(qkv_gpt_loss(NULL, run(), (int32_t[]){0}, (int32_t[]){0}, 1, 1), "m is NULL");
+}
+MISUSE(qkv_gpt_loss, null_run)
+{
+    FAILS_NULL(qkv_gpt_loss(gpt(), NULL, (int32_t[]){0}, (int32_t[]){0}, 1, 1), "r is NULL");
+}
+MISUSE(qkv_gpt_loss, bad_target)
+{
+    FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, (int32_t[]){9}, 1, 1), "target 9");
+}
+MISUSE(qkv_gpt_generate, null_model)
+{
+    FAILS_INT(qkv_gpt_generate(NULL, (int32_t[]){1}, 1, 2, &OPTS, rng(), true, NULL, NULL),
+              "m is NULL");
+}
+MISUSE(qkv_gpt_generate, null_prompt)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), NULL, 1, 2, &OPTS, rng(), true, NULL, NULL),
+              "prompt is NULL");
+}
+MISUSE(qkv_gpt_generate, null_opts)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, NULL, rng(), true, NULL, NULL),
+              "opts is NULL");
+}
+MISUSE(qkv_gpt_generate, null_rng)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &OPTS, NULL, true, NULL, NULL),
+              "rng is NULL");
+}
+MISUSE(qkv_gpt_generate, empty_prompt)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 0, 2, &OPTS, rng(), true, NULL, NULL), "0");
+}
+MISUSE(qkv_gpt_generate, negative_temperature)
+{
+    qkv_sample_opts o = {.temperature = -1, .top_p = 1};
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, 2, &o, rng(), false, NULL, NULL),
+              "temperature -1");
+}
+MISUSE(qkv_gpt_generate, negative_new)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){1}, 1, -3, &OPTS, rng(), true, NULL, NULL), "-3");
+}
+MISUSE(qkv_gpt_generate, prompt_id_out_of_range)
+{
+    FAILS_INT(qkv_gpt_generate(gpt(), (int32_t[]){9}, 1, 2, &OPTS, rng(), true, NULL, NULL), "9");
+}
+MISUSE(qkv_gpt_lm_new, null_model) { FAILS_NULL(qkv_gpt_lm_new(NULL, true), "m is NULL"); }
+MISUSE(qkv_gpt_lm_free, null) { HARMLESS((qkv_gpt_lm_free(NULL), 0)); }
+MISUSE(qkv_gpt_lm_free, not_made_by_lm_new)
+{
+    qkv_lm lm = FLAT;
+    REFUSES(qkv_gpt_lm_free(&lm), "not made by qkv_gpt_lm_new");
+}

@@ -1,0 +1,50 @@
+/* Misuse cases for qkv/optim.h: optimizers, the learning-rate schedule, gradient clipping. */
+#include "misuse.h"
+
+MISUSE(qkv_adamw_defaults, takes_no_arguments)
+{
+    MISUSE_ASSERT(qkv_adamw_defaults().kind == QKV_OPTIM_ADAMW);
+}
+MISUSE(qkv_sgd_defaults, takes_no_arguments)
+{
+    MISUSE_ASSERT(qkv_sgd_defaults().kind == QKV_OPTIM_SGD);
+}
+MISUSE(qkv_optim_new, null_params)
+{
+    qkv_optim_config cfg = qkv_adamw_defaults();
+    FAILS_NULL(qkv_optim_new(NULL, &cfg), "p is NULL");
+}
+MISUSE(qkv_optim_new, null_config) { FAILS_NULL(qkv_optim_new(params(), NULL), "cfg is NULL"); }
+MISUSE(qkv_optim_new, bad_kind)
+{
+    qkv_optim_config cfg = qkv_adamw_defaults();
+    cfg.kind = (qkv_optim_kind)7;
+    FAILS_NULL(qkv_optim_new(params(), &cfg), "kind 7");
+}
+MISUSE(qkv_optim_new, nan_weight_decay)
+{
+    qkv_optim_config cfg = qkv_adamw_defaults();
+    cfg.weight_decay = NAN;
+    FAILS_NULL(qkv_optim_new(params(), &cfg), "weight decay (nan)");
+}
+MISUSE(qkv_optim_free, null) { HARMLESS((qkv_optim_free(NULL), 0)); }
+MISUSE(qkv_optim_step, null_optim) { FAILS_INT(qkv_optim_step(NULL, params(), 1e-3), "o is NULL"); }
+MISUSE(qkv_optim_step, null_params) { FAILS_INT(qkv_optim_step(optim(), NULL, 1e-3), "p is NULL"); }
+MISUSE(qkv_optim_step, nan_lr) { FAILS_INT(qkv_optim_step(optim(), params(), NAN), "lr"); }
+MISUSE(qkv_optim_step, negative_lr) { FAILS_INT(qkv_optim_step(optim(), params(), -1e-3), "lr"); }
+MISUSE(qkv_optim_step, infinite_lr)
+{
+    FAILS_INT(qkv_optim_step(optim(), params(), INFINITY), "lr");
+}
+MISUSE(qkv_lr_at, null) { FAILS_NAN(qkv_lr_at(NULL, 0), "s is NULL"); }
+MISUSE(qkv_lr_at, negative_step)
+{
+    qkv_lr_schedule s = {.lr = 1e-3, .min_lr = 1e-4, .warmup_iters = 10, .decay_iters = 50};
+    FAILS_NAN(qkv_lr_at(&s, -5), "-5");
+}
+MISUSE(qkv_clip_grad_norm, null) { FAILS_INT(qkv_clip_grad_norm(NULL, 1), "p is NULL"); }
+MISUSE(qkv_clip_grad_norm, negative_max)
+{
+    FAILS_INT(qkv_clip_grad_norm(params(), -1), "max_norm");
+}
+MISUSE(qkv_clip_grad_norm, nan_max) { FAILS_INT(qkv_clip_grad_norm(params(), NAN), "max_norm"); }

@@ -1,0 +1,315 @@
+/* Misuse cases for qkv/seq2seq.h: the encoder-decoder model. */
+#include "misuse.h"
+
+MISUSE(qkv_seq2seq_config_pack, null_config)
+{
+    uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES];
+    REFUSES(qkv_seq2seq_config_pack(NULL, out), "cfg is NULL");
+}
+MISUSE(qkv_seq2seq_config_pack, null_out)
+{
+    REFUSES(qkv_seq2seq_config_pack(&s2s()->cfg, NULL), "out is NULL");
+}
+MISUSE(qkv_seq2seq_config_unpack, null_blob)
+{
+    qkv_seq2seq_config c;
+    FAILS_INT(qkv_seq2seq_config_unpack(&c, NULL, QKV_SEQ2SEQ_CONFIG_BYTES), "blob is NULL");
+}
+MISUSE(qkv_seq2seq_config_unpack, null_config)
+{
+    uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
+    qkv_seq2seq_config_pack(&s2s()->cfg, blob);
+    FAILS_INT(qkv_seq2seq_config_unpack(NULL, blob, sizeof blob), "cfg is NULL");
+}
+MISUSE(qkv_seq2seq_config_check, null) { FAILS_INT(qkv_seq2seq_config_check(NULL), "cfg is NULL"); }
+MISUSE(qkv_seq2seq_config_check, zero_layers)
+{
+    qkv_seq2seq_config c = s2s()->cfg;
+    c.n_layer = 0;
+    FAILS_INT(qkv_seq2seq_config_check(&c), "n_layer 0");
+}
+MISUSE(qkv_seq2seq_new, null_config) { FAILS_NULL(qkv_seq2seq_new(NULL, tok(), 1), "cfg is NULL"); }
+MISUSE(qkv_seq2seq_new, null_chars)
+{
+    FAILS_NULL(qkv_seq2seq_new(&s2s()->cfg, NULL, 1), "chars is NULL");
+}
+MISUSE(qkv_seq2seq_free, null) { HARMLESS((qkv_seq2seq_free(NULL), 0)); }
+MISUSE(qkv_seq2seq_zero_cross, null) { REFUSES(qkv_seq2seq_zero_cross(NULL), "m is NULL"); }
+MISUSE(qkv_seq2seq_batch_new, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_batch_new(NULL, 2), "m is NULL");
+}
+MISUSE(qkv_seq2seq_batch_new, zero_cap) { FAILS_NULL(qkv_seq2seq_batch_new(s2s(), 0), "0"); }
+MISUSE(qkv_seq2seq_batch_free, null) { HARMLESS((qkv_seq2seq_batch_free(NULL), 0)); }
+MISUSE(qkv_seq2seq_batch_fill, null_batch)
+{
+    const char *in[1] = {"1.2.2003"};
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), NULL, 1, in, NULL), "b is NULL");
+}
+MISUSE(qkv_seq2seq_batch_fill, null_inputs)
+{
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 1, NULL, NULL), "inputs is NULL");
+}
+MISUSE(qkv_seq2seq_batch_fill, null_input_string)
+{
+    const char *in[2] = {"1.2.2003", NULL};
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 2, in, NULL), "inputs[1] is NULL");
+}
+MISUSE(qkv_seq2seq_batch_fill, null_target_string)
+{
+    const char *in[1] = {"1.2.2003"}, *out[1] = {NULL};
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 1, in, out), "targets[0] is NULL");
+}
+MISUSE(qkv_seq2seq_batch_fill, too_many)
+{
+    const char *in[3] = {"a", "b", "c"};
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 3, in, NULL), "3");
+}
+MISUSE(qkv_seq2seq_batch_fill, null_model)
+{
+    const char *in[1] = {"1.2.2003"};
+    FAILS_INT(qkv_seq2seq_batch_fill(NULL, s2s_batch(), 1, in, NULL), "m is NULL");
+}
+MISUSE(qkv_seq2seq_encode, null_src)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), NULL, NULL, 1, 2), "src is NULL");
+}
+MISUSE(qkv_seq2seq_encode, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_encode(NULL, run(), (int32_t[]){3, 4}, NULL, 1, 2), "m is NULL");
+}
+MISUSE(qkv_seq2seq_encode, null_run)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), NULL, (int32_t[]){3, 4}, NULL, 1, 2), "r is NULL");
+}
+MISUSE(qkv_seq2seq_encode, too_long)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[64]){3}, NULL, 1, 64), "64");
+}
+MISUSE(qkv_seq2seq_encode, zero_batch)
+{
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3}, NULL, 0, 1), "0");
+}
+MISUSE(qkv_seq2seq_decode, null_memory)
+{
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), NULL, NULL, (int32_t[]){1}, 1, 1, NULL),
+               "memory is NULL");
+}
+MISUSE(qkv_seq2seq_decode, null_dec_in)
+{
+    qkv_tensor *mem = qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3, 4}, NULL, 1, 2);
+    MISUSE_ASSERT(mem != NULL);
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), mem, NULL, NULL, 1, 1, NULL), "dec_in is NULL");
+}
+MISUSE(qkv_seq2seq_decode, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_decode(NULL, run(), tensor(QKV_SHAPE(1, 2, 16)), NULL, (int32_t[]){1}, 1,
+                                  1, NULL),
+               "m is NULL");
+}
+MISUSE(qkv_seq2seq_decode, wrong_memory_shape)
+{
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), tensor(QKV_SHAPE(2, 16)), NULL, (int32_t[]){1}, 1,
+                                  1, NULL),
+               "(2,16)");
+}
+MISUSE(qkv_seq2seq_loss, null_batch)
+{
+    FAILS_NULL(qkv_seq2seq_loss(s2s(), run(), NULL), "b is NULL");
+}
+MISUSE(qkv_seq2seq_loss, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_loss(NULL, run(), s2s_batch()), "m is NULL");
+}
+MISUSE(qkv_seq2seq_loss, null_run)
+{
+    FAILS_NULL(qkv_seq2seq_loss(s2s(), NULL, s2s_batch()), "r is NULL");
+}
+MISUSE(qkv_seq2seq_greedy, null_src)
+{
+    int32_t out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), NULL, NULL, 1, 2, true, out), "src is NULL");
+}
+MISUSE(qkv_seq2seq_greedy, null_out)
+{
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3, 4}, NULL, 1, 2, true, NULL), "out is NULL");
+}
+MISUSE(qkv_seq2seq_greedy, null_model)
+{
+    int32_t out[64];
+    FAILS_INT(qkv_seq2seq_greedy(NULL, (int32_t[]){3, 4}, NULL, 1, 2, true, out), "m is NULL");
+}
+MISUSE(qkv_seq2seq_greedy, zero_batch)
+{
+    int32_t out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3, 4}, NULL, 0, 2, false, out), "0");
+}
+MISUSE(qkv_seq2seq_greedy, zero_length)
+{
+    int32_t out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), (int32_t[]){3}, NULL, 1, 0, true, out), "0");
+}
+MISUSE(qkv_seq2seq_greedy, longer_than_the_model)
+{
+    static int32_t src[1000], out[64];
+    FAILS_INT(qkv_seq2seq_greedy(s2s(), src, NULL, 1, 1000, true, out), "1000");
+}
+MISUSE(qkv_seq2seq_detokenize, null_row)
+{
+    char text[64];
+    REFUSES(qkv_seq2seq_detokenize(s2s(), NULL, text), "row is NULL");
+}
+MISUSE(qkv_seq2seq_detokenize, null_text)
+{
+    REFUSES(qkv_seq2seq_detokenize(s2s(), (int32_t[64]){2}, NULL), "text is NULL");
+}
+MISUSE(qkv_seq2seq_detokenize, null_model)
+{
+    char text[64] = "x";
+    REFUSES(qkv_seq2seq_detokenize(NULL, (int32_t[64]){2}, text), "m is NULL");
+    MISUSE_ASSERT(text[0] == '\0');
+}
+MISUSE(qkv_seq2seq_detokenize, id_out_of_range)
+{
+    char text[64];
+    int32_t row[64] = {500, 2};
+    REFUSES(qkv_seq2seq_detokenize(s2s(), row, text), "500");
+}
+MISUSE(qkv_seq2seq_translate, null_inputs)
+{
+    char out[64], *outs[1] = {out};
+    FAILS_INT(qkv_seq2seq_translate(s2s(), 1, NULL, outs), "inputs is NULL");
+}
+MISUSE(qkv_seq2seq_translate, null_outputs)
+{
+    const char *in[1] = {"1.2.2003"};
+    FAILS_INT(qkv_seq2seq_translate(s2s(), 1, in, NULL), "outputs is NULL");
+}
+MISUSE(qkv_seq2seq_translate, null_input_string)
+{
+    const char *in[1] = {NULL};
+    char out[64], *outs[1] = {out};
+    FAILS_INT(qkv_seq2seq_translate(s2s(), 1, in, outs), "inputs[0] is NULL");
+}
+MISUSE(qkv_seq2seq_translate, null_output_buffer)
+{
+    const char *in[1] = {"1.2.2003"};
+    char *outs[1] = {NULL};
+    FAILS_INT(qkv_seq2seq_translate(s2s(), 1, in, outs), "outputs[0] is NULL");
+}
+MISUSE(qkv_seq2seq_translate, negative_n)
+{
+    const char *in[1] = {"1.2.2003"};
+    char out[64], *outs[1] = {out};
+    FAILS_INT(qkv_seq2seq_translate(s2s(), -1, in, outs), "-1");
+}
+MISUSE(qkv_seq2seq_translate, null_model)
+{
+    const char *in[1] = {"1.2.2003"};
+    char out[64], *outs[1] = {out};
+    FAILS_INT(qkv_seq2seq_translate(NULL, 1, in, outs), "m is NULL");
+}
+MISUSE(qkv_seq2seq_save, null_model)
+{
+    FAILS_INT(qkv_seq2seq_save(NULL, tmp_path("s.ckpt"), 0), "m is NULL");
+}
+MISUSE(qkv_seq2seq_save, null_path) { FAILS_INT(qkv_seq2seq_save(s2s(), NULL, 0), "path is NULL"); }
+MISUSE(qkv_seq2seq_save, negative_step)
+{
+    FAILS_INT(qkv_seq2seq_save(s2s(), tmp_path("s.ckpt"), -1), "step -1");
+}
+MISUSE(qkv_seq2seq_load, null_path) { FAILS_NULL(qkv_seq2seq_load(NULL), "path is NULL"); }
+MISUSE(qkv_seq2seq_load, a_gpt_checkpoint) { FAILS_NULL(qkv_seq2seq_load(ckpt_path()), "gpt"); }
+MISUSE(qkv_seq2seq_task_find, null) { FAILS_NULL(qkv_seq2seq_task_find(NULL), "name is NULL"); }
+MISUSE(qkv_seq2seq_task_find, unknown) { FAILS_NULL(qkv_seq2seq_task_find("poems"), "poems"); }
+MISUSE(qkv_seq2seq_config_for, null_task)
+{
+    qkv_seq2seq_config c;
+    REFUSES(c = qkv_seq2seq_config_for(NULL, 1, 2, 16, 0), "task is NULL");
+    MISUSE_ASSERT(qkv_seq2seq_config_check(&c) < 0); /* an unusable config, refused later */
+}
+MISUSE(qkv_seq2seq_accuracy, null_model)
+{
+    FAILS_NAN(qkv_seq2seq_accuracy(NULL, qkv_seq2seq_task_find("dates"), 2, 1, NULL, NULL),
+              "m is NULL");
+}
+MISUSE(qkv_seq2seq_accuracy, null_task)
+{
+    FAILS_NAN(qkv_seq2seq_accuracy(s2s(), NULL, 2, 1, NULL, NULL), "task is NULL");
+}
+MISUSE(qkv_seq2seq_accuracy, zero_pairs)
+{
+    FAILS_NAN(qkv_seq2seq_accuracy(s2s(), qkv_seq2seq_task_find("dates"), 0, 1, NULL, NULL), "0");
+}
+MISUSE(qkv_seq2seq_trainer_new, null_model_config)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_seq2seq_trainer_new(NULL, &tc, qkv_seq2seq_task_find("dates")), "mc is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_new, null_train_config)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, NULL, qkv_seq2seq_task_find("dates")),
+               "tc is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_new, null_task)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, NULL), "task is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_free, null) { HARMLESS((qkv_seq2seq_trainer_free(NULL), 0)); }
+MISUSE(qkv_seq2seq_trainer_step, null)
+{
+    FAILS_INT(qkv_seq2seq_trainer_step(NULL, NULL, NULL), "t is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_eval, null) { FAILS_NAN(qkv_seq2seq_trainer_eval(NULL), "t is NULL"); }
+MISUSE(qkv_seq2seq_trainer_save, null_trainer)
+{
+    FAILS_INT(qkv_seq2seq_trainer_save(NULL, tmp_path("s.ckpt")), "t is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_save, null_path)
+{
+    FAILS_INT(qkv_seq2seq_trainer_save(s2s_trainer(), NULL), "path is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_resume, null_path)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_resume(NULL, qkv_seq2seq_task_find("dates"), 0), "path is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_resume, null_task)
+{
+    const char *path = tmp_path("s2s_run.ckpt");
+    MISUSE_ASSERT(qkv_seq2seq_trainer_save(s2s_trainer(), path) == 0);
+    FAILS_NULL(qkv_seq2seq_trainer_resume(path, NULL, 0), "task is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_resume, negative_iters)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_resume(tmp_path("none"), qkv_seq2seq_task_find("dates"), -2),
+               "-2");
+}
+MISUSE(qkv_seq2seq_trainer_resume, a_gpt_checkpoint)
+{
+    FAILS_NULL(qkv_seq2seq_trainer_resume(ckpt_path(), qkv_seq2seq_task_find("dates"), 0), "gpt");
+}
+MISUSE(qkv_seq2seq_cross_weights, null_model)
+{
+    char out[64];
+    FAILS_NULL(qkv_seq2seq_cross_weights(NULL, run(), "1.2.2003", 0, out), "m is NULL");
+}
+MISUSE(qkv_seq2seq_cross_weights, null_input)
+{
+    char out[64];
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), NULL, 0, out), "input is NULL");
+}
+MISUSE(qkv_seq2seq_cross_weights, null_output)
+{
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), "1.2.2003", 0, NULL), "output is NULL");
+}
+MISUSE(qkv_seq2seq_cross_weights, null_run)
+{
+    char out[64];
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), NULL, "1.2.2003", 0, out), "r is NULL");
+}
+MISUSE(qkv_seq2seq_cross_weights, layer_out_of_range)
+{
+    char out[64];
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), "1.2.2003", 3, out), "layer 3");
+}

@@ -1,0 +1,99 @@
+/* Misuse cases for qkv/training.h: a training run for any model. */
+#include "misuse.h"
+
+MISUSE(qkv_train_defaults, takes_no_arguments) { MISUSE_ASSERT(qkv_train_defaults().iters > 0); }
+
+MISUSE(qkv_train_config_check, null) { FAILS_INT(qkv_train_config_check(NULL), "tc is NULL"); }
+MISUSE(qkv_train_config_check, nan_lr)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    tc.lr = NAN;
+    FAILS_INT(qkv_train_config_check(&tc), "lr nan");
+}
+MISUSE(qkv_train_config_check, negative_batch)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    tc.batch_size = -1;
+    FAILS_INT(qkv_train_config_check(&tc), "batch_size -1");
+}
+MISUSE(qkv_training_new, null_model)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(NULL, &tc), "model is NULL");
+}
+MISUSE(qkv_training_new, null_config)
+{
+    qkv_training_model plug = trainer()->run->model;
+    FAILS_NULL(qkv_training_new(&plug, NULL), "tc is NULL");
+}
+MISUSE(qkv_training_new, no_loss)
+{
+    qkv_training_model plug = {.kind = "x", .params = params()};
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "loss");
+}
+MISUSE(qkv_training_new, too_many_streams)
+{
+    qkv_training_model plug = trainer()->run->model;
+    plug.n_rngs = 99;
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "99");
+}
+MISUSE(qkv_training_free, null) { HARMLESS((qkv_training_free(NULL), 0)); }
+MISUSE(qkv_training_step, null) { FAILS_INT(qkv_training_step(NULL, NULL, NULL), "t is NULL"); }
+MISUSE(qkv_training_lr, null) { FAILS_NAN(qkv_training_lr(NULL, 0), "t is NULL"); }
+MISUSE(qkv_training_lr, negative_step) { FAILS_NAN(qkv_training_lr(trainer()->run, -3), "-3"); }
+MISUSE(qkv_training_eval, null) { FAILS_NAN(qkv_training_eval(NULL, 0), "t is NULL"); }
+MISUSE(qkv_training_eval, which_9) { FAILS_NAN(qkv_training_eval(trainer()->run, 9), "9"); }
+MISUSE(qkv_training_eval, which_negative)
+{
+    FAILS_NAN(qkv_training_eval(trainer()->run, -1), "-1");
+}
+MISUSE(qkv_training_set_iters, null) { FAILS_INT(qkv_training_set_iters(NULL, 5), "t is NULL"); }
+MISUSE(qkv_training_set_iters, zero)
+{
+    FAILS_INT(qkv_training_set_iters(trainer()->run, 0), "iters 0");
+}
+MISUSE(qkv_training_set_iters, huge)
+{
+    FAILS_INT(qkv_training_set_iters(trainer()->run, INT64_MAX), "iters");
+}
+MISUSE(qkv_training_save, null_run)
+{
+    FAILS_INT(qkv_training_save(NULL, tmp_path("r.ckpt")), "t is NULL");
+}
+MISUSE(qkv_training_save, null_path)
+{
+    FAILS_INT(qkv_training_save(trainer()->run, NULL), "path is NULL");
+}
+MISUSE(qkv_training_config_load, null_config)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL);
+    FAILS_INT(qkv_training_config_load(NULL, ck, QKV_GPT_CONFIG_BYTES), "tc is NULL");
+    qkv_checkpoint_close(ck);
+}
+MISUSE(qkv_training_config_load, null_checkpoint)
+{
+    qkv_train_config tc;
+    FAILS_INT(qkv_training_config_load(&tc, NULL, QKV_GPT_CONFIG_BYTES), "ck is NULL");
+}
+MISUSE(qkv_training_config_load, huge_model_bytes)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL);
+    qkv_train_config tc;
+    FAILS_INT(qkv_training_config_load(&tc, ck, SIZE_MAX), "config of");
+    qkv_checkpoint_close(ck);
+}
+MISUSE(qkv_training_load, null_run)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL);
+    FAILS_INT(qkv_training_load(NULL, ck), "t is NULL");
+    qkv_checkpoint_close(ck);
+}
+MISUSE(qkv_training_load, null_checkpoint)
+{
+    FAILS_INT(qkv_training_load(trainer()->run, NULL), "ck is NULL");
+}
