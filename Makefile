@@ -18,8 +18,11 @@ LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c
 # The program's sources but for how it trains over several processes: one
 # rank (dist_none.c), or MPI (dist_mpi.c, compiled and linked with $(MPICC)).
 # `make MPI=1` makes build/qkv the MPI flavour; the library never links MPI.
+# MPICC and MPIRUN choose the MPI (Debian's default, or e.g. mpicc.mpich and
+# mpirun.mpich); tests/test_mpi.c launches the ranks with $(MPIRUN).
 CLI_SRC  := $(filter-out models/cli/dist_%.c,$(wildcard models/cli/*.c))
 MPICC    ?= mpicc
+MPIRUN   ?= mpirun
 ifeq ($(MPI),1)
 CLI_SRC  += models/cli/dist_mpi.c
 CLI_LD   := $(MPICC)
@@ -82,22 +85,23 @@ $(BUILD)/$(SONAME): $(BUILD)/libqkv.so.$(VERSION)
 $(BUILD)/libqkv.so: $(BUILD)/$(SONAME)
 	ln -sf $(notdir $<) $@
 
-$(BUILD)/obj/models/cli/dist_mpi.o: models/cli/dist_mpi.c
+# mpi.h and libmpi are the chosen MPI's own: a change of MPICC recompiles this.
+$(BUILD)/obj/models/cli/dist_mpi.o: models/cli/dist_mpi.c $(BUILD)/program-flavour
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
 
-# Both flavours are build/qkv: the program is relinked when MPI= changes.
+# Both flavours are build/qkv: the program is relinked when MPI= or MPICC= changes.
 $(BUILD)/program-flavour: FORCE
 	@mkdir -p $(dir $@)
-	@echo "MPI=$(MPI)" | cmp -s - $@ || echo "MPI=$(MPI)" > $@
+	@echo "MPI=$(MPI) MPICC=$(MPICC)" | cmp -s - $@ || echo "MPI=$(MPI) MPICC=$(MPICC)" > $@
 
 $(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a $(BUILD)/program-flavour
 	$(CLI_LD) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # The MPI flavour beside the default one, for the tests (make test builds it
-# when mpicc and mpirun are there).
+# when $(MPICC) and $(MPIRUN) are there).
 $(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/obj/models/cli/dist_mpi.o $(BUILD)/libqkv.a
-	$(MPICC) $(SAN) -o $@ $^ $(LDLIBS)
+	$(MPICC) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # Test programs compile and link in one step; PROGRAM.d lists the headers they
 # include (tests/support/*.h too), so editing one rebuilds them. Those headers
@@ -126,11 +130,12 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
 # Run every suite even when one fails, then fail if any did.
-# Tests find the double-precision dump programs through QKV_TEST_BUILD.
-HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v mpirun >/dev/null && echo 1)
+# Tests find the double-precision dump programs through QKV_TEST_BUILD, the
+# MPI launcher through QKV_MPIRUN.
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v $(MPIRUN) >/dev/null && echo 1)
 
 test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage $(if $(SAN),,fuzz-smoke)
-	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) $$t || fail=1; done; \
+	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) QKV_MPIRUN=$(MPIRUN) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 

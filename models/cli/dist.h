@@ -14,7 +14,7 @@
 
 #include "qkv/base.h"
 
-/* Start the ranks (MPI_Init); 0, or -1 with a message. Call first in main.
+/* Start the ranks (MPI_Init_thread); 0, or -1 with a message. Call first in main.
  * Only rank 0 speaks: the others' standard output is dropped, their
  * standard error (where failures go) is kept. */
 int dist_init(int *argc, char ***argv);

@@ -26,9 +26,16 @@ static int mpi_failed(const char *call, int code)
 
 int dist_init(int *argc, char ***argv)
 {
-    int rc = MPI_Init(argc, argv);
+    /* Only this thread calls MPI, but OpenMP's threads run beside it: the
+     * standard asks such a program for MPI_THREAD_FUNNELED, where MPI_Init
+     * promises a single thread (Open MPI and MPICH both provide it). */
+    int provided = MPI_THREAD_SINGLE;
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS)
-        return mpi_failed("MPI_Init", rc);
+        return mpi_failed("MPI_Init_thread", rc);
+    if (provided < MPI_THREAD_FUNNELED)
+        return qkv_set_error("this MPI does not allow OpenMP threads beside it "
+                             "(MPI_THREAD_FUNNELED)");
     /* Errors come back as codes, so a failing rank can say why before the
      * job ends, instead of MPI aborting with its own message. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
