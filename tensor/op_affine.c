@@ -12,10 +12,10 @@ static void affine_backward(qkv_node *n)
     const qkv_real *dy = n->out->grad;
     int M = (int)qkv__rows(x), in = w->shape[1], out = w->shape[0];
     if (x->grad) /* dx (M×in) (+)= dy (M×out) · W (out×in) */
-        qkv_gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0, qkv__fresh(n, 0) ? 0 : 1,
-                 x->grad, in, 0);
+        qkv__gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0,
+                  qkv__fresh(n, 0) ? 0 : 1, x->grad, in, 0);
     if (w->grad) /* dW (out×in) += dyᵀ (out×M) · x (M×in) */
-        qkv_gemm(1, true, false, out, in, M, 1, dy, out, 0, x->data, in, 0, 1, w->grad, in, 0);
+        qkv__gemm(1, true, false, out, in, M, 1, dy, out, 0, x->data, in, 0, 1, w->grad, in, 0);
     if (b && b->grad) /* db += the column sums of dy */
         qkv__add_column_sums(b->grad, dy, (size_t)M, (size_t)out);
 }
@@ -70,10 +70,10 @@ static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     if (!y || (g && !(*g = qkv__like(a, y))))
         return NULL;
     finish_ctx f = {b ? b->data : NULL, g ? (*g)->data : NULL, N};
-    qkv_gemm_epilogue ep = {finish_block, &f};
+    qkv__gemm_epilogue ep = {finish_block, &f};
     /* W is stored (out, in), so the product uses it transposed: (M, in)·(in, out). */
-    qkv_gemm_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
-                  b || g ? &ep : NULL);
+    qkv__gemm_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
+                   b || g ? &ep : NULL);
     qkv_node *n = qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
     if (n)
         n->assigns = true;

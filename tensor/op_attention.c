@@ -53,8 +53,8 @@ static void per_head_gemm(const problem *pr, bool ta, bool tb, int m, int n, int
                           const qkv_real *A, layout la, const qkv_real *B, layout lb,
                           qkv_real beta, qkv_real *C, layout lc)
 {
-    qkv_gemm_heads(pr->nb, pr->nh, ta, tb, m, n, k, alpha, A, la.ld, la.batch, la.head, B, lb.ld,
-                   lb.batch, lb.head, beta, C, lc.ld, lc.batch, lc.head);
+    qkv__gemm_heads(pr->nb, pr->nh, ta, tb, m, n, k, alpha, A, la.ld, la.batch, la.head, B, lb.ld,
+                    lb.batch, lb.head, beta, C, lc.ld, lc.batch, lc.head);
 }
 
 /* Under a causal mask the queries are taken QUERY_BLOCK rows at a time, and

@@ -1,4 +1,4 @@
-/* qkv_gemm (float build) against a double-accumulating reference: every
+/* qkv__gemm (float build) against a double-accumulating reference: every
  * transpose form, edge sizes, padded leading dimensions, batches with strides
  * (including a shared B), alpha/beta values, 1 and 2 threads, and every
  * micro-kernel this CPU can run. */
@@ -10,7 +10,7 @@
 #include "../tensor/kernels/gemm_kernel.h"
 #include "testing.h"
 
-/* One call of qkv_gemm to check. */
+/* One call of qkv__gemm to check. */
 typedef struct gemm_case {
     int batch, M, N, K;
     bool ta, tb;
@@ -67,8 +67,8 @@ static void run_and_verify(const gemm_case *c, const operands *o, int threads)
     float *C = o->C;
     memcpy(C, o->C0, nc * sizeof *C);
     omp_set_num_threads(threads);
-    qkv_gemm(c->batch, c->ta, c->tb, c->M, c->N, c->K, c->alpha, o->A, o->lda, o->sa, o->B, o->ldb,
-             o->sb, c->beta, C, o->ldc, sc);
+    qkv__gemm(c->batch, c->ta, c->tb, c->M, c->N, c->K, c->alpha, o->A, o->lda, o->sa, o->B, o->ldb,
+              o->sb, c->beta, C, o->ldc, sc);
     for (size_t at = 0; at < nc; at++) {
         size_t b = at / sc, i = at % sc / ldc, j = at % sc % ldc;
         bool inside = i < (size_t)c->M && j < (size_t)c->N;
@@ -224,8 +224,8 @@ START_TEST(test_same_bits_on_any_thread_count)
             bool ta = form & 1, tb = form & 2;
             for (int t = 1; t <= 2; t++) {
                 omp_set_num_threads(t);
-                qkv_gemm(batch, ta, tb, M, N, K, 0.5f, A, ta ? M : K, (size_t)M * K, B, tb ? K : N,
-                         (size_t)K * N, 1, t == 1 ? C1 : C2, N, (size_t)M * N);
+                qkv__gemm(batch, ta, tb, M, N, K, 0.5f, A, ta ? M : K, (size_t)M * K, B, tb ? K : N,
+                          (size_t)K * N, 1, t == 1 ? C1 : C2, N, (size_t)M * N);
             }
             ck_assert_msg(memcmp(C1, C2, nc * sizeof *C1) == 0, "shape %zu form %d differs", s, form);
         }
@@ -273,12 +273,12 @@ START_TEST(test_no_allocation_after_first_call)
     ck_assert(A && B && C);
     for (int threads = 1; threads <= 2; threads++) {
         omp_set_num_threads(threads);
-        qkv_gemm(1, false, true, M, N, K, 1, A, K, 0, B, K, 0, 0, C, N, 0);
+        qkv__gemm(1, false, true, M, N, K, 1, A, K, 0, B, K, 0, 0, C, N, 0);
         uint64_t before = qkv_alloc_count();
         for (int rep = 0; rep < 5; rep++) {
-            qkv_gemm(1, false, true, M, N, K, 1, A, K, 0, B, K, 0, 0, C, N, 0);
-            qkv_gemm(1, true, false, M / 2, N, K, 1, A, M / 2, 0, B, N, 0, 1, C, N, 0);
-            qkv_gemm(4, false, false, 16, 16, 16, 1, A, 16, 256, B, 16, 256, 0, C, 16, 256);
+            qkv__gemm(1, false, true, M, N, K, 1, A, K, 0, B, K, 0, 0, C, N, 0);
+            qkv__gemm(1, true, false, M / 2, N, K, 1, A, M / 2, 0, B, N, 0, 1, C, N, 0);
+            qkv__gemm(4, false, false, 16, 16, 16, 1, A, 16, 256, B, 16, 256, 0, C, 16, 256);
         }
         ck_assert_uint_eq(qkv_alloc_count(), before);
     }

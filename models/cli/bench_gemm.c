@@ -1,4 +1,4 @@
-/* qkv bench, part 1: qkv_gemm's speed on the model's shapes, as a share of
+/* qkv bench, part 1: qkv__gemm's speed on the model's shapes, as a share of
  * the machine's measured fp32 FMA peak.
  *
  * The peak is the best of many short timed runs of a loop of independent
@@ -87,7 +87,7 @@ typedef struct shape {
     const char *forms; /* which of NN, NT, TN to time */
 } shape;
 
-/* GFLOP/s of qkv_gemm for one shape and form on `threads` threads: the
+/* GFLOP/s of qkv__gemm for one shape and form on `threads` threads: the
  * median of n_runs timed runs, and the best of them in *best. */
 static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_runs, const float *A,
                         const float *B, float *C, double *best)
@@ -100,7 +100,8 @@ static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_run
     for (int r = -2; r < n_runs; r++) { /* two warm-up runs */
         double t0 = cli_now();
         for (int i = 0; i < reps; i++)
-            qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N, sc);
+            qkv__gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N,
+                      sc);
         if (r >= 0)
             runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
@@ -118,7 +119,7 @@ void bench_gemm(int runs, int max_threads, bool quick)
         cli_use_threads(t);
         peak[t] = measure_peak(t);
     }
-    printf("\nGEMM (qkv_gemm, %s kernel), fp32\n", qkv__gemm_active_path()->name);
+    printf("\nGEMM (qkv__gemm, %s kernel), fp32\n", qkv__gemm_active_path()->name);
     printf("measured fp32 FMA peak: 1 thread %.1f GFLOP/s", peak[1]);
     if (max_threads > 1)
         printf(", 2 threads %.1f GFLOP/s (%.1f per core)", peak[2], peak[2] / 2);

@@ -109,8 +109,8 @@ typedef struct product {
     const qkv_real *A, *B;
     qkv_real *C;
     int lda, ldb, ldc;
-    const qkv_gemm_epilogue *ep; /* NULL, or run on each block of C once it is complete */
-    int row0, col0;              /* where this product's C sits in the epilogue's C */
+    const qkv__gemm_epilogue *ep; /* NULL, or run on each block of C once it is complete */
+    int row0, col0;               /* where this product's C sits in the epilogue's C */
 } product;
 
 /* The epilogue, if any, on C's block of rows [i, i + m) and columns [j, j + n). */
@@ -248,7 +248,7 @@ static void part_range(int r, int parts, int n, int tile, int *lo, int *hi)
     *hi = min_int((r + 1) * tiles / parts * tile, n);
 }
 
-/* One qkv_gemm_heads call, cut into items: each of its products in `parts`
+/* One qkv__gemm_heads call, cut into items: each of its products in `parts`
  * rectangles, pm rows by pn columns of them. */
 typedef struct heads_call {
     const qkv__gemm_path *path;
@@ -260,7 +260,7 @@ typedef struct heads_call {
     qkv_real *C;
     int lda, ldb, ldc;
     size_t a_batch, a_head, b_batch, b_head, c_batch, c_head;
-    const qkv_gemm_epilogue *ep;
+    const qkv__gemm_epilogue *ep;
 } heads_call;
 
 /* Item `item` of call c: rectangle item % parts of product item / parts. */
@@ -279,12 +279,12 @@ static void run_item(const heads_call *c, int item)
     run_product(c->path, &g);
 }
 
-/* qkv_gemm_heads with an epilogue (only for batch = heads = 1: ep may be NULL otherwise). */
+/* qkv__gemm_heads with an epilogue (only for batch = heads = 1: ep may be NULL otherwise). */
 static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
                        qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
                        const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
                        qkv_real *C, int ldc, size_t c_batch, size_t c_head,
-                       const qkv_gemm_epilogue *ep)
+                       const qkv__gemm_epilogue *ep)
 {
     if (batch <= 0 || heads <= 0 || M <= 0 || N <= 0)
         return;
@@ -313,27 +313,27 @@ static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, 
         run_item(&c, item);
 }
 
-void qkv_gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
-                    qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
-                    const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
-                    qkv_real *C, int ldc, size_t c_batch, size_t c_head)
+void qkv__gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
+                     qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
+                     const qkv_real *B, int ldb, size_t b_batch, size_t b_head, qkv_real beta,
+                     qkv_real *C, int ldc, size_t c_batch, size_t c_head)
 {
     gemm_heads(batch, heads, trans_a, trans_b, M, N, K, alpha, A, lda, a_batch, a_head, B, ldb,
                b_batch, b_head, beta, C, ldc, c_batch, c_head, NULL);
 }
 
-void qkv_gemm_then(bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
-                   const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
-                   qkv_real *C, int ldc, const qkv_gemm_epilogue *ep)
+void qkv__gemm_then(bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
+                    const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
+                    qkv_real *C, int ldc, const qkv__gemm_epilogue *ep)
 {
     gemm_heads(1, 1, trans_a, trans_b, M, N, K, alpha, A, lda, 0, 0, B, ldb, 0, 0, beta, C, ldc, 0,
                0, ep);
 }
 
-void qkv_gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
-              const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
-              size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c)
+void qkv__gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
+               const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
+               size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c)
 {
-    qkv_gemm_heads(batch, 1, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, 0, B, ldb,
-                   stride_b, 0, beta, C, ldc, stride_c, 0);
+    qkv__gemm_heads(batch, 1, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, 0, B, ldb,
+                    stride_b, 0, beta, C, ldc, stride_c, 0);
 }

@@ -75,12 +75,12 @@ extern const qkv__gemm_path qkv__gemm_avx512;
 /* Whether this CPU (and build) can run path id. */
 bool qkv__gemm_path_supported(int id);
 
-/* For tests and benchmarks: make qkv_gemm use path id (-1: the fastest the CPU
+/* For tests and benchmarks: make qkv__gemm use path id (-1: the fastest the CPU
  * supports, the default). Returns -1 when the path is not supported. Not
  * thread-safe: call it while no gemm runs. */
 int qkv__gemm_force_path(int id);
 
-/* The path qkv_gemm uses now. */
+/* The path qkv__gemm uses now. */
 const qkv__gemm_path *qkv__gemm_active_path(void);
 
 /* Plain C packing (see the typedefs above), for any path. */
