@@ -8,9 +8,9 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
-#include "output.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
+#include "run_options.h"
 #include "runtime.h"
 #include "threads.h"
 #include "train_loop.h"
@@ -34,41 +34,36 @@ static int evaluate(void *trainer, train_eval *e)
     return isnan(acc) ? -1 : 0;
 }
 
+/* How qkv s2s train words and bounds its run options. */
+static const run_kind s2s_run_kind = {.iters_flag = "--steps", .input_flag = "--task",
+                                      .batch_help = "pairs per step", .max_batch = 1e5,
+                                      .max_eval_iters = 1e4};
+
 /* qkv s2s train: train; evaluate and save every --eval-every steps, at the end, on Ctrl-C. */
 static int s2s_train(int argc, char **argv)
 {
-    const char *task_name = "dates", *out = "s2s.ckpt", *resume = NULL, *time = NULL;
-    int steps = 1500, batch = 64, layers = 2, heads = 4, embd = 64, warmup = 100;
-    int eval_every = 250, eval_iters = 4, log_every = 50, seed = 1337, threads = omp_get_num_procs();
-    double dropout = 0, lr = 3e-3, min_lr = 1e-4, weight_decay = 0.1, clip = 1.0;
-    bool force = false;
-    const arg_spec specs[] = {
+    run_options ro = {.kind = &s2s_run_kind, .iters = 1500, .batch = 64, .lr = 3e-3,
+                      .min_lr = 1e-4, .warmup = 100, .weight_decay = 0.1, .grad_clip = 1.0,
+                      .eval_every = 250, .eval_iters = 4, .log_every = 50, .seed = 1337,
+                      .threads = omp_get_num_procs(), .out = "s2s.ckpt"};
+    const char *task_name = "dates";
+    int layers = 2, heads = 4, embd = 64;
+    double dropout = 0;
+    const arg_spec head[] = {
         {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
-        {"--steps", ARG_INT, &steps, 1, 1e9, "N", "optimizer steps"},
-        {"--time", ARG_STR, &time, 0, 0, "SECONDS",
-         "train this long instead: 300, 90s, 5m (evaluations included)"},
-        {"--batch", ARG_INT, &batch, 1, 1e5, "B", "pairs per step"},
+    };
+    const arg_spec model[] = {
         {"--layers", ARG_INT, &layers, 1, 256, "L", "encoder blocks, and as many decoder blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
         {"--dropout", ARG_REAL, &dropout, 0, 0.95, "P", "dropout probability in training"},
-        {"--lr", ARG_REAL, &lr, 1e-12, 10, "LR", "peak learning rate"},
-        {"--min-lr", ARG_REAL, &min_lr, 0, 10, "LR", "learning rate at the end of the cosine"},
-        {"--warmup", ARG_INT, &warmup, 0, 1e9, "N", "linear warmup steps"},
-        {"--weight-decay", ARG_REAL, &weight_decay, 0, 10, "WD", "AdamW weight decay on matrices"},
-        {"--grad-clip", ARG_REAL, &clip, 0, 1e9, "NORM", "global gradient-norm limit (0 = none)"},
-        {"--eval-every", ARG_INT, &eval_every, 1, 1e9, "N", "held-out accuracy and checkpoint every N steps"},
-        {"--eval-iters", ARG_INT, &eval_iters, 1, 1e4, "N", "held-out batches per evaluation"},
-        {"--log-every", ARG_INT, &log_every, 1, 1e9, "N", "progress line every N steps"},
-        {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of init, pairs and dropout"},
-        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
-        {"--out", ARG_STR, &out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
-        {"--resume", ARG_STR, &resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
-        {"--force", ARG_FLAG, &force, 0, 0, NULL, "replace an existing --out (a new run refuses to)"},
     };
+    arg_spec specs[sizeof head / sizeof *head + sizeof model / sizeof *model + RUN_SPECS_MAX];
+    int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model,
+                            (int)(sizeof model / sizeof *model), specs);
     const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
                          "task's generator (training split), with held-out exact-match accuracy "
-                         "from its test split.", "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
+                         "from its test split.", "", specs, n_specs, 0};
     const char *pos[1];
     int n_pos, rc = args_parse(&cmd, argc, argv, pos, &n_pos);
     if (rc >= 0)
@@ -77,37 +72,24 @@ static int s2s_train(int argc, char **argv)
         return args_error(&cmd, "runs on one process: data parallelism over MPI is qkv train's");
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
-    if (min_lr > lr)
-        return args_error(&cmd, "--min-lr %g is above --lr %g", min_lr, lr);
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
     if (!task)
         return args_error(&cmd, "--task: %s", qkv_last_error());
-    double budget;
-    if ((rc = train_budget_arg(&cmd, time, "--steps", &budget)) >= 0)
+    if ((rc = run_check(&cmd, &ro)) >= 0)
         return rc;
-    const char *fixed[] = {"--batch", "--layers", "--heads", "--embd", "--dropout", "--lr",
-                           "--min-lr", "--warmup", "--weight-decay", "--grad-clip",
-                           "--eval-iters", "--seed"};
-    if ((rc = train_refuse_on_resume(&cmd, resume, fixed, (int)(sizeof fixed / sizeof *fixed))) >= 0)
-        return rc;
-    if (resume && !args_given(&cmd, "--out"))
-        out = resume; /* a resumed run keeps saving where it was saved */
-    if (cli_claim_outputs("s2s train", out, force, resume) < 0)
+    if (run_start(&cmd, &ro) < 0)
         return 1;
-    cli_use_threads(threads);
 
     qkv_seq2seq_trainer *t;
-    if (resume) {
-        t = qkv_seq2seq_trainer_resume(resume, task, args_given(&cmd, "--steps") ? steps : 0);
+    if (ro.resume) {
+        t = qkv_seq2seq_trainer_resume(ro.resume, task, ro.iters);
     } else {
         qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
-        qkv_train_config tc = {.iters = steps, .batch_size = batch, .lr = lr, .min_lr = min_lr,
-                               .warmup = warmup, .weight_decay = weight_decay, .grad_clip = clip,
-                               .eval_iters = eval_iters, .seed = (uint64_t)seed};
+        qkv_train_config tc = run_config(&ro);
         t = qkv_seq2seq_trainer_new(&mc, &tc, task);
     }
     if (!t) {
-        qkv_output_unlock(out);
+        qkv_output_unlock(ro.out);
         return fail("train");
     }
     const qkv_seq2seq_config *mc = &t->model->cfg;
@@ -118,17 +100,16 @@ static int s2s_train(int argc, char **argv)
            mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, t->model->params->total);
     char step_size[32];
     snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
-    train_print_plan(t->run, budget, step_size, threads, resume != NULL);
+    train_print_plan(t->run, &ro, step_size);
     char resume_args[300];
     snprintf(resume_args, sizeof resume_args, "--task %s", task->name);
     /* Greedy decoding of eval_iters batches: about a step per batch. */
-    const train_loop loop = {.prog = "qkv s2s train", .iters_flag = "--steps", .run = t->run,
-                             .out = out, .resume = resume, .resume_args = resume_args,
-                             .log_every = log_every, .eval_every = eval_every, .budget = budget,
-                             .eval_cost = tc->eval_iters, .evaluate = evaluate, .ud = t};
+    const train_loop loop = {.prog = "qkv s2s train", .opts = &ro, .run = t->run,
+                             .resume_args = resume_args, .eval_cost = tc->eval_iters,
+                             .evaluate = evaluate, .ud = t};
     int status = train_loop_run(&loop);
     qkv_seq2seq_trainer_free(t);
-    qkv_output_unlock(out);
+    qkv_output_unlock(ro.out);
     return status;
 }
 

@@ -3,8 +3,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "loss_log.h"
 #include "runtime.h"
@@ -29,54 +27,18 @@ typedef struct loop_state {
     loss_log log;               /* the losses so far, for OUT.csv and OUT.svg */
 } loop_state;
 
-/* Seconds in a --time value: "300", "90s", "5m", "1h"; -1 when it is not one. */
-static double parse_time(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    double unit = strcmp(end, "") == 0 || strcmp(end, "s") == 0 ? 1
-                  : strcmp(end, "m") == 0                       ? 60
-                  : strcmp(end, "h") == 0                       ? 3600
-                                                                : -1;
-    if (end == s || unit < 0 || !(v > 0) || !isfinite(v * unit))
-        return -1;
-    return v * unit;
-}
-
-int train_budget_arg(const arg_cmd *cmd, const char *time, const char *length_flag,
-                     double *budget)
-{
-    *budget = time ? parse_time(time) : 0;
-    if (*budget < 0)
-        return args_error(cmd, "--time: '%s' is not a duration (e.g. 300, 90s, 5m)", time);
-    if (time && args_given(cmd, length_flag))
-        return args_error(cmd, "--time and %s both set the run's length: give one", length_flag);
-    return -1;
-}
-
-int train_refuse_on_resume(const arg_cmd *cmd, const char *resume, const char *const *flags,
-                           int n)
-{
-    for (int i = 0; resume && i < n; i++)
-        if (args_given(cmd, flags[i]))
-            return args_error(cmd, "%s cannot change a resumed run (it continues with the "
-                              "settings saved in %s)", flags[i], resume);
-    return -1;
-}
-
-void train_print_plan(const qkv_training *run, double budget, const char *step_size, int threads,
-                      bool resumed)
+void train_print_plan(const qkv_training *run, const run_options *opts, const char *step_size)
 {
     const qkv_train_config *c = &run->cfg;
-    if (budget > 0)
-        printf("training for %gs: steps of %s", budget, step_size);
+    if (opts->budget > 0)
+        printf("training for %gs: steps of %s", opts->budget, step_size);
     else
         printf("training: %d steps of %s", c->iters, step_size);
     char decay[64] = "cosine";
     if (c->wsd_decay > 0)
         snprintf(decay, sizeof decay, "stable, then linear over the last %g%%", 100 * c->wsd_decay);
     printf(", lr %g -> %g (warmup %d, %s), %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
-           threads, resumed ? " (resumed)" : "");
+           opts->threads, opts->resume ? " (resumed)" : "");
 }
 
 /* The evaluations a run has to do in steps (s, s + n]: one every
@@ -92,31 +54,32 @@ static int64_t evals_due(int64_t s, int64_t n, int eval_every)
  * first at eval_cost steps each). Never shorter than the steps done. */
 static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s, double now)
 {
+    const run_options *o = l->opts;
     int64_t timed = s - st->start_step - WARMUP_STEPS;
     double step_s = (now - st->t_warm - (st->eval_time - st->eval_warm)) / (double)timed;
     double eval_s = st->n_evals ? st->eval_time / st->n_evals : l->eval_cost * step_s;
-    double left = l->budget - (now - st->t_start);
-    double guess = (left - eval_s) / (step_s + eval_s / l->eval_every);
+    double left = o->budget - (now - st->t_start);
+    double guess = (left - eval_s) / (step_s + eval_s / o->eval_every);
     int64_t n = guess > 0 ? (int64_t)guess : 0;
     if (n > INT32_MAX - s)
         n = INT32_MAX - s;
-    while (n > 0 && (double)n * step_s + (double)evals_due(s, n, l->eval_every) * eval_s > left)
+    while (n > 0 && (double)n * step_s + (double)evals_due(s, n, o->eval_every) * eval_s > left)
         n--;
     return s + n;
 }
 
-/* Save the run to l->out (rank 0 writes; every rank learns whether it
+/* Save the run to --out (rank 0 writes; every rank learns whether it
  * worked); on failure print why and return -1. */
 static int save(const train_loop *l)
 {
     cli_saving(true); /* a second signal then only says to wait */
-    bool failed = ranks_writer() && qkv_training_save(l->run, l->out) < 0;
+    bool failed = ranks_writer() && qkv_training_save(l->run, l->opts->out) < 0;
     cli_saving(false);
     if (failed)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
     if (ranks_any(failed)) {
         if (!failed)
-            fprintf(stderr, "%s: rank 0 could not save %s\n", l->prog, l->out);
+            fprintf(stderr, "%s: rank 0 could not save %s\n", l->prog, l->opts->out);
         return -1;
     }
     return 0;
@@ -133,8 +96,8 @@ static void progress(const train_loop *l, loop_state *st, int64_t s)
     if (l->tokens_per_step > 0)
         printf("  %8.0f tok/s", l->tokens_per_step / (ms / 1000));
     /* Both count the evaluations: they are part of the wait. */
-    if (l->budget > 0)
-        printf("  elapsed %4.0fs  left %4.0fs\n", elapsed, fmax(l->budget - elapsed, 0));
+    if (l->opts->budget > 0)
+        printf("  elapsed %4.0fs  left %4.0fs\n", elapsed, fmax(l->opts->budget - elapsed, 0));
     else
         printf("  ETA %4.0fs\n", elapsed / (double)(s - st->start_step) * (double)(total - s));
     log_add(&st->log, (double)s, mean, NAN);
@@ -177,29 +140,31 @@ static void failed(const train_loop *l, const loop_state *st)
     fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
     if (l->run->step > st->start_step && save(l) == 0)
         fprintf(stderr, "%s: saved the last good state (step %lld) to %s\n", l->prog,
-                (long long)l->run->step, l->out);
+                (long long)l->run->step, l->opts->out);
 }
 
 int train_loop_run(const train_loop *l)
 {
     qkv_training *run = l->run;
+    const run_options *o = l->opts;
     loop_state st = {.start_step = run->step};
-    if (l->resume && run->step >= run->cfg.iters && l->budget <= 0)
+    if (o->resume && run->step >= run->cfg.iters && o->budget <= 0)
         printf("the run saved in %s is already at step %lld of %d; nothing to do (pass %s to "
-               "go further)\n", l->resume, (long long)run->step, run->cfg.iters, l->iters_flag);
+               "go further)\n", o->resume, (long long)run->step, run->cfg.iters,
+               o->kind->iters_flag);
     fflush(stdout);
     /* A timed run lays its schedule out once the warm-up has measured its
      * speed; until then it follows the saved one, made long enough to get there. */
-    if (l->budget > 0 && run->cfg.iters <= run->step + WARMUP_STEPS)
+    if (o->budget > 0 && run->cfg.iters <= run->step + WARMUP_STEPS)
         qkv_training_set_iters(run, run->step + WARMUP_STEPS + 1);
     if (ranks_join(run) < 0) {
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
         return 1;
     }
-    if (l->resume)
-        log_read(&st.log, l->resume, run->step);
+    if (o->resume)
+        log_read(&st.log, o->resume, run->step);
     if (ranks_writer())
-        log_open(&st.log, l->prog, l->out);
+        log_open(&st.log, l->prog, o->out);
     cli_catch_signals();
     st.t_start = st.t_last = cli_now();
     int status = 0;
@@ -216,15 +181,15 @@ int train_loop_run(const train_loop *l)
         st.loss_sum += loss;
         st.loss_n++;
         int64_t s = run->step;
-        if (l->budget > 0 && s - st.start_step == WARMUP_STEPS) {
+        if (o->budget > 0 && s - st.start_step == WARMUP_STEPS) {
             st.t_warm = cli_now();
             st.eval_warm = st.eval_time;
-        } else if (l->budget > 0 && s - st.start_step > WARMUP_STEPS) {
+        } else if (o->budget > 0 && s - st.start_step > WARMUP_STEPS) {
             qkv_training_set_iters(run, ranks_longest(budget_iters(l, &st, s, cli_now())));
         }
-        if (s % l->log_every == 0 || s == run->cfg.iters)
+        if (s % o->log_every == 0 || s == run->cfg.iters)
             progress(l, &st, s);
-        if (s % l->eval_every == 0 || s == run->cfg.iters) {
+        if (s % o->eval_every == 0 || s == run->cfg.iters) {
             bool eval_failed;
             if (evaluate(l, &st, s, &eval_failed) < 0) {
                 if (eval_failed)
@@ -242,7 +207,7 @@ int train_loop_run(const train_loop *l)
             }
             status = cli_signal_status();
             printf("\ninterrupted at step %lld: saved %s\nresume with: %s --resume %s%s%s\n",
-                   (long long)run->step, l->out, l->prog, l->out, l->resume_args[0] ? " " : "",
+                   (long long)run->step, o->out, l->prog, o->out, l->resume_args[0] ? " " : "",
                    l->resume_args);
             break;
         }
@@ -250,7 +215,7 @@ int train_loop_run(const train_loop *l)
     if (status == 0 && !stopped && run->step > st.start_step)
         printf("done: %lld steps in %.1fs; final %s; saved %s\n",
                (long long)(run->step - st.start_step), cli_now() - st.t_start, st.last.summary,
-               l->out);
+               o->out);
     /* A log that could not be written was said when it failed; the run then fails too. */
     int log_rc = log_append(&st.log) | log_plot(&st.log) | log_close(&st.log);
     return status == 0 && log_rc < 0 ? 1 : status;

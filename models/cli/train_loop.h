@@ -3,10 +3,8 @@
 #ifndef QKV_CLI_TRAIN_LOOP_H
 #define QKV_CLI_TRAIN_LOOP_H
 
-#include <stdbool.h>
-
-#include "args.h"
 #include "qkv/training.h"
+#include "run_options.h"
 
 /* What one evaluation found. */
 typedef struct train_eval {
@@ -16,13 +14,9 @@ typedef struct train_eval {
 
 typedef struct train_loop {
     const char *prog;          /* "qkv train": messages start with it */
-    const char *iters_flag;    /* the flag that sets the run length: "--iters" */
+    const run_options *opts;   /* --out, --resume, --log-every, --eval-every, --time's budget */
     qkv_training *run;         /* the run to continue */
-    const char *out;           /* the checkpoint to write */
-    const char *resume;        /* the checkpoint the run was resumed from, or NULL */
     const char *resume_args;   /* what the resume hint adds after --resume OUT, e.g. "--data F" */
-    int log_every, eval_every; /* a progress line, an evaluation and a save every N steps */
-    double budget;             /* seconds to train, evaluations included (--time), or 0 */
     double tokens_per_step;    /* for tok/s on the progress line, or 0 to leave it out */
     double eval_cost;          /* an evaluation's cost in training steps, until one is timed */
     int (*evaluate)(void *ud, train_eval *e); /* the model's evaluation: 0 or -1 */
@@ -31,28 +25,15 @@ typedef struct train_loop {
 
 /* Train until run->cfg.iters (or, with a budget, until the budget is
  * spent: the schedule is then laid over it), evaluate and save every
- * eval_every steps and at the end, append to OUT.csv as it goes and redraw
+ * --eval-every steps and at the end, append to OUT.csv as it goes and redraw
  * OUT.svg at every evaluation. On a failed step save the last good state
  * (if there was progress); on SIGINT or SIGTERM finish the step, save and
  * say how to resume. The program's exit status: 0, 1, or 128 + the signal
  * after a signal stopped it and the save worked. */
 int train_loop_run(const train_loop *l);
 
-/* The run-length flags of a training command: --time (time, or NULL when
- * not given) into *budget (0 without it); a usage error (its exit status,
- * >= 0) when it is not a duration or comes with length_flag ("--iters"),
- * else -1 as args_parse. */
-int train_budget_arg(const arg_cmd *cmd, const char *time, const char *length_flag,
-                     double *budget);
-
-/* With --resume, a usage error (its exit status) for the first of the n
- * flags given that a resumed run cannot change (they are saved in it), else -1. */
-int train_refuse_on_resume(const arg_cmd *cmd, const char *resume, const char *const *flags,
-                           int n);
-
-/* The "training: ..." line: the run's length (or budget), one step's size
- * (e.g. "12 x 64 tokens"), the schedule, the threads, and whether it resumed. */
-void train_print_plan(const qkv_training *run, double budget, const char *step_size, int threads,
-                      bool resumed);
+/* The "training: ..." line: the run's length (or opts' budget), one step's
+ * size (e.g. "12 x 64 tokens"), the schedule, the threads, and whether it resumed. */
+void train_print_plan(const qkv_training *run, const run_options *opts, const char *step_size);
 
 #endif

@@ -1,0 +1,122 @@
+/* The run options of the training commands (see run_options.h). */
+#include "run_options.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "threads.h"
+#include "train_ranks.h"
+
+int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *model,
+              int n_model, arg_spec *specs)
+{
+    const run_kind *k = o->kind;
+    const arg_spec length[] = {
+        {k->iters_flag, ARG_INT, &o->iters, 1, 1e9, "N", "optimizer steps"},
+        {"--time", ARG_STR, &o->time, 0, 0, "SECONDS",
+         "train this long instead: 300, 90s, 5m (evaluations included)"},
+        {"--batch", ARG_INT, &o->batch, 1, k->max_batch, "B", k->batch_help},
+    };
+    const arg_spec rest[] = {
+        {"--lr", ARG_REAL, &o->lr, 1e-12, 10, "LR", "peak learning rate"},
+        {"--min-lr", ARG_REAL, &o->min_lr, 0, 10, "LR", "learning rate at the end of the decay"},
+        {"--warmup", ARG_INT, &o->warmup, 0, 1e9, "N", "linear warmup steps"},
+        {"--wsd", ARG_REAL, &o->wsd, 0, 1, "FRAC",
+         "constant lr, then linear decay over the last FRAC (0 = cosine)"},
+        {"--weight-decay", ARG_REAL, &o->weight_decay, 0, 10, "WD",
+         "AdamW weight decay on matrices"},
+        {"--grad-clip", ARG_REAL, &o->grad_clip, 0, 1e9, "NORM",
+         "global gradient-norm limit (0 = none)"},
+        {"--eval-every", ARG_INT, &o->eval_every, 1, 1e9, "N",
+         "evaluate and checkpoint every N steps"},
+        {"--eval-iters", ARG_INT, &o->eval_iters, 1, k->max_eval_iters, "N",
+         "batches per evaluation"},
+        {"--log-every", ARG_INT, &o->log_every, 1, 1e9, "N", "progress line every N steps"},
+        {"--seed", ARG_INT, &o->seed, 0, 2147483647, "S", "seed of init, batches and dropout"},
+        {"--threads", ARG_INT, &o->threads, 1, 1024, "N", "OpenMP threads"},
+        {"--out", ARG_STR, &o->out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
+        {"--resume", ARG_STR, &o->resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
+        {"--force", ARG_FLAG, &o->force, 0, 0, NULL,
+         "replace an existing --out (a new run refuses to)"},
+    };
+    _Static_assert(sizeof length / sizeof *length + sizeof rest / sizeof *rest == RUN_SPECS_MAX,
+                   "RUN_SPECS_MAX counts the run options");
+    int n = 0;
+    for (int i = 0; i < n_head; i++)
+        specs[n++] = head[i];
+    for (size_t i = 0; i < sizeof length / sizeof *length; i++)
+        specs[n++] = length[i];
+    for (int i = 0; i < n_model; i++)
+        specs[n++] = model[i];
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        if (k->wsd || strcmp(rest[i].name, "--wsd") != 0)
+            specs[n++] = rest[i];
+    return n;
+}
+
+/* Seconds in a --time value: "300", "90s", "5m", "1h"; -1 when it is not one. */
+static double parse_time(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double unit = strcmp(end, "") == 0 || strcmp(end, "s") == 0 ? 1
+                  : strcmp(end, "m") == 0                       ? 60
+                  : strcmp(end, "h") == 0                       ? 3600
+                                                                : -1;
+    if (end == s || unit < 0 || !(v > 0) || !isfinite(v * unit))
+        return -1;
+    return v * unit;
+}
+
+/* Whether a resumed run may be given the option: the saved run fixes the
+ * rest (the model, the optimizer, the schedule, the batches). */
+static bool changes_on_resume(const run_kind *k, const char *name)
+{
+    const char *const changeable[] = {k->iters_flag, "--time", "--eval-every", "--log-every",
+                                      "--threads", "--out", "--resume", "--force", k->input_flag};
+    for (size_t i = 0; i < sizeof changeable / sizeof *changeable; i++)
+        if (strcmp(name, changeable[i]) == 0)
+            return true;
+    return false;
+}
+
+int run_check(const arg_cmd *cmd, run_options *o)
+{
+    const run_kind *k = o->kind;
+    if (o->min_lr > o->lr)
+        return args_error(cmd, "--min-lr %g is above --lr %g", o->min_lr, o->lr);
+    o->budget = o->time ? parse_time(o->time) : 0;
+    if (o->budget < 0)
+        return args_error(cmd, "--time: '%s' is not a duration (e.g. 300, 90s, 5m)", o->time);
+    if (o->time && args_given(cmd, k->iters_flag))
+        return args_error(cmd, "--time and %s both set the run's length: give one", k->iters_flag);
+    if (!o->resume)
+        return -1;
+    for (int i = 0; i < cmd->n_specs; i++) /* the first in --help's order */
+        if (args_given(cmd, cmd->specs[i].name) && !changes_on_resume(k, cmd->specs[i].name))
+            return args_error(cmd, "%s cannot change a resumed run (it continues with the "
+                              "settings saved in %s)", cmd->specs[i].name, o->resume);
+    if (!args_given(cmd, "--out"))
+        o->out = o->resume; /* a resumed run keeps saving where it was saved */
+    if (!args_given(cmd, k->iters_flag))
+        o->iters = 0;
+    return -1;
+}
+
+int run_start(const arg_cmd *cmd, const run_options *o)
+{
+    if (ranks_any(ranks_writer() && cli_claim_outputs(cmd->name, o->out, o->force, o->resume) < 0))
+        return -1;
+    cli_use_threads(o->threads);
+    return 0;
+}
+
+qkv_train_config run_config(const run_options *o)
+{
+    return (qkv_train_config){.iters = o->iters, .batch_size = o->batch, .lr = o->lr,
+                              .min_lr = o->min_lr, .warmup = o->warmup, .wsd_decay = o->wsd,
+                              .weight_decay = o->weight_decay, .grad_clip = o->grad_clip,
+                              .eval_iters = o->eval_iters, .seed = (uint64_t)o->seed};
+}

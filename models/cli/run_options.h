@@ -1,0 +1,63 @@
+/* The options of a training run, which `qkv train` and `qkv s2s train` both
+ * take: its length, its batch, the optimizer and its schedule, evaluation,
+ * progress lines, threads and the checkpoint. Declared here once, with their
+ * checks and the training config they make, so that a run option is added
+ * in one place and means the same in both commands. */
+#ifndef QKV_CLI_RUN_OPTIONS_H
+#define QKV_CLI_RUN_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "args.h"
+#include "qkv/training.h"
+
+/* What one command's run options differ in. */
+typedef struct run_kind {
+    const char *iters_flag;  /* the run-length option: "--iters" */
+    const char *input_flag;  /* what the run trains on ("--data"): a resumed run may change it */
+    const char *batch_help;  /* what --batch counts: "sequences per step" */
+    double max_batch;        /* --batch's upper bound */
+    double max_eval_iters;   /* --eval-iters' upper bound */
+    bool wsd;                /* whether the command offers --wsd */
+} run_kind;
+
+/* The run options' values. The command sets its defaults before run_specs
+ * (--help shows them); args_parse and run_check set the rest. */
+typedef struct run_options {
+    const run_kind *kind;
+    int iters, batch, warmup, eval_every, eval_iters, log_every, seed, threads;
+    double lr, min_lr, wsd, weight_decay, grad_clip;
+    const char *time;   /* --time as given, or NULL */
+    const char *out;    /* the checkpoint to write */
+    const char *resume; /* the checkpoint to continue, or NULL */
+    bool force;
+    double budget;      /* --time in seconds, 0 without it (run_check sets it) */
+} run_options;
+
+/* The most specs run_specs adds to the command's own. */
+enum { RUN_SPECS_MAX = 17 };
+
+/* A training command's options for args_parse, in --help's order: head
+ * (what it trains on, a preset), the run's length and batch, model (the
+ * model's shape), then the rest of the run options, which write into o.
+ * specs has room for n_head + n_model + RUN_SPECS_MAX; returns how many it holds. */
+int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *model,
+              int n_model, arg_spec *specs);
+
+/* After args_parse: --min-lr must not be above --lr; --time into o->budget
+ * (not with the run-length option); with --resume, nothing the saved run
+ * fixes (every option but the run's length, --time, --eval-every,
+ * --log-every, --threads, --out, --force and kind->input_flag). Then what
+ * a resumed run's defaults are: --out is the checkpoint resumed, and iters
+ * is 0 (the saved run's length) unless given. A usage error's exit status,
+ * or -1 as args_parse. */
+int run_check(const arg_cmd *cmd, run_options *o);
+
+/* Before any work: claim --out and its log (rank 0 writes them; every rank
+ * learns whether that worked), then use --threads. 0, or -1 after saying why. */
+int run_start(const arg_cmd *cmd, const run_options *o);
+
+/* The training config of a new run (the fields no option sets are 0: the library's defaults). */
+qkv_train_config run_config(const run_options *o);
+
+#endif
