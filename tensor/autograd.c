@@ -15,7 +15,7 @@ bool qkv_set_grad_enabled(bool on)
     return was;
 }
 
-qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backward_fn backward,
+qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv__backward_fn backward,
                       int n_in, qkv_tensor *const *in)
 {
     if (grad_off)

@@ -13,11 +13,11 @@
 #define QKV__PAR_MIN 32768
 
 /* Adds the gradient of node->out into the grad of each input that has one. */
-typedef void (*qkv_backward_fn)(qkv_node *node);
+typedef void (*qkv__backward_fn)(qkv_node *node);
 
 struct qkv_node {
     const char *op;           /* op name, for error messages */
-    qkv_backward_fn backward; /* reads out->grad, adds into in[i]->grad where non-NULL */
+    qkv__backward_fn backward; /* reads out->grad, adds into in[i]->grad where non-NULL */
     qkv_tensor *out;          /* the tensor this op produced */
     int n_in;                 /* number of inputs */
     qkv_tensor **in;          /* the inputs, in op order */
@@ -40,7 +40,7 @@ qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);
 /* If grad mode is on and any input requires grad, mark out as requiring grad
  * and attach a node; returns the node (NULL when nothing is recorded) so the
  * op can set node->ctx. Inputs are copied. */
-qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv_backward_fn backward,
+qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv__backward_fn backward,
                       int n_in, qkv_tensor *const *in);
 
 /* Copy size bytes of what n's backward needs (ctx) into a and hang the copy

@@ -115,7 +115,7 @@ typedef void (*unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
 
 /* The op around a one-in, one-out kernel pair. */
 static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forward_fn forward,
-                         qkv_backward_fn backward)
+                         qkv__backward_fn backward)
 {
     if (qkv__check_inputs(op, a, "x", 1, &x) < 0)
         return NULL;

@@ -149,7 +149,7 @@ static void mul_backward(qkv_node *n) { binary_backward(n, OP_MUL); }
 
 static qkv_tensor *binary(qkv_arena *a, qkv_tensor *x, qkv_tensor *y, binop op)
 {
-    static const qkv_backward_fn backward[] = {add_backward, sub_backward, mul_backward};
+    static const qkv__backward_fn backward[] = {add_backward, sub_backward, mul_backward};
     qkv_tensor *in[2] = {x, y};
     if (qkv__check_inputs(binop_name[op], a, "x y", 2, in) < 0)
         return NULL;
