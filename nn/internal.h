@@ -2,6 +2,7 @@
 #ifndef QKV_NN_INTERNAL_H
 #define QKV_NN_INTERNAL_H
 
+#include "../tensor/activation.h"
 #include "../tensor/check.h"
 #include "qkv/nn.h"
 
@@ -24,8 +25,9 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
                              int count);
 
-/* gelu(the Linear m of x), the GELU fused into the product (linear.c). */
-qkv_tensor *qkv__linear_gelu(const qkv_linear *m, const qkv_run *r, qkv_tensor *x);
+/* act(the Linear m of x), GELU or ReLU² fused into the product (linear.c). */
+qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_run *r, qkv_tensor *x,
+                            qkv__activation act);
 
 /* 0 when an init's arguments are there (m, p, name); else -1 naming fn. */
 int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const char *name);

@@ -46,11 +46,12 @@ qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor
     return qkv__result("qkv_linear_forward", qkv_affine(r->arena, x, m->weight, m->bias));
 }
 
-qkv_tensor *qkv__linear_gelu(const qkv_linear *m, const qkv_run *r, qkv_tensor *x)
+qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_run *r, qkv_tensor *x,
+                            qkv__activation act)
 {
     if (check_input("qkv_linear_forward", m, r, x) < 0) /* the messages the unfused forward gives */
         return NULL;
-    return qkv__affine_gelu(r->arena, x, m->weight, m->bias);
+    return qkv__affine_act(r->arena, x, m->weight, m->bias, act);
 }
 
 /* Rows [first, first + count) of the parameter t, sharing its values and its

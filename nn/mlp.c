@@ -21,9 +21,8 @@ qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x)
         qkv__check_dropout("qkv_mlp_forward", r, m->dropout) < 0 ||
         qkv__check_input("qkv_mlp_forward", "x", x) < 0)
         return NULL;
-    /* Widen to 4C, bend with GELU (fused into the product) or ReLU², project back to C. */
-    qkv_tensor *h = m->relu2 ? qkv_relu2(r->arena, qkv_linear_forward(&m->c_fc, r, x))
-                             : qkv__linear_gelu(&m->c_fc, r, x);
+    /* Widen to 4C, bend with GELU or ReLU² (fused into the product), project back to C. */
+    qkv_tensor *h = qkv__linear_act(&m->c_fc, r, x, m->relu2 ? QKV__RELU2 : QKV__GELU);
     qkv_tensor *y = qkv_linear_forward(&m->c_proj, r, h);
     return qkv__result("qkv_mlp_forward", qkv_dropout(r->arena, y, m->dropout, r->rng, r->train));
 }

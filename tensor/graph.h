@@ -71,13 +71,6 @@ double qkv__rng_normal(qkv_rng *r);
 /* keep[i] = 1 with probability 1 - p, drawn in order from rng (op_activation.c). */
 void qkv__dropout_mask(uint8_t *keep, size_t n, qkv_real p, qkv_rng *rng);
 
-/* y = gelu(x) for n values, on this thread (op_activation.c). */
-void qkv__gelu_values(qkv_real *y, const qkv_real *x, size_t n);
-
-/* Record y = gelu(x) for a y whose values the caller computed with
- * qkv__gelu_values (fused into the product that made x); returns y. */
-qkv_tensor *qkv__gelu_computed(qkv_arena *a, qkv_tensor *x, qkv_tensor *y);
-
 /* Number of rows when t is viewed as (rows, last dim). */
 static inline size_t qkv__rows(const qkv_tensor *t) { return t->size / (size_t)t->shape[t->ndim - 1]; }
 

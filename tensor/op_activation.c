@@ -1,8 +1,9 @@
 /* relu, relu², gelu and dropout (see qkv/ops.h). */
+#include "activation.h"
 #include "graph.h"
 #include "kernels/vecmath.h"
 
-/* ---- relu and gelu: one value in, one value out ---- */
+/* ---- relu: one value in, one value out ---- */
 
 /* y = max(x, 0) for n values. */
 static void relu_forward(qkv_real *y, const qkv_real *x, size_t n)
@@ -20,95 +21,10 @@ static void relu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_rea
         dx[i] += x[i] > 0 ? dy[i] : 0;
 }
 
-/* y = max(x, 0)² for n values. */
-static void relu2_forward(qkv_real *y, const qkv_real *x, size_t n)
-{
-#pragma omp parallel for simd schedule(static) if (n >= QKV__PAR_MIN)
-    for (size_t i = 0; i < n; i++)
-        y[i] = x[i] > 0 ? x[i] * x[i] : 0;
-}
-
-/* dx += dy · 2·max(x, 0): smooth at 0, where both sides' slope is 0. */
-static void relu2_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n)
-{
-#pragma omp parallel for simd schedule(static) if (n >= QKV__PAR_MIN)
-    for (size_t i = 0; i < n; i++)
-        dx[i] += x[i] > 0 ? 2 * x[i] * dy[i] : 0;
-}
-
-static const qkv_real GELU_K = (qkv_real)0.7978845608028654; /* sqrt(2/pi) */
-static const qkv_real GELU_C = (qkv_real)0.044715;
-
-/* Values per task of the GELU loops: big enough to amortise a task, small
- * enough to share out. */
-enum { GELU_CHUNK = 4096 };
-
-/* y = 0.5·x·(1 + tanh(k·(x + c·x³))) for n values. */
-QKV__CLONES static void gelu_forward_chunk(qkv_real *y, const qkv_real *x, size_t n)
-{
-#pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        qkv_real v = x[i];
-        y[i] = (qkv_real)0.5 * v * (1 + qkv__tanh(GELU_K * (v + GELU_C * v * v * v)));
-    }
-}
-
-/* gelu'(v) with t = tanh(u), u = k·(v + c·v³):
- * gelu'(v) = 0.5·(1 + t) + 0.5·v·(1 - t²)·k·(1 + 3c·v²). */
-static inline qkv_real gelu_slope(qkv_real v)
-{
-    qkv_real t = qkv__tanh(GELU_K * (v + GELU_C * v * v * v));
-    qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
-    return (qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du;
-}
-
-/* dx += dy · gelu'(x), or dx = dy · gelu'(x) when assigning. */
-QKV__CLONES static void gelu_backward_chunk(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
-                                            size_t n, bool assign)
-{
-    if (assign) {
-#pragma omp simd
-        for (size_t i = 0; i < n; i++)
-            dx[i] = dy[i] * gelu_slope(x[i]);
-    } else {
-#pragma omp simd
-        for (size_t i = 0; i < n; i++)
-            dx[i] += dy[i] * gelu_slope(x[i]);
-    }
-}
-
-static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
-{
-#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
-    for (size_t lo = 0; lo < n; lo += GELU_CHUNK)
-        gelu_forward_chunk(y + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK);
-}
-
-static void gelu_backward_kernel(qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n,
-                                 bool assign)
-{
-#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
-    for (size_t lo = 0; lo < n; lo += GELU_CHUNK)
-        gelu_backward_chunk(dx + lo, dy + lo, x + lo, n - lo < GELU_CHUNK ? n - lo : GELU_CHUNK,
-                            assign);
-}
-
 static void relu_backward(qkv_node *n)
 {
     qkv_tensor *x = n->in[0];
     relu_backward_kernel(x->grad, n->out->grad, x->data, x->size);
-}
-
-static void relu2_backward(qkv_node *n)
-{
-    qkv_tensor *x = n->in[0];
-    relu2_backward_kernel(x->grad, n->out->grad, x->data, x->size);
-}
-
-static void gelu_backward(qkv_node *n)
-{
-    qkv_tensor *x = n->in[0];
-    gelu_backward_kernel(x->grad, n->out->grad, x->data, x->size, qkv__fresh(n, 0));
 }
 
 typedef void (*unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
@@ -132,28 +48,172 @@ qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
     return unary(a, x, "qkv_relu", relu_forward, relu_backward);
 }
 
-qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x)
+/* ---- the MLP's activations, gelu and relu², which a product can fuse ---- */
+
+static const qkv_real GELU_K = (qkv_real)0.7978845608028654; /* sqrt(2/pi) */
+static const qkv_real GELU_C = (qkv_real)0.044715;
+
+/* Values per task of the activation loops: big enough to amortise a task,
+ * small enough to share out. */
+enum { ACT_CHUNK = 4096 };
+
+/* act(v): 0.5·v·(1 + tanh(k·(v + c·v³))), or max(v, 0)² (the select before
+ * the product, so that no product is conditional and the loop vectorizes). */
+static inline qkv_real activate(qkv__activation act, qkv_real v)
 {
-    return unary(a, x, "qkv_relu2", relu2_forward, relu2_backward);
+    if (act == QKV__RELU2) {
+        qkv_real r = v > 0 ? v : 0;
+        return r * r;
+    }
+    return (qkv_real)0.5 * v * (1 + qkv__tanh(GELU_K * (v + GELU_C * v * v * v)));
 }
 
-void qkv__gelu_values(qkv_real *y, const qkv_real *x, size_t n) { gelu_forward_chunk(y, x, n); }
-
-qkv_tensor *qkv__gelu_computed(qkv_arena *a, qkv_tensor *x, qkv_tensor *y)
+/* gelu'(v) with t = tanh(u), u = k·(v + c·v³):
+ * gelu'(v) = 0.5·(1 + t) + 0.5·v·(1 - t²)·k·(1 + 3c·v²). */
+static inline qkv_real gelu_slope(qkv_real v)
 {
-    qkv_node *n = qkv__record(a, y, "qkv_gelu", gelu_backward, 1, &x);
-    if (n)
-        n->assigns = true;
-    return y;
+    qkv_real t = qkv__tanh(GELU_K * (v + GELU_C * v * v * v));
+    qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
+    return (qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du;
 }
 
-qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x)
+/* dy · act'(v). For relu², 2·v·dy where v > 0 and exactly 0 elsewhere (smooth
+ * at 0, where both sides' slope is 0), whatever dy is: the product is taken
+ * first and then selected, so the loop vectorizes. */
+static inline qkv_real pass_back(qkv__activation act, qkv_real v, qkv_real dy)
 {
-    qkv_tensor *y = unary(a, x, "qkv_gelu", gelu_forward, gelu_backward);
+    if (act == QKV__RELU2) {
+        qkv_real g = 2 * v * dy;
+        return v > 0 ? g : 0;
+    }
+    return dy * gelu_slope(v);
+}
+
+/* y = act(x) for n values; always inlined with a constant act, so that each
+ * activation's loop holds its own arithmetic alone. */
+static inline __attribute__((always_inline)) void forward_values(qkv__activation act,
+                                                                 qkv_real *y, const qkv_real *x,
+                                                                 size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++)
+        y[i] = activate(act, x[i]);
+}
+
+/* dx += dy · act'(x), or dx = dy · act'(x) when assigning; inlined like forward_values. */
+static inline __attribute__((always_inline)) void backward_values(qkv__activation act,
+                                                                  qkv_real *dx,
+                                                                  const qkv_real *dy,
+                                                                  const qkv_real *x, size_t n,
+                                                                  bool assign)
+{
+    if (assign) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            dx[i] = pass_back(act, x[i], dy[i]);
+    } else {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            dx[i] += pass_back(act, x[i], dy[i]);
+    }
+}
+
+/* y = act(x) for n values, in the CPU's widest vectors. */
+QKV__CLONES static void forward_chunk(qkv__activation act, qkv_real *y, const qkv_real *x,
+                                      size_t n)
+{
+    if (act == QKV__RELU2)
+        forward_values(QKV__RELU2, y, x, n);
+    else
+        forward_values(QKV__GELU, y, x, n);
+}
+
+/* dx (+)= dy · act'(x) for n values, in the CPU's widest vectors. */
+QKV__CLONES static void backward_chunk(qkv__activation act, qkv_real *dx, const qkv_real *dy,
+                                       const qkv_real *x, size_t n, bool assign)
+{
+    if (act == QKV__RELU2)
+        backward_values(QKV__RELU2, dx, dy, x, n, assign);
+    else
+        backward_values(QKV__GELU, dx, dy, x, n, assign);
+}
+
+/* The number of values in the chunk that starts at lo of n. */
+static size_t chunk_at(size_t lo, size_t n) { return n - lo < ACT_CHUNK ? n - lo : ACT_CHUNK; }
+
+/* y = act(x) for n values, chunks shared out among the threads. */
+static void forward_all(qkv__activation act, qkv_real *y, const qkv_real *x, size_t n)
+{
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t lo = 0; lo < n; lo += ACT_CHUNK)
+        forward_chunk(act, y + lo, x + lo, chunk_at(lo, n));
+}
+
+/* The backward of y = act(x): x's gradient assigned when fresh, else added to. */
+static void backward_all(qkv__activation act, qkv_node *nd)
+{
+    qkv_tensor *x = nd->in[0];
+    qkv_real *dx = x->grad;
+    const qkv_real *dy = nd->out->grad;
+    size_t n = x->size;
+    bool assign = qkv__fresh(nd, 0);
+#pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
+    for (size_t lo = 0; lo < n; lo += ACT_CHUNK)
+        backward_chunk(act, dx + lo, dy + lo, x->data + lo, chunk_at(lo, n), assign);
+}
+
+static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+    forward_all(QKV__GELU, y, x, n);
+}
+
+static void relu2_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+    forward_all(QKV__RELU2, y, x, n);
+}
+
+static void gelu_backward(qkv_node *n) { backward_all(QKV__GELU, n); }
+static void relu2_backward(qkv_node *n) { backward_all(QKV__RELU2, n); }
+
+/* What the graph records for each activation. */
+static const struct {
+    const char *op;
+    unary_forward_fn forward;
+    qkv__backward_fn backward;
+} acts[] = {
+    [QKV__GELU] = {"qkv_gelu", gelu_forward, gelu_backward},
+    [QKV__RELU2] = {"qkv_relu2", relu2_forward, relu2_backward},
+};
+
+/* Mark y's node (if any) as one whose backward honours `fresh`; returns y. */
+static qkv_tensor *assigning(qkv_tensor *y)
+{
     if (y && y->node)
         y->node->assigns = true;
     return y;
 }
+
+void qkv__activation_values(qkv__activation act, qkv_real *y, const qkv_real *x, size_t n)
+{
+    forward_chunk(act, y, x, n);
+}
+
+qkv_tensor *qkv__activation_computed(qkv_arena *a, qkv__activation act, qkv_tensor *x,
+                                     qkv_tensor *y)
+{
+    qkv__record(a, y, acts[act].op, acts[act].backward, 1, &x);
+    return assigning(y);
+}
+
+/* act(x) as an op of its own. */
+static qkv_tensor *activation(qkv_arena *a, qkv_tensor *x, qkv__activation act)
+{
+    return assigning(unary(a, x, acts[act].op, acts[act].forward, acts[act].backward));
+}
+
+qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV__RELU2); }
+
+qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV__GELU); }
 
 /* ---- dropout ---- */
 

@@ -1,6 +1,7 @@
 /* affine: y = x·Wᵀ + b in one node, the Linear layer's op (see qkv/ops.h).
  * One output tensor instead of a product and a sum: half the activation
  * memory of a Linear layer, and one pass less over it each way. */
+#include "activation.h"
 #include "graph.h"
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h" /* QKV__CLONES */
@@ -21,11 +22,12 @@ static void affine_backward(qkv_node *n)
 }
 
 /* What the product's epilogue adds and computes on each finished block of
- * y = x·Wᵀ: the bias (or none), then gelu(y) into g (or not). */
+ * y = x·Wᵀ: the bias (or none), then act(y) into g (or not). */
 typedef struct finish_ctx {
-    const qkv_real *b; /* (N) or NULL */
-    qkv_real *g;       /* (M, N) or NULL */
-    int ldg;           /* N */
+    const qkv_real *b;   /* (N) or NULL */
+    qkv_real *g;         /* (M, N) or NULL */
+    int ldg;             /* N */
+    qkv__activation act; /* what g holds */
 } finish_ctx;
 
 /* c[j] += b[j] for n values: the bias on one row of a block. */
@@ -44,14 +46,16 @@ static void finish_block(void *ctx, qkv_real *c, int ldc, int row, int col, int 
         if (f->b)
             add_bias_row(ci, f->b + col, n);
         if (f->g)
-            qkv__gelu_values(f->g + (size_t)(row + i) * f->ldg + col, ci, (size_t)n);
+            qkv__activation_values(f->act, f->g + (size_t)(row + i) * f->ldg + col, ci,
+                                   (size_t)n);
     }
 }
 
-/* y = x·Wᵀ + b, and *g = gelu(y) when g is not NULL, each block finished
- * (bias, gelu) by the product itself while it is in cache. */
+/* y = x·Wᵀ + b, and *g = act(y) when g is not NULL (act is unused when it
+ * is), each block finished (bias, act) by the product itself while it is in
+ * cache. */
 static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b,
-                          qkv_tensor **g)
+                          qkv_tensor **g, qkv__activation act)
 {
     qkv_tensor *in[3] = {x, w, b};
     if (qkv__check_inputs("qkv_affine", a, "x w b", b ? 3 : 2, in) < 0)
@@ -69,7 +73,7 @@ static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     qkv_tensor *y = qkv_tensor_new(a, x->ndim, shape);
     if (!y || (g && !(*g = qkv__like(a, y))))
         return NULL;
-    finish_ctx f = {b ? b->data : NULL, g ? (*g)->data : NULL, N};
+    finish_ctx f = {b ? b->data : NULL, g ? (*g)->data : NULL, N, act};
     qkv__gemm_epilogue ep = {finish_block, &f};
     /* W is stored (out, in), so the product uses it transposed: (M, in)·(in, out). */
     qkv__gemm_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
@@ -82,11 +86,12 @@ static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
 
 qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
 {
-    return affine(a, x, w, b, NULL);
+    return affine(a, x, w, b, NULL, QKV__GELU);
 }
 
-qkv_tensor *qkv__affine_gelu(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
+qkv_tensor *qkv__affine_act(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b,
+                            qkv__activation act)
 {
-    qkv_tensor *g = NULL, *y = affine(a, x, w, b, &g);
-    return y ? qkv__gelu_computed(a, y, g) : NULL;
+    qkv_tensor *g = NULL, *y = affine(a, x, w, b, &g, act);
+    return y ? qkv__activation_computed(a, act, y, g) : NULL;
 }

@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
+#include "../tensor/kernels/gemm_kernel.h"
 #include "../tensor/op_affine.h"
 
 #include "error_text.h"
@@ -407,46 +408,68 @@ START_TEST(test_tensor_used_twice_gets_both_contributions)
 }
 END_TEST
 
-START_TEST(test_affine_gelu_is_the_two_ops)
+/* act(a, x) as the op of its own that the fused product stands for. */
+static qkv_tensor *unfused_act(qkv_arena *a, qkv__activation act, qkv_tensor *x)
 {
-    /* The MLP's fused Linear + GELU gives the same bits as the two ops, its
-     * values and every gradient: with and without a bias, for few rows (the
-     * dot-product path), a K deeper than one cache block, at 1 and 2 threads. */
+    return act == QKV__RELU2 ? qkv_relu2(a, x) : qkv_gelu(a, x);
+}
+
+/* The fused Linear + act of an M×K x and an N×K w (and an N bias when asked)
+ * gives the same bits as the two ops, its values and every gradient. */
+static void check_affine_act(qkv__activation act, int M, int N, int K, bool bias, qkv_rng *rng,
+                             const char *where)
+{
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_tensor *x = qkv_randn(a, QKV_SHAPE(M, K), 1, rng);
+    qkv_tensor *w = qkv_randn(a, QKV_SHAPE(N, K), 0.2, rng);
+    qkv_tensor *b = bias ? qkv_randn(a, QKV_SHAPE(N), 0.5, rng) : NULL;
+    qkv_tensor *ts[3] = {x, w, b}, *r[2];
+    qkv_real *grads[2][3];
+    for (int fused = 0; fused < 2; fused++) {
+        for (int i = 0; i < 3; i++)
+            if (ts[i]) {
+                qkv_set_requires_grad(ts[i], true);
+                ts[i]->grad = NULL;
+            }
+        r[fused] = fused ? qkv__affine_act(a, x, w, b, act) : unfused_act(a, act, qkv_affine(a, x, w, b));
+        ck_assert_ptr_nonnull(r[fused]);
+        ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, r[fused], r[fused]))), 0);
+        for (int i = 0; i < 3; i++)
+            grads[fused][i] = ts[i] ? ts[i]->grad : NULL;
+    }
+    ck_assert_msg(memcmp(r[0]->data, r[1]->data, r[0]->size * sizeof(qkv_real)) == 0,
+                  "%s: values differ", where);
+    for (int i = 0; i < 3; i++)
+        if (ts[i])
+            ck_assert_msg(memcmp(grads[0][i], grads[1][i], ts[i]->size * sizeof(qkv_real)) == 0,
+                          "%s: gradient %d differs", where, i);
+    qkv_arena_free(a);
+}
+
+START_TEST(test_affine_act_is_the_two_ops)
+{
+    /* The MLP's fused Linear + GELU or ReLU², against the two ops: with and
+     * without a bias, for few rows (the dot-product path), a K deeper than one
+     * cache block, at 1 and 2 threads, on every GEMM kernel this CPU runs (each
+     * hands the epilogue blocks of its own shape). */
     static const int shapes[][3] = {{3, 40, 24}, {70, 150, 45}, {200, 96, 700}};
+    static const char *const names[] = {[QKV__GELU] = "gelu", [QKV__RELU2] = "relu2"};
     qkv_rng rng;
     qkv_rng_seed(&rng, 3);
-    for (int s = 0; s < 3; s++)
-        for (int bias = 0; bias < 2; bias++)
-            for (int threads = 1; threads <= 2; threads++) {
-                omp_set_num_threads(threads);
-                int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
-                qkv_arena *a = qkv_arena_new(1 << 20);
-                qkv_tensor *x = qkv_randn(a, QKV_SHAPE(M, K), 1, &rng);
-                qkv_tensor *w = qkv_randn(a, QKV_SHAPE(N, K), 0.2, &rng);
-                qkv_tensor *b = bias ? qkv_randn(a, QKV_SHAPE(N), 0.5, &rng) : NULL;
-                qkv_tensor *ts[3] = {x, w, b}, *r[2];
-                qkv_real *grads[2][3];
-                for (int fused = 0; fused < 2; fused++) {
-                    for (int i = 0; i < 3; i++)
-                        if (ts[i]) {
-                            qkv_set_requires_grad(ts[i], true);
-                            ts[i]->grad = NULL;
+    for (int path = 0; path < QKV__GEMM_N_PATHS; path++)
+        if (qkv__gemm_force_path(path) == 0)
+            for (int act = QKV__GELU; act <= QKV__RELU2; act++)
+                for (int s = 0; s < 3; s++)
+                    for (int bias = 0; bias < 2; bias++)
+                        for (int threads = 1; threads <= 2; threads++) {
+                            omp_set_num_threads(threads);
+                            char where[96];
+                            snprintf(where, sizeof where, "%s, %s, shape %d, bias %d, threads %d",
+                                     qkv__gemm_active_path()->name, names[act], s, bias, threads);
+                            check_affine_act((qkv__activation)act, shapes[s][0], shapes[s][1],
+                                             shapes[s][2], bias, &rng, where);
                         }
-                    r[fused] = fused ? qkv__affine_gelu(a, x, w, b) : qkv_gelu(a, qkv_affine(a, x, w, b));
-                    ck_assert_ptr_nonnull(r[fused]);
-                    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, r[fused], r[fused]))), 0);
-                    for (int i = 0; i < 3; i++)
-                        grads[fused][i] = ts[i] ? ts[i]->grad : NULL;
-                }
-                ck_assert_msg(memcmp(r[0]->data, r[1]->data, r[0]->size * sizeof(qkv_real)) == 0,
-                              "shape %d bias %d threads %d: values differ", s, bias, threads);
-                for (int i = 0; i < 3; i++)
-                    if (ts[i])
-                        ck_assert_msg(memcmp(grads[0][i], grads[1][i], ts[i]->size * sizeof(qkv_real)) == 0,
-                                      "shape %d bias %d threads %d: gradient %d differs", s, bias,
-                                      threads, i);
-                qkv_arena_free(a);
-            }
+    qkv__gemm_force_path(-1);
 }
 END_TEST
 
@@ -700,7 +723,7 @@ static Suite *tensor_suite(void)
     tcase_add_test(tc, test_grads_accumulate_over_two_backwards);
     tcase_add_test(tc, test_every_backward_accumulates);
     tcase_add_test(tc, test_tensor_used_twice_gets_both_contributions);
-    tcase_add_test(tc, test_affine_gelu_is_the_two_ops);
+    tcase_add_test(tc, test_affine_act_is_the_two_ops);
     tcase_add_test(tc, test_intermediate_grads_are_recycled);
     tcase_add_test(tc, test_inputs_without_requires_grad_get_no_grad);
     tcase_add_test(tc, test_backward_errors);
