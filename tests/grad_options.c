@@ -1,8 +1,11 @@
 /* Gradient checks (double build) of the modern-recipe options: the rmsnorm,
- * rope and relu2 ops, the attention and block that use them, and a whole GPT
- * with every option on, against central finite differences. Each check prints
- * its worst relative error (the figure the README quotes). */
+ * rope and relu2 ops (relu2 also fused into the product before it), the
+ * attention and block that use them, and a whole GPT with every option on,
+ * against central finite differences. Each check prints its worst relative
+ * error (the figure the README quotes). */
 #include <omp.h>
+
+#include "../tensor/op_affine.h"
 
 #include "gradcheck.h"
 #include "testing.h"
@@ -105,6 +108,25 @@ START_TEST(test_relu2_grad_and_values)
     check("relu2", f_relu2, 1, &x, NULL);
     qkv_tensor *v = qkv_from_array(a, QKV_SHAPE(4), (qkv_real[]){-2, 0, 0.5, 3});
     qkv_test_assert_close(qkv_relu2(a, v), (qkv_real[]){0, 0, 0.25, 9}, 0);
+    qkv_arena_free(a);
+}
+END_TEST
+
+/* relu2(x·Wᵀ + b) with the ReLU² applied by the product's epilogue: the MLP's path. */
+static qkv_tensor *f_affine_relu2(qkv_arena *a, qkv_tensor **in, void *ud)
+{
+    (void)ud;
+    return qkv__affine_act(a, in[0], in[1], in[2], QKV__RELU2);
+}
+
+START_TEST(test_affine_relu2_grad)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 27);
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    qkv_tensor *in[3] = {param(a, &rng, QKV_SHAPE(2, 3, 5)), param(a, &rng, QKV_SHAPE(7, 5)),
+                         param(a, &rng, QKV_SHAPE(7))};
+    check("linear + relu2, fused", f_affine_relu2, 3, in, NULL);
     qkv_arena_free(a);
 }
 END_TEST
@@ -215,6 +237,7 @@ static Suite *grad_options_suite(void)
     tcase_add_test(tc, test_rope_grad);
     tcase_add_test(tc, test_rope_values);
     tcase_add_test(tc, test_relu2_grad_and_values);
+    tcase_add_test(tc, test_affine_relu2_grad);
     tcase_add_test(tc, test_attention_with_rope_and_qk_norm_grad);
     tcase_add_test(tc, test_block_with_rmsnorm_and_relu2_grad);
     tcase_add_test(tc, test_gpt_with_every_option_grad);
