@@ -22,6 +22,15 @@ static char *write_corpus(const char *text, int repeats)
 
 static const char *TEXT = "the quick brown fox jumps over the lazy dog; attention is all you need.\n";
 
+/* TEXT written 40 times to a temporary file (its path into *path), loaded. */
+static qkv_corpus *tiny_corpus(char **path)
+{
+    *path = write_corpus(TEXT, 40);
+    qkv_corpus *c = qkv_corpus_load(*path, NULL);
+    ck_assert_qkv(c);
+    return c;
+}
+
 static qkv_gpt_config tiny_config(int vocab, double dropout)
 {
     return (qkv_gpt_config){.vocab_size = vocab, .block_size = 16, .n_layer = 2, .n_head = 2,
@@ -42,9 +51,8 @@ static qkv_train_config tiny_train(int iters)
 
 START_TEST(test_tiny_model_overfits_short_text)
 {
-    char *path = write_corpus(TEXT, 40);
-    qkv_corpus *c = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(c);
+    char *path;
+    qkv_corpus *c = tiny_corpus(&path);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0);
     qkv_train_config tc = tiny_train(500);
     tc.lr = 1e-2; /* a tiny model on a tiny text learns fast at a high rate */
@@ -71,9 +79,8 @@ END_TEST
  * from the step arena. */
 START_TEST(test_steady_training_step_allocates_nothing)
 {
-    char *path = write_corpus(TEXT, 40);
-    qkv_corpus *c = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(c);
+    char *path;
+    qkv_corpus *c = tiny_corpus(&path);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0.1);
     qkv_train_config tc = tiny_train(20);
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
@@ -102,11 +109,10 @@ static void run_steps(qkv_trainer *t, int n, double *losses)
 
 START_TEST(test_resume_is_bit_exact)
 {
-    char *path = write_corpus(TEXT, 40);
+    char *path;
+    qkv_corpus *c = tiny_corpus(&path);
     char ckpt[80];
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
-    qkv_corpus *c = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(c);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0.1); /* dropout: its stream must resume too */
     qkv_train_config tc = tiny_train(20);
     double straight[20], split[20];
@@ -294,11 +300,10 @@ static void put_f64(uint8_t *p, double d)
  * option off and the cosine schedule. */
 START_TEST(test_checkpoint_from_before_the_options_loads)
 {
-    char *path = write_corpus(TEXT, 40);
+    char *path;
+    qkv_corpus *c = tiny_corpus(&path);
     char ckpt[80];
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
-    qkv_corpus *c = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(c);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0);
     mc.no_bias = true;
     qkv_train_config tc = tiny_train(20);
@@ -356,11 +361,10 @@ END_TEST
  * loaded model has the same config and gives the same logits. */
 START_TEST(test_options_save_and_load)
 {
-    char *path = write_corpus(TEXT, 40);
+    char *path;
+    qkv_corpus *c = tiny_corpus(&path);
     char ckpt[80];
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
-    qkv_corpus *c = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(c);
     qkv_gpt_config mc = with_options(tiny_config(c->tok.size, 0), _i);
     qkv_train_config tc = tiny_train(20);
     tc.wsd_decay = 0.25;
