@@ -24,15 +24,18 @@ typedef struct rope_ctx {
     int n_head;
 } rope_ctx;
 
-/* cs, sn (T, half) = cos, sin of (pos0 + t)·θ_i, computed in double. */
+/* cs, sn (T, half) = cos, sin of (pos0 + t)·θ_i, computed in double (θ_i
+ * once per i, not once per position). */
 static void rope_tables(qkv_real *cs, qkv_real *sn, int T, int half, int pos0)
 {
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < half; i++) {
-            double angle = (double)(pos0 + t) * pow(ROPE_BASE, -(double)i / half);
+    for (int i = 0; i < half; i++) {
+        double theta = pow(ROPE_BASE, -(double)i / half);
+        for (int t = 0; t < T; t++) {
+            double angle = (double)(pos0 + t) * theta;
             cs[(size_t)t * half + i] = (qkv_real)cos(angle);
             sn[(size_t)t * half + i] = (qkv_real)sin(angle);
         }
+    }
 }
 
 /* y (+)= each pair of x turned by the angle whose cos and sin are cs, sn,
