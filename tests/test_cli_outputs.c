@@ -100,7 +100,7 @@ START_TEST(test_attn_never_replaces_an_existing_file)
     r = QKV_CLI_RUN(&cli, NULL, "attn", "--help");
     ck_assert_ptr_nonnull(strstr(r.out, "--force"));
     qkv_cli_result_free(&r);
-    ck_assert_str_eq(qkv_cli_listing(&cli), " base.ckpt base.ckpt.csv base.ckpt.svg trained.ckpt");
+    ck_assert_str_eq(qkv_test_listing(cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg trained.ckpt");
 }
 END_TEST
 
@@ -127,7 +127,7 @@ START_TEST(test_attn_refuses_a_file_another_run_holds)
     qkv_output_unlock(qkv_cli_path(&cli, "live.ckpt"));
     free(ckpt);
     free(lock);
-    ck_assert_str_eq(qkv_cli_listing(&cli), " base.ckpt base.ckpt.csv base.ckpt.svg live.ckpt");
+    ck_assert_str_eq(qkv_test_listing(cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg live.ckpt");
 }
 END_TEST
 
@@ -155,7 +155,7 @@ START_TEST(test_attn_refuses_two_outputs_naming_one_file)
         qkv_cli_result_free(&r);
     }
     expect_unchanged("page.html", "old\n", 4);
-    ck_assert_str_eq(qkv_cli_listing(&cli),
+    ck_assert_str_eq(qkv_test_listing(cli.work),
                      " base.ckpt base.ckpt.csv base.ckpt.svg hard.svg page.html");
 }
 END_TEST
@@ -186,7 +186,7 @@ START_TEST(test_attn_says_why_a_page_cannot_be_written)
         expect(&r, 1, "cannot write '../disk/a.html': No space left on device");
     qkv_cli_result_free(&r);
     ck_assert_int_eq(rmdir(qkv_cli_path(&cli, "../disk")), 0);
-    ck_assert_str_eq(qkv_cli_listing(&cli), " base.ckpt base.ckpt.csv base.ckpt.svg");
+    ck_assert_str_eq(qkv_test_listing(cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg");
 }
 END_TEST
 
@@ -205,7 +205,7 @@ START_TEST(test_attn_refuses_a_layer_or_head_the_model_lacks)
                "16", "--batch", "4", "--eval-iters", "1", "--threads", "1", "--out", "s.ckpt");
     EXPECT_RUN(1, "--head 4 does not exist; the model has heads 0 to 1", "attn", "--ckpt",
                "s.ckpt", "--input", "May 1, 2000", "--head", "4", "--html", "x");
-    ck_assert_str_eq(qkv_cli_listing(&cli),
+    ck_assert_str_eq(qkv_test_listing(cli.work),
                      " base.ckpt base.ckpt.csv base.ckpt.svg s.ckpt s.ckpt.csv s.ckpt.svg");
 }
 END_TEST
@@ -226,7 +226,7 @@ START_TEST(test_a_new_run_never_replaces_an_existing_log)
         qkv_cli_result_free(&r);
         EXPECT_RUN(1, want, "s2s", "train", "--steps", "2", "--out", "results");
         expect_unchanged(names[i], "data\n", 5);
-        ck_assert_str_eq(qkv_cli_listing(&cli), i ? " results.svg" : " results.csv");
+        ck_assert_str_eq(qkv_test_listing(cli.work), i ? " results.svg" : " results.csv");
         ck_assert_int_eq(unlink(qkv_cli_path(&cli, names[i])), 0);
     }
     /* --force lets it replace them. */
@@ -284,7 +284,7 @@ START_TEST(test_a_forced_run_keeps_its_checkpoint_and_log_together)
     qkv_cli_result_free(&r);
     for (int i = 0; i < 3; i++)
         expect_unchanged(set[i], old[i], old_n[i]);
-    ck_assert_str_eq(qkv_cli_listing(&cli), " r.ckpt r.ckpt.csv r.ckpt.svg");
+    ck_assert_str_eq(qkv_test_listing(cli.work), " r.ckpt r.ckpt.csv r.ckpt.svg");
 
     /* Stopped after 30 steps, it saves: checkpoint and log both at its step. */
     pid = qkv_cli_start(&cli, NULL, (const char *const[]){
@@ -305,7 +305,7 @@ START_TEST(test_a_forced_run_keeps_its_checkpoint_and_log_together)
     free(svg);
     for (int i = 0; i < 3; i++)
         free(old[i]);
-    ck_assert_str_eq(qkv_cli_listing(&cli), " r.ckpt r.ckpt.csv r.ckpt.svg");
+    ck_assert_str_eq(qkv_test_listing(cli.work), " r.ckpt r.ckpt.csv r.ckpt.svg");
 }
 END_TEST
 

@@ -146,7 +146,8 @@ int cmd_attn(int argc, char **argv)
         {"--ckpt", ARG_STR, &o.ckpt, 0, 0, "CKPT", "a seq2seq or gpt checkpoint"},
         {"--input", ARG_STR, &o.input, 0, 0, "TEXT", "seq2seq: the input to decode"},
         {"--text", ARG_STR, &o.text, 0, 0, "TEXT", "gpt: the text to read"},
-        {"--layer", ARG_INT, &o.layer, -1, 255, "L", "layer the SVG draws (-1 = the last; the page shows every one)"},
+        {"--layer", ARG_INT, &o.layer, -1, 255, "L",
+         "layer the SVG draws (-1 = the last; the page shows every one)"},
         {"--head", ARG_INT, &o.head, -1, 4095, "H", "head the SVG draws (-1 = one panel per head)"},
         {"--average", ARG_FLAG, &o.average, 0, 0, NULL, "one panel: the mean over the heads"},
         {"--out", ARG_STR, &o.out, 0, 0, "SVG", "picture to write (default attn.svg, none "

@@ -137,13 +137,13 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-const char *qkv_cli_listing(const qkv_cli *cli)
+const char *qkv_test_listing(const char *dir)
 {
     static char names[2048];
     char *sorted[64];
     int n = 0;
     names[0] = 0;
-    DIR *d = opendir(cli->work);
+    DIR *d = opendir(dir);
     ck_assert_ptr_nonnull(d);
     for (struct dirent *e; (e = readdir(d)) && n < 64;)
         if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)

@@ -68,8 +68,8 @@ void qkv_cli_result_free(qkv_cli_result *r);
 /* cli->work/name in a static buffer (two slots, so two can be held at once). */
 const char *qkv_cli_path(const qkv_cli *cli, const char *name);
 
-/* The names of the files in cli->work, sorted, each after a space ("" when empty). */
-const char *qkv_cli_listing(const qkv_cli *cli);
+/* The names of the files in dir, sorted, each after a space ("" when empty). */
+const char *qkv_test_listing(const char *dir);
 
 /* The whole file at path (malloc'd, NUL-terminated) and its length (n may be NULL). */
 char *qkv_test_read_file(const char *path, size_t *n);
