@@ -87,6 +87,10 @@ START_TEST(test_attn_never_replaces_an_existing_file)
                    "the", flags[i], "trained.ckpt");
         expect_unchanged("trained.ckpt", ckpt, n);
     }
+    /* A symbolic link is a file of the user's too, even one that leads nowhere. */
+    ck_assert_int_eq(symlink("nowhere", qkv_cli_path(&cli, "link.svg")), 0);
+    EXPECT_RUN(1, "'link.svg' exists already", "attn", "--ckpt", "base.ckpt", "--text", "the",
+               "--out", "link.svg");
     qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "attn", "--ckpt", "base.ckpt", "--text", "the",
                                    "--html", "trained.ckpt");
     ck_assert_ptr_nonnull(strstr(r.err, "--force"));
@@ -100,7 +104,10 @@ START_TEST(test_attn_never_replaces_an_existing_file)
     r = QKV_CLI_RUN(&cli, NULL, "attn", "--help");
     ck_assert_ptr_nonnull(strstr(r.out, "--force"));
     qkv_cli_result_free(&r);
-    ck_assert_str_eq(qkv_test_listing(cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg trained.ckpt");
+    char target[16] = "";
+    ck_assert_int_eq(readlink(qkv_cli_path(&cli, "link.svg"), target, sizeof target - 1), 7);
+    ck_assert_str_eq(qkv_test_listing(cli.work),
+                     " base.ckpt base.ckpt.csv base.ckpt.svg link.svg trained.ckpt");
 }
 END_TEST
 

@@ -121,8 +121,12 @@ static void settle_aside(loss_log *l, bool put_back)
 int log_saving(loss_log *l)
 {
     char path[4096];
+    struct stat st;
+    if (l->waits && stat(l->ckpt, &st) == 0) {
+        l->old_dev = st.st_dev;
+        l->old_ino = st.st_ino;
+    }
     for (int i = 0; l->waits && i < 2; i++) {
-        struct stat st;
         snprintf(path, sizeof path, "%s%s", l->ckpt, log_suffixes[i]);
         if (lstat(path, &st) != 0)
             continue; /* the old run left none */
@@ -155,6 +159,10 @@ void log_saved(loss_log *l, bool saved)
 {
     if (!l->waits)
         return;
+    /* A save that failed after its rename (syncing the folder) replaced the checkpoint all the
+     * same: the old log must not come back beside it. */
+    struct stat st;
+    saved |= stat(l->ckpt, &st) == 0 && (st.st_dev != l->old_dev || st.st_ino != l->old_ino);
     settle_aside(l, !saved);
     if (saved) {
         l->waits = false;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "qkv/file.h"
 
@@ -19,6 +20,8 @@ typedef struct loss_log {
     bool waits;                 /* another run's checkpoint is at ckpt: no file is written
                                    until the first save replaces it (see log_saving) */
     char *aside[2];             /* that run's CKPT.csv and CKPT.svg, moved aside during the save */
+    dev_t old_dev;              /* and its checkpoint's device and inode, to tell after a */
+    ino_t old_ino;              /* failed save whether it was replaced all the same */
 } loss_log;
 
 /* Append one point to the log, growing it; 0 or -1 when out of memory. */

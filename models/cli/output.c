@@ -148,7 +148,7 @@ static int claim_one(const char *cmd, const char *flag, const char *path, bool f
     memcpy(lock, path, len);
     memcpy(lock + len, ".lock", sizeof ".lock");
     struct stat st;
-    bool exists = stat(path, &st) == 0;
+    bool exists = lstat(path, &st) == 0; /* a symbolic link is a file of the user's too */
     if (!refused(path, lock, flag, exists, force || continued, resume_hint, why, sizeof why)) {
         if (qkv_output_lock(path) == 0) {
             claims[n_claims++] = (claim){.flag = flag, .path = copy, .lock = lock,
