@@ -272,7 +272,7 @@ valgrind: $(BUILD)/qkv
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv eval --ckpt $(VG_DIR)/v.ckpt \
 	    --data $(VG_DIR)/text.txt --eval-iters 2 --threads 1
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
-	    --text "the quick brown" --html $(VG_DIR)/attn.html --threads 1 > /dev/null
+	    --text "the quick brown" --html $(VG_DIR)/attn.html --force --threads 1 > /dev/null
 	@for bad in "train --data $(VG_DIR)/missing.txt $(VG_TINY)" \
 	            "train --resume $(VG_DIR)/v.ckpt --data /dev/null --threads 1" \
 	            "sample --ckpt $(VG_DIR)/text.txt --threads 1" \

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_run.h"
 #include "testing.h"
 
 static char qkv_bin[4096];     /* absolute path of the program */
@@ -36,26 +37,6 @@ static void write_file(const char *path, const void *bytes, size_t n, int repeat
     ck_assert_int_eq(fclose(f), 0);
 }
 
-/* The whole file (malloc'd, NUL-terminated) and its length. */
-static char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    char *b = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len + 4096 + 1 > cap)
-            ck_assert_ptr_nonnull(b = realloc(b, cap = 2 * cap + 4096 + 1));
-        got = fread(b + len, 1, 4096, f);
-        len += got;
-    } while (got > 0);
-    fclose(f);
-    b[len] = 0;
-    if (n)
-        *n = len;
-    return b;
-}
-
 /* Remove every file in dir (no subdirectories are made in it). */
 static void empty_dir(const char *dir)
 {
@@ -68,34 +49,6 @@ static void empty_dir(const char *dir)
             ck_assert_int_eq(remove(path), 0);
         }
     closedir(d);
-}
-
-/* qsort's order for names. */
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The names of the files in dir, sorted, space-separated ("" when empty). */
-static const char *dir_listing(const char *dir)
-{
-    static char names[1024];
-    char *sorted[64];
-    int n = 0;
-    names[0] = 0;
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent *e; (e = readdir(d)) && n < 64;)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            ck_assert_ptr_nonnull(sorted[n++] = strdup(e->d_name));
-    closedir(d);
-    qsort(sorted, (size_t)n, sizeof *sorted, cmp_name);
-    for (int i = 0; i < n; i++) {
-        strncat(names, " ", sizeof names - strlen(names) - 1);
-        strncat(names, sorted[i], sizeof names - strlen(names) - 1);
-        free(sorted[i]);
-    }
-    return names;
 }
 
 /* root/sub/name in a static buffer (two slots, so two can be held at once). */
@@ -246,9 +199,9 @@ static result finish(pid_t pid, char *piped_out)
     char path[256];
     result r = {.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st)};
     snprintf(path, sizeof path, "%s/out", root);
-    r.out = piped_out ? piped_out : read_file(path, NULL);
+    r.out = piped_out ? piped_out : qkv_test_read_file(path, NULL);
     snprintf(path, sizeof path, "%s/err", root);
-    r.err = read_file(path, NULL);
+    r.err = qkv_test_read_file(path, NULL);
     return r;
 }
 
@@ -339,7 +292,8 @@ START_TEST(test_usage_errors_exit_2_before_any_work)
             ck_assert_msg(strstr(r.err, "--help'."), "case %zu: no pointer to --help:\n%s", i,
                           r.err);
         ck_assert_msg(r.out[0] == 0, "case %zu printed to stdout:\n%s", i, r.out);
-        ck_assert_msg(dir_listing(work)[0] == 0, "case %zu wrote files:%s", i, dir_listing(work));
+        ck_assert_msg(qkv_test_listing(work)[0] == 0, "case %zu wrote files:%s", i,
+                      qkv_test_listing(work));
         result_free(&r);
     }
     /* No command at all is a usage error too; --help is not an error. */
@@ -397,7 +351,8 @@ START_TEST(test_bad_data_exits_1_with_a_message)
         args[n] = NULL;
         result r = run_args(args);
         EXPECT(r, 1, cases[i].want[0], cases[i].want[1] ? cases[i].want[1] : "");
-        ck_assert_msg(dir_listing(work)[0] == 0, "case %zu wrote files:%s", i, dir_listing(work));
+        ck_assert_msg(qkv_test_listing(work)[0] == 0, "case %zu wrote files:%s", i,
+                      qkv_test_listing(work));
         result_free(&r);
     }
 }
@@ -424,7 +379,7 @@ START_TEST(test_text_outside_the_vocabulary)
     result_free(&r);
     /* A truncated checkpoint says so. */
     size_t n;
-    char *bytes = read_file(in_dir(work, "run.ckpt"), &n);
+    char *bytes = qkv_test_read_file(in_dir(work, "run.ckpt"), &n);
     write_file(in_dir(work, "cut.ckpt"), bytes, n / 2, 1);
     free(bytes);
     r = RUN("sample", "--ckpt", "cut.ckpt");
@@ -473,8 +428,8 @@ END_TEST
 static void assert_same_checkpoint(const char *a, const char *b)
 {
     size_t n_a, n_b;
-    char *bytes_a = read_file(in_dir(work, a), &n_a);
-    char *bytes_b = read_file(in_dir(work, b), &n_b);
+    char *bytes_a = qkv_test_read_file(in_dir(work, a), &n_a);
+    char *bytes_b = qkv_test_read_file(in_dir(work, b), &n_b);
     ck_assert_uint_eq(n_a, n_b);
     ck_assert_msg(memcmp(bytes_a, bytes_b, n_a) == 0,
                   "the resumed run's checkpoint %s differs from the uninterrupted run's %s", b, a);
@@ -546,8 +501,8 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     size_t n_full, n_run;
     char *full, *run;
     /* The loss log continues the saved run's: the same rows as the uninterrupted run's. */
-    full = read_file(in_dir(work, "full.ckpt.csv"), &n_full);
-    run = read_file(in_dir(work, "run.ckpt.csv"), &n_run);
+    full = qkv_test_read_file(in_dir(work, "full.ckpt.csv"), &n_full);
+    run = qkv_test_read_file(in_dir(work, "run.ckpt.csv"), &n_run);
     size_t same = 0;
     while (same < n_full && same < n_run && full[same] == run[same])
         same++;
@@ -668,7 +623,7 @@ END_TEST
 /* ======================================================== files: nothing the program does destroys one */
 
 /* The bytes of work/name (malloc'd) and their number. */
-static char *work_bytes(const char *name, size_t *n) { return read_file(in_dir(work, name), n); }
+static char *work_bytes(const char *name, size_t *n) { return qkv_test_read_file(in_dir(work, name), n); }
 
 /* work/name must hold exactly the n bytes of want. */
 static void expect_unchanged(const char *name, const char *want, size_t n)
@@ -786,7 +741,7 @@ START_TEST(test_out_that_is_not_a_regular_file_is_refused)
         ck_assert_int_eq(lstat(in_dir(work, names[i]), &st), 0);
         ck_assert_msg((st.st_mode & S_IFMT) == kinds[i], "%s was replaced", names[i]);
     }
-    ck_assert_str_eq(dir_listing(work), root_user ? " adir fifo node" : " adir fifo");
+    ck_assert_str_eq(qkv_test_listing(work), root_user ? " adir fifo node" : " adir fifo");
     ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
@@ -796,7 +751,7 @@ END_TEST
 START_TEST(test_out_that_is_an_input_is_refused)
 {
     size_t n;
-    char *text = read_file(text_path, &n);
+    char *text = qkv_test_read_file(text_path, &n);
     write_file(in_dir(work, "c.txt"), text, n, 1);
     ck_assert_int_eq(link(in_dir(work, "c.txt"), in_dir(work, "link.txt")), 0);
     write_file(in_dir(work, "run.csv"), text, n, 1);
@@ -809,7 +764,7 @@ START_TEST(test_out_that_is_an_input_is_refused)
         result_free(&r);
         expect_unchanged(cases[i][0], text, n);
     }
-    ck_assert_str_eq(dir_listing(work), " c.txt link.txt run.csv");
+    ck_assert_str_eq(qkv_test_listing(work), " c.txt link.txt run.csv");
     free(text);
     /* qkv attn's picture must not replace the checkpoint it reads. */
     train_tiny("a.ckpt");
@@ -875,7 +830,7 @@ START_TEST(test_a_second_run_writing_the_same_checkpoint_fails_at_once)
     ck_assert_qkv(ck);
     ck_assert_int_eq(ck->step, 400);
     qkv_checkpoint_close(ck);
-    ck_assert_str_eq(dir_listing(work), " same.ckpt same.ckpt.csv same.ckpt.svg");
+    ck_assert_str_eq(qkv_test_listing(work), " same.ckpt same.ckpt.csv same.ckpt.svg");
 }
 END_TEST
 
@@ -914,7 +869,7 @@ START_TEST(test_an_unusable_out_is_found_before_any_work)
     }
     result_free(&r);
     ck_assert_int_eq(rmdir(locked), 0);
-    ck_assert_str_eq(dir_listing(work), "");
+    ck_assert_str_eq(qkv_test_listing(work), "");
 }
 END_TEST
 
@@ -993,7 +948,7 @@ START_TEST(test_ctrl_c_says_so_at_once_and_more_signals_keep_the_save)
     for (int i = 0; i < 2000 && !(err && strstr(err, "qkv: stopping")); i++) {
         free(err);
         usleep(10000);
-        err = read_file(err_path, NULL);
+        err = qkv_test_read_file(err_path, NULL);
     }
     ck_assert_msg(strstr(err, "qkv: stopping"), "nothing said within 20 s: '%s'", err);
     free(err);
@@ -1048,7 +1003,7 @@ START_TEST(test_write_errors_are_errors_naming_the_file)
     EXPECT(r, 1, "cannot write 'full.ckpt': File too large");
     result_free(&r);
     ck_assert_int_eq(access(in_dir(work, "full.ckpt"), F_OK), -1);
-    ck_assert_ptr_null(strstr(dir_listing(work), ".tmp"));
+    ck_assert_ptr_null(strstr(qkv_test_listing(work), ".tmp"));
 }
 END_TEST
 

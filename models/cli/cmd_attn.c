@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
 #include "qkv/viz.h"
@@ -22,16 +23,21 @@ typedef struct attn_opts {
     int layer; /* -1: the last */
     int head;  /* -1: every head */
     bool average;
+    bool force; /* replace existing files */
 } attn_opts;
 
-/* The layer to draw: o->layer, or the last of n_layer; -1 with a message if it does not exist. */
-static int pick_layer(const attn_opts *o, int n_layer)
+/* The layer to draw (o->layer, or the last of n_layer), once --layer and
+ * --head are checked against the model, before anything is written: -1 with
+ * a message naming the option and its range when either does not exist. */
+static int pick_layer(const attn_opts *o, int n_layer, int n_head)
 {
-    int l = o->layer < 0 ? n_layer - 1 : o->layer;
-    if (l >= n_layer)
+    if (o->layer >= n_layer)
         return qkv_set_error("--layer %d does not exist; the model has layers 0 to %d", o->layer,
                              n_layer - 1);
-    return l;
+    if (o->head >= n_head)
+        return qkv_set_error("--head %d does not exist; the model has heads 0 to %d", o->head,
+                             n_head - 1);
+    return o->layer < 0 ? n_layer - 1 : o->layer;
 }
 
 /* Cross-attention of the encoder-decoder while it decodes o->input. */
@@ -40,6 +46,11 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
     qkv_seq2seq *m = qkv_seq2seq_load(o->ckpt);
     if (!m)
         return -1;
+    int layer = pick_layer(o, m->cfg.n_layer, m->cfg.n_head);
+    if (layer < 0) {
+        qkv_seq2seq_free(m);
+        return -1;
+    }
     if (o->html && qkv_attn_html_seq2seq(o->html, m, o->input) == 0)
         printf("%s: wrote %s (encoder, decoder and cross-attention, %d layers, %d heads)\n",
                o->input, o->html, m->cfg.n_layer, m->cfg.n_head);
@@ -51,12 +62,10 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
         qkv_seq2seq_free(m);
         return 0;
     }
-    int rc = -1, layer = pick_layer(o, m->cfg.n_layer);
+    int rc = -1;
     char *output = malloc((size_t)m->cfg.max_tgt + 2), title[64];
     qkv_run run = {.arena = arena, .train = false, .rng = NULL};
-    qkv_tensor *w = layer >= 0 && output
-                        ? qkv_seq2seq_cross_weights(m, &run, o->input, layer, output)
-                        : NULL;
+    qkv_tensor *w = output ? qkv_seq2seq_cross_weights(m, &run, o->input, layer, output) : NULL;
     if (w) {
         /* Row labels: the output, then ⏎ for the row that chose to stop (EOS). */
         size_t n = strlen(output);
@@ -85,6 +94,11 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
     qkv_gpt *m = qkv_gpt_load(o->ckpt, &vocab);
     if (!m)
         return -1;
+    int layer = pick_layer(o, m->cfg.n_layer, m->cfg.n_head);
+    if (layer < 0) {
+        qkv_gpt_free(m);
+        return -1;
+    }
     if (o->html && qkv_attn_html_gpt(o->html, m, &vocab, o->text) == 0)
         printf("wrote %s: %zu characters, %d layers, %d heads\n", o->html, strlen(o->text),
                m->cfg.n_layer, m->cfg.n_head);
@@ -96,10 +110,10 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         qkv_gpt_free(m);
         return 0;
     }
-    int T = (int)strlen(o->text), layer = pick_layer(o, m->cfg.n_layer);
+    int T = (int)strlen(o->text);
     int32_t *ids = qkv_arena_alloc(arena, (size_t)(T > 0 ? T : 1) * sizeof *ids);
     qkv_tensor **w = qkv_arena_calloc(arena, (size_t)m->cfg.n_layer * sizeof *w);
-    int rc = layer < 0 || !ids || !w ? -1
+    int rc = !ids || !w ? -1
              : T < 1 || T > m->cfg.block_size
                  ? qkv_set_error("--text has %d characters; the model reads 1 to %d", T,
                                  m->cfg.block_size)
@@ -132,13 +146,16 @@ int cmd_attn(int argc, char **argv)
         {"--ckpt", ARG_STR, &o.ckpt, 0, 0, "CKPT", "a seq2seq or gpt checkpoint"},
         {"--input", ARG_STR, &o.input, 0, 0, "TEXT", "seq2seq: the input to decode"},
         {"--text", ARG_STR, &o.text, 0, 0, "TEXT", "gpt: the text to read"},
-        {"--layer", ARG_INT, &o.layer, -1, 255, "L", "layer to draw (-1 = the last)"},
-        {"--head", ARG_INT, &o.head, -1, 4095, "H", "head to draw (-1 = one panel per head)"},
+        {"--layer", ARG_INT, &o.layer, -1, 255, "L",
+         "layer the SVG draws (-1 = the last; the page shows every one)"},
+        {"--head", ARG_INT, &o.head, -1, 4095, "H", "head the SVG draws (-1 = one panel per head)"},
         {"--average", ARG_FLAG, &o.average, 0, 0, NULL, "one panel: the mean over the heads"},
         {"--out", ARG_STR, &o.out, 0, 0, "SVG", "picture to write (default attn.svg, none "
          "with --html alone)"},
         {"--html", ARG_STR, &o.html, 0, 0, "HTML", "also or instead: an interactive page of "
          "every layer and head"},
+        {"--force", ARG_FLAG, &o.force, 0, 0, NULL, "replace an existing --out or --html (never "
+         "done without it)"},
         {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
     };
     const arg_cmd cmd = {"attn", "Draw attention weights as an SVG heatmap: a seq2seq model's "
@@ -161,11 +178,18 @@ int cmd_attn(int argc, char **argv)
     if (!o.out && !o.html)
         o.out = "attn.svg";
     qkv_protect_input(o.ckpt); /* --out naming the checkpoint must not replace it */
+    /* Both outputs claimed before any work, under the rule of every file the program writes. */
+    if ((o.html && cli_claim("attn", "--html", o.html, o.force) < 0) ||
+        (o.out && cli_claim("attn", "--out", o.out, o.force) < 0)) {
+        cli_release_outputs();
+        return 1;
+    }
     cli_use_threads(threads);
     qkv_arena *arena = qkv_arena_new((size_t)1 << 20);
     rc = arena ? (o.input ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;
     if (rc < 0)
         fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
     qkv_arena_free(arena);
+    cli_release_outputs();
     return rc < 0 ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
 #include "run_options.h"
@@ -89,7 +90,7 @@ static int s2s_train(int argc, char **argv)
         t = qkv_seq2seq_trainer_new(&mc, &tc, task);
     }
     if (!t) {
-        qkv_output_unlock(ro.out);
+        cli_release_outputs();
         return fail("train");
     }
     const qkv_seq2seq_config *mc = &t->model->cfg;
@@ -109,7 +110,7 @@ static int s2s_train(int argc, char **argv)
                              .evaluate = evaluate, .ud = t};
     int status = train_loop_run(&loop);
     qkv_seq2seq_trainer_free(t);
-    qkv_output_unlock(ro.out);
+    cli_release_outputs();
     return status;
 }
 

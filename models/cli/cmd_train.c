@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "run_options.h"
 #include "train_loop.h"
@@ -152,7 +153,7 @@ int cmd_train(int argc, char **argv)
                 t ? "another rank could not start (its message is above)" : qkv_last_error());
         qkv_trainer_free(t);
         qkv_corpus_free(corpus);
-        qkv_output_unlock(ro.out);
+        cli_release_outputs();
         return 1;
     }
     if (dist_size() > 1)
@@ -181,6 +182,6 @@ int cmd_train(int argc, char **argv)
     int status = train_loop_run(&loop);
     qkv_trainer_free(t);
     qkv_corpus_free(corpus);
-    qkv_output_unlock(ro.out);
+    cli_release_outputs();
     return status;
 }

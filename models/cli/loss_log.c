@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "loss_log.h"
+#include "output.h"
 #include "qkv/qkv.h"
 #include "qkv/viz.h"
 
@@ -90,14 +93,89 @@ int log_open(loss_log *l, const char *prog, const char *ckpt)
 {
     l->prog = prog;
     l->ckpt = ckpt;
+    l->waits = cli_replaces(ckpt);
     return l->n > 0 ? log_append(l) : 0;
+}
+
+/* The files of the log beside the checkpoint, in the order of loss_log.aside. */
+static const char *const log_suffixes[2] = {".csv", ".svg"};
+
+/* Put the old run's files moved aside back in place (put_back), or remove them. */
+static void settle_aside(loss_log *l, bool put_back)
+{
+    char path[4096];
+    for (int i = 0; i < 2; i++) {
+        if (!l->aside[i])
+            continue;
+        snprintf(path, sizeof path, "%s%s", l->ckpt, log_suffixes[i]);
+        if (put_back && rename(l->aside[i], path) != 0)
+            fprintf(stderr, "%s: cannot put '%s' back (%s): it is kept as '%s'\n", l->prog, path,
+                    strerror(errno), l->aside[i]);
+        else if (!put_back)
+            unlink(l->aside[i]);
+        free(l->aside[i]);
+        l->aside[i] = NULL;
+    }
+}
+
+int log_saving(loss_log *l)
+{
+    char path[4096];
+    struct stat st;
+    if (l->waits && stat(l->ckpt, &st) == 0) {
+        l->old_dev = st.st_dev;
+        l->old_ino = st.st_ino;
+    }
+    for (int i = 0; l->waits && i < 2; i++) {
+        snprintf(path, sizeof path, "%s%s", l->ckpt, log_suffixes[i]);
+        if (lstat(path, &st) != 0)
+            continue; /* the old run left none */
+        /* A fresh name of our own beside it, which the rename then takes over. */
+        size_t n = strlen(path);
+        char *aside = malloc(n + sizeof ".old-XXXXXX");
+        int fd = -1;
+        if (aside) {
+            memcpy(aside, path, n);
+            memcpy(aside + n, ".old-XXXXXX", sizeof ".old-XXXXXX");
+            fd = mkstemp(aside);
+        }
+        if (fd >= 0)
+            close(fd);
+        if (fd < 0 || rename(path, aside) != 0) {
+            int err = aside ? errno : ENOMEM;
+            if (fd >= 0)
+                unlink(aside);
+            free(aside);
+            settle_aside(l, true);
+            return qkv_set_error("cannot move the old run's '%s' aside before its checkpoint is "
+                                 "replaced: %s", path, strerror(err));
+        }
+        l->aside[i] = aside;
+    }
+    return 0;
+}
+
+void log_saved(loss_log *l, bool saved)
+{
+    if (!l->waits)
+        return;
+    /* A save that failed after its rename (syncing the folder) replaced the checkpoint all the
+     * same: the old log must not come back beside it. */
+    struct stat st;
+    saved |= stat(l->ckpt, &st) == 0 && (st.st_dev != l->old_dev || st.st_ino != l->old_ino);
+    settle_aside(l, !saved);
+    if (saved) {
+        l->waits = false;
+        log_append(l); /* the header and every row so far; a failure is said there */
+    }
 }
 
 int log_append(loss_log *l)
 {
     if (l->failed)
         return -1;
-    if (!l->ckpt || l->written == l->n) /* not opened (not this rank's to write), or nothing new */
+    /* Not opened (not this rank's to write), waiting for the first save, or nothing new. */
+    if (!l->ckpt || l->waits || l->written == l->n)
         return 0;
     if (!l->csv && start_csv(l) < 0)
         return -1;
@@ -121,7 +199,7 @@ int log_append(loss_log *l)
 
 int log_plot(loss_log *l)
 {
-    if (l->failed || !l->ckpt || l->n == 0)
+    if (l->failed || !l->ckpt || l->waits || l->n == 0)
         return l->failed ? -1 : 0;
     /* The training curve at every logged point, validation where evaluated. */
     double *vs = malloc((size_t)(l->n + 1) * sizeof *vs), *vv = malloc((size_t)(l->n + 1) * sizeof *vv);

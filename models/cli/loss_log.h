@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "qkv/file.h"
 
@@ -16,6 +17,11 @@ typedef struct loss_log {
     qkv_output *csv;            /* CKPT.csv once log_open ran (in place, appended to) */
     int written;                /* rows in CKPT.csv so far */
     bool failed;                /* a write failed: said once, the log is written no more */
+    bool waits;                 /* another run's checkpoint is at ckpt: no file is written
+                                   until the first save replaces it (see log_saving) */
+    char *aside[2];             /* that run's CKPT.csv and CKPT.svg, moved aside during the save */
+    dev_t old_dev;              /* and its checkpoint's device and inode, to tell after a */
+    ino_t old_ino;              /* failed save whether it was replaced all the same */
 } loss_log;
 
 /* Append one point to the log, growing it; 0 or -1 when out of memory. */
@@ -27,13 +33,28 @@ void log_read(loss_log *l, const char *ckpt, int64_t upto);
 /* Log beside ckpt for the program prog ("qkv train"). CKPT.csv is made
  * (the header and the rows so far, put in place at once) with the first
  * row, so a run that fails before its first step leaves an existing log as
- * it was. 0, or -1 after printing why. */
+ * it was. When the claim of ckpt found another run's checkpoint there (a
+ * --force run; cli_replaces), the log waits instead: neither CKPT.csv nor
+ * CKPT.svg is written before the first save, so that the old checkpoint is
+ * never left beside the new run's log. 0, or -1 after printing why. */
 int log_open(loss_log *l, const char *prog, const char *ckpt);
 
 /* Append the rows not yet in CKPT.csv (making it first) and flush them, so a
  * kill loses at most the row being written. Call once a step's row is
  * complete (after its evaluation). 0, or -1 after printing why (once). */
 int log_append(loss_log *l);
+
+/* Call before every save of the checkpoint. At the first save of a log that
+ * waits, the old run's CKPT.csv and CKPT.svg are moved aside (renamed to
+ * CKPT.csv.old-XXXXXX), so that at no moment does a checkpoint stand beside
+ * a log of another run: a kill during the save leaves the old checkpoint and
+ * its log aside, not a mix. 0, or -1 with qkv_last_error set (nothing aside). */
+int log_saving(loss_log *l);
+
+/* Call after every save, saved telling whether it worked. After the first
+ * save of a log that waits: if it worked, the old log is removed and the new
+ * CKPT.csv written (with every row so far); if not, the old log is put back. */
+void log_saved(loss_log *l, bool saved);
 
 /* Write the plot CKPT.svg of the points so far. 0, or -1 after printing why (once). */
 int log_plot(loss_log *l);

@@ -39,7 +39,7 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
         {"--out", ARG_STR, &o->out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &o->resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
         {"--force", ARG_FLAG, &o->force, 0, 0, NULL,
-         "replace an existing --out (a new run refuses to)"},
+         "replace an existing --out, CKPT.csv or CKPT.svg (a new run refuses to)"},
     };
     _Static_assert(sizeof length / sizeof *length + sizeof rest / sizeof *rest == RUN_SPECS_MAX,
                    "RUN_SPECS_MAX counts the run options");

@@ -69,14 +69,17 @@ static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s
 }
 
 /* Save the run to --out (rank 0 writes; every rank learns whether it
- * worked); on failure print why and return -1. */
-static int save(const train_loop *l)
+ * worked), the log going with it (see log_saving); on failure print why
+ * and return -1. */
+static int save(const train_loop *l, loss_log *log)
 {
     cli_saving(true); /* a second signal then only says to wait */
-    bool failed = ranks_writer() && qkv_training_save(l->run, l->opts->out) < 0;
+    bool failed = ranks_writer() &&
+                  (log_saving(log) < 0 || qkv_training_save(l->run, l->opts->out) < 0);
     cli_saving(false);
     if (failed)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
+    log_saved(log, !failed);
     if (ranks_any(failed)) {
         if (!failed)
             fprintf(stderr, "%s: rank 0 could not save %s\n", l->prog, l->opts->out);
@@ -126,7 +129,7 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     st->eval_time += dt;
     st->n_evals++;
     st->t_last += dt; /* evaluation time is not training speed */
-    if (save(l) < 0)
+    if (save(l, &st->log) < 0)
         return -1;
     log_plot(&st->log); /* a failed plot is said and the run goes on; its status says so */
     return 0;
@@ -135,10 +138,10 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
 /* A step or an evaluation failed: say why, and keep the last good state.
  * Only progress is saved: a run that failed before its first step leaves
  * whatever is at out as it was. (Every rank takes the same branch.) */
-static void failed(const train_loop *l, const loop_state *st)
+static void failed(const train_loop *l, loop_state *st)
 {
     fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
-    if (l->run->step > st->start_step && save(l) == 0)
+    if (l->run->step > st->start_step && save(l, &st->log) == 0)
         fprintf(stderr, "%s: saved the last good state (step %lld) to %s\n", l->prog,
                 (long long)l->run->step, l->opts->out);
 }
@@ -201,7 +204,7 @@ int train_loop_run(const train_loop *l)
         log_append(&st.log); /* the step's row is complete: on disk now */
         fflush(stdout);
         if ((stopped = ranks_stop(cli_interrupted))) {
-            if (save(l) < 0) {
+            if (save(l, &st.log) < 0) {
                 status = 1;
                 break;
             }

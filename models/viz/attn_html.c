@@ -1,6 +1,7 @@
 /* The attention page's data: every view, layer and head as one JSON block
  * between the page's fixed text, built in memory and written in one go (see
  * viz_internal.h). */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -189,7 +190,16 @@ static int write_file(const char *path, const char *data, size_t len)
     qkv_output *o = qkv_output_open(path);
     if (!o)
         return qkv__error_prefix("attn html");
-    fwrite(data, 1, len, qkv_output_file(o)); /* an error here is sticky: commit reports it */
+    /* One large fwrite goes past the stream's buffer: when it fails, only its
+     * errno says why (a full disk, a file too large), so it is kept here; the
+     * commit would see just the stream's error flag. */
+    errno = 0;
+    if (fwrite(data, 1, len, qkv_output_file(o)) != len) {
+        int err = errno ? errno : EIO;
+        qkv_output_abort(o);
+        return qkv_set_error("attn html: cannot write '%s': %s (the file there, if any, is left "
+                             "as it was)", path, strerror(err));
+    }
     return qkv_output_commit(o) < 0 ? qkv__error_prefix("attn html") : 0;
 }
 
