@@ -58,7 +58,7 @@ typedef struct qkv_seq2seq_config {
     int n_layer;    /* encoder blocks, and as many decoder blocks */
     int n_head;     /* attention heads; n_embd must be a multiple */
     int n_embd;     /* C: width of both residual streams */
-    double dropout; /* dropout probability in training; 0 = none */
+    double dropout; /* dropout probability in training; 0 = none; [0, QKV_DROPOUT_MAX] */
 } qkv_seq2seq_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). */
