@@ -43,20 +43,6 @@ static const char *write_text(const char *name, size_t n)
     return path;
 }
 
-/* The bytes of the file at path (malloc'd) and their number. */
-static unsigned char *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    rewind(f);
-    unsigned char *b = malloc(*n);
-    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
-    fclose(f);
-    return b;
-}
-
 static void write_all(const char *path, const unsigned char *b, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -129,10 +115,9 @@ static uint64_t bits(double x)
 }
 
 /* good with the field at `at` set to value (bytes long) and a fresh
- * checksum, so that only the field is wrong: resuming it must fail, and
- * the message must say want. */
-static void resume_refuses(const unsigned char *good, size_t n, size_t at, uint64_t value,
-                           int bytes, const char *want)
+ * checksum, so that only the field is wrong, written to tampered.ckpt. */
+static const char *tampered(const unsigned char *good, size_t n, size_t at, uint64_t value,
+                            int bytes)
 {
     unsigned char *b = malloc(n);
     memcpy(b, good, n);
@@ -141,6 +126,14 @@ static void resume_refuses(const unsigned char *good, size_t n, size_t at, uint6
     const char *path = tmp_path("tampered.ckpt");
     write_all(path, b, n);
     free(b);
+    return path;
+}
+
+/* Resuming good tampered so must fail, with a message that says want. */
+static void resume_refuses(const unsigned char *good, size_t n, size_t at, uint64_t value,
+                           int bytes, const char *want)
+{
+    const char *path = tampered(good, n, at, value, bytes);
     qkv_clear_error();
     qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
     ck_assert_msg(t == NULL, "a checkpoint with %s resumed", want);
@@ -155,7 +148,7 @@ START_TEST(test_load_refuses_impossible_run_settings)
 {
     const char *path = saved_run("r.ckpt");
     size_t n;
-    unsigned char *good = read_all(path, &n);
+    unsigned char *good = qkv_test_read_file(path, &n);
     /* The file itself resumes: only the patched field makes the difference. */
     qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
     ck_assert_qkv(t);
@@ -188,23 +181,17 @@ START_TEST(test_load_refuses_a_step_past_the_run)
 {
     const char *path = saved_run("s.ckpt");
     size_t n;
-    unsigned char *good = read_all(path, &n);
+    unsigned char *good = qkv_test_read_file(path, &n);
     size_t at = step_offset(path, n);
     ck_assert_uint_eq(good[at], RUN_STEPS); /* it is the step */
     resume_refuses(good, n, at, INT64_MAX, 8, "step 9223372036854775807 is not in [0, iters 10]");
     resume_refuses(good, n, at, (uint64_t)1 << 31, 8, "step 2147483648 is not in [0, iters 10]");
     resume_refuses(good, n, at, RUN_ITERS + 1, 8, "step 11 is not in [0, iters 10]");
     /* Its own length is a step it can stand at: it resumes with nothing to do. */
-    unsigned char *b = malloc(n);
-    memcpy(b, good, n);
-    patch_le(b, at, RUN_ITERS, 8);
-    patch_le(b, n - 4, qkv_crc32(0, b, n - 4), 4);
-    write_all(tmp_path("end.ckpt"), b, n);
-    qkv_trainer *t = qkv_trainer_resume(tmp_path("end.ckpt"), text_path, 0);
+    qkv_trainer *t = qkv_trainer_resume(tampered(good, n, at, RUN_ITERS, 8), text_path, 0);
     ck_assert_qkv(t);
     ck_assert_int_eq(t->run->step, RUN_ITERS);
     qkv_trainer_free(t);
-    free(b);
     free(good);
 }
 END_TEST
@@ -275,7 +262,7 @@ START_TEST(test_training_save_refuses_what_load_refuses)
 {
     const char *path = saved_run("t.ckpt");
     size_t n;
-    unsigned char *before = read_all(path, &n);
+    unsigned char *before = qkv_test_read_file(path, &n);
     qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
     ck_assert_qkv(t);
     qkv_training *run = t->run;
@@ -307,7 +294,7 @@ START_TEST(test_training_save_refuses_what_load_refuses)
     ck_assert_int_eq(qkv_trainer_save(t, path), -1);
     ck_assert_error("qkv_training_save", "t->model.vocab", "(a duplicate)");
     size_t m;
-    unsigned char *after = read_all(path, &m);
+    unsigned char *after = qkv_test_read_file(path, &m);
     ck_assert(m == n && memcmp(before, after, n) == 0); /* untouched */
     free(after);
     free(before);
