@@ -160,7 +160,7 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     tc->seed = qkv__get_u64(p + 48);
     tc->wsd_decay = v1 ? 0 : qkv__get_f64(p + 56);
     char who[128];
-    snprintf(who, sizeof who, "%s: %s checkpoint: the saved run's", fn, ck->kind);
+    snprintf(who, sizeof who, "%s: the %s checkpoint's saved run", fn, ck->kind);
     if (check_config(who, tc, true) < 0 || check_step(who, ck->step, tc) < 0)
         return -1;
     return 0;
@@ -184,9 +184,8 @@ qkv_checkpoint *qkv__training_resume_open(const char *fn, const char *path, cons
     }
     if (iters > 0 && iters < ck->step) {
         qkv_set_error("%s: the run saved in '%s' is at step %lld (of %d): iters %d would end it "
-                      "before it resumes; pass iters above %lld to go further, or 0 to keep %d",
-                      fn, path, (long long)ck->step, tc->iters, iters, (long long)ck->step,
-                      tc->iters);
+                      "before it resumes; pass iters above %lld to go further",
+                      fn, path, (long long)ck->step, tc->iters, iters, (long long)ck->step);
         qkv_checkpoint_close(ck);
         return NULL;
     }
