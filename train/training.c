@@ -380,7 +380,7 @@ int qkv_training_save(const qkv_training *t, const char *path)
     if (t->model.vocab && qkv__vocab_check(t->model.vocab->byte, t->model.vocab->size) < 0)
         return qkv__error_prefix("%s: t->model.vocab", fn);
     if (check_finite(t->model.params, path) < 0)
-        return qkv__fail_in(fn);
+        return -1;
     /* The run's settings go after the model's blob at every save: cfg.iters may have moved. */
     uint8_t *blob = (uint8_t *)t->model.config;
     pack_config(blob + t->model.config_len, &t->cfg);
@@ -388,9 +388,7 @@ int qkv_training_save(const qkv_training *t, const char *path)
                             .config_len = t->model.config_len + QKV_TRAIN_CONFIG_BYTES,
                             .vocab = t->model.vocab};
     qkv_ckpt_progress prog = {.step = t->step, .n_rngs = 1 + t->model.n_rngs, .rngs = t->rngs};
-    return qkv_checkpoint_save(path, &model, t->model.params, t->opt, &prog) < 0
-               ? qkv__fail_in(fn)
-               : 0;
+    return qkv_checkpoint_save(path, &model, t->model.params, t->opt, &prog);
 }
 
 int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
