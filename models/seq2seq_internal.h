@@ -8,6 +8,11 @@
  * the accuracy check take is one less). */
 enum { QKV__TEXT_MAX = 256 };
 
+/* 0 when task can be used by fn: a name, an alphabet function that gives
+ * an alphabet, a generator, and strings that fit QKV__TEXT_MAX; else -1
+ * with "fn: task->FIELD ..." naming what is missing. (seq2seq_task.c) */
+int qkv__seq2seq_check_task(const char *fn, const qkv_seq2seq_task *task);
+
 /* 0 when the checkpoint ck (read from path) holds as many values as a model
  * of cfg over its vocabulary has, else -1 naming both counts. It declares
  * that model's parameters without allocating them, so a file whose config

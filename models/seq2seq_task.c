@@ -32,6 +32,22 @@ qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_la
                                 .dropout = dropout};
 }
 
+int qkv__seq2seq_check_task(const char *fn, const qkv_seq2seq_task *task)
+{
+    if (qkv__null(fn, "task", task) || qkv__null(fn, "task->name", task->name) ||
+        qkv__null(fn, "task->alphabet", task->alphabet) ||
+        qkv__null(fn, "task->sample", task->sample))
+        return -1;
+    if (!task->alphabet())
+        return qkv_set_error("%s: task %s: task->alphabet() returned NULL", fn, task->name);
+    if (task->max_input < 1 || task->max_input >= QKV__TEXT_MAX || task->max_output < 1 ||
+        task->max_output >= QKV__TEXT_MAX)
+        return qkv_set_error("%s: task %s: task->max_input %d and task->max_output %d must be "
+                             "in [1, %d]",
+                             fn, task->name, task->max_input, task->max_output, QKV__TEXT_MAX - 1);
+    return 0;
+}
+
 /* Pairs drawn and decoded at once by qkv_seq2seq_accuracy. */
 enum { CHUNK = 100 };
 
@@ -39,10 +55,9 @@ double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, 
                             uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud)
 {
     const char *fn = "qkv_seq2seq_accuracy";
-    if (qkv__null(fn, "m", m) || qkv__null(fn, "task", task))
+    if (qkv__null(fn, "m", m) || qkv__seq2seq_check_task(fn, task) < 0)
         return NAN;
-    if (n < 1 || task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX ||
-        m->cfg.max_tgt >= QKV__TEXT_MAX) {
+    if (n < 1 || m->cfg.max_tgt >= QKV__TEXT_MAX) {
         qkv_set_error("%s: %d pairs, or strings longer than %d characters", fn, n,
                       QKV__TEXT_MAX - 1);
         return NAN;

@@ -73,15 +73,11 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
                                              const qkv_seq2seq_task *task)
 {
     const char *fn = "qkv_seq2seq_trainer_new";
-    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) || qkv__null(fn, "task", task))
+    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) ||
+        qkv__seq2seq_check_task(fn, task) < 0)
         return NULL;
     if (qkv_train_config_check(tc) < 0) {
         qkv__fail_in(fn);
-        return NULL;
-    }
-    if (task->max_input >= QKV__TEXT_MAX || task->max_output >= QKV__TEXT_MAX) {
-        qkv_set_error("seq2seq trainer: task %s has strings longer than %d characters", task->name,
-                      QKV__TEXT_MAX - 1);
         return NULL;
     }
     qkv_seq2seq_trainer *t = qkv_calloc(sizeof *t);
@@ -140,7 +136,7 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
                                                 int iters)
 {
     const char *fn = "qkv_seq2seq_trainer_resume";
-    if (qkv__null(fn, "path", path) || qkv__null(fn, "task", task))
+    if (qkv__null(fn, "path", path) || qkv__seq2seq_check_task(fn, task) < 0)
         return NULL;
     qkv_train_config tc;
     qkv_checkpoint *ck =

@@ -1,7 +1,7 @@
 /* Size checks shared by the model configs (see sizes.h). */
 #include "sizes.h"
 
-#include "qkv/base.h"
+#include "qkv/nn.h"
 
 int qkv__check_model_sizes(const char *who, int n_layer, int n_head, int n_embd, double dropout)
 {
@@ -12,7 +12,8 @@ int qkv__check_model_sizes(const char *who, int n_layer, int n_head, int n_embd,
     if (n_head < 1 || n_embd % n_head)
         return qkv_set_error("%s config: n_embd %d is not a multiple of n_head %d", who, n_embd,
                              n_head);
-    if (!(dropout >= 0 && dropout < 1))
-        return qkv_set_error("%s config: dropout %g is not in [0, 1)", who, dropout);
+    if (!(dropout >= 0 && dropout <= QKV_DROPOUT_MAX))
+        return qkv_set_error("%s config: dropout %g is not in [0, %g]", who, dropout,
+                             QKV_DROPOUT_MAX);
     return 0;
 }

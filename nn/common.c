@@ -67,9 +67,9 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
     if (cfg->n_embd % cfg->n_head != 0)
         return qkv_set_error("%s '%s': n_embd %d is not a multiple of n_head %d", who, name,
                              cfg->n_embd, cfg->n_head);
-    if (!(cfg->dropout >= 0 && cfg->dropout < 1))
-        return qkv_set_error("%s '%s': dropout %g is not in [0, 1)", who, name,
-                             (double)cfg->dropout);
+    if (!(cfg->dropout >= 0 && cfg->dropout <= QKV_DROPOUT_MAX))
+        return qkv_set_error("%s '%s': dropout %g is not in [0, %g]", who, name,
+                             (double)cfg->dropout, QKV_DROPOUT_MAX);
     return 0;
 }
 

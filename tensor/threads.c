@@ -9,10 +9,24 @@
  * cores available. 0 until the first call reads it. */
 static int initial_threads;
 
+/* The most threads qkv_set_threads accepts: QKV_MAX_THREADS, or fewer when
+ * OMP_THREAD_LIMIT says so (OpenMP would quietly give fewer anyway). Beyond
+ * QKV_MAX_THREADS libgomp itself fails: at 100000 its team set-up overflows
+ * the stack, at INT_MAX it exits the process. */
+static int max_threads(void)
+{
+    int limit = omp_get_thread_limit();
+    return limit < QKV_MAX_THREADS ? limit : QKV_MAX_THREADS;
+}
+
 int qkv_set_threads(int n)
 {
     if (n < 0)
         return qkv_set_error("qkv_set_threads: n %d must be >= 1, or 0 for the default", n);
+    if (n > max_threads())
+        return qkv_set_error("qkv_set_threads: n %d is above the limit of %d threads%s", n,
+                             max_threads(),
+                             max_threads() < QKV_MAX_THREADS ? " (OMP_THREAD_LIMIT)" : "");
 #pragma omp critical(qkv_threads)
     if (initial_threads == 0)
         initial_threads = omp_get_max_threads();

@@ -246,7 +246,7 @@ START_TEST(test_usage_errors_exit_2_before_any_work)
         {{"train", "--data", text, "--lr", "inf"}, "--lr: 'inf' is not a number"},
         {{"train", "--data", text, "--lr", "0.001x"}, "--lr: '0.001x' is not a number"},
         {{"train", "--data", text, "--iters"}, "--iters needs a value"},
-        {{"train", "--data", text, "--iters", "-5"}, "--iters: -5 is out of range [1, 1000000000]"},
+        {{"train", "--data", text, "--iters", "-5"}, "--iters: -5 is out of range [1, 2147483647]"},
         {{"train", "--data", text, "--iters", "2.5"}, "--iters: '2.5' is not a whole number"},
         {{"train", "--data", text, "--iters", "99999999999"},
          "--iters: 99999999999 is out of range"},

@@ -224,7 +224,7 @@ START_TEST(test_module_inits_reject_bad_sizes)
     cfg = (qkv_block_config){.n_embd = 0, .n_head = 1, .n_layer = 1};
     FAILS_INT(qkv_mlp_init(&mlp, p, "mlp", &cfg), "qkv_mlp_init 'mlp'", "n_embd 0");
     cfg = (qkv_block_config){.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 1.5};
-    FAILS_INT(qkv_block_init(&blk, p, "h.1", &cfg, true), "dropout 1.5 is not in [0, 1)");
+    FAILS_INT(qkv_block_init(&blk, p, "h.1", &cfg, true), "dropout 1.5 is not in [0, 0.95]");
     cfg.dropout = 0;
     FAILS_INT(qkv_cross_attn_init(&ca, p, "x", &cfg, 0), "n_mem 0");
     FAILS_NULL(qkv_kv_cache_new(&cfg, 0, 16), "kv_cache", "batch 0");

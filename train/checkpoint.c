@@ -204,6 +204,8 @@ static int check_save(const qkv_ckpt_model *model, const qkv_params *p, const qk
         return qkv_set_error("the model kind must be printable ASCII");
     if (model->config_len > 0 && !model->config)
         return qkv_set_error("a config of %zu bytes at NULL", model->config_len);
+    if (model->vocab && qkv__vocab_check(model->vocab->byte, model->vocab->size) < 0)
+        return qkv__error_prefix("model->vocab");
     if (!p->data)
         return qkv_set_error("the parameters are not allocated");
     for (int i = 0; i < p->count; i++) {
@@ -420,14 +422,11 @@ static int parse(reader *r, qkv_checkpoint *ck)
     ck->config = s;
     ck->config_len = (size_t)len;
 
-    if (get_u32(r, "the vocabulary size", &u) < 0)
+    if (get_u32(r, "the vocabulary size", &u) < 0 || !(s = take(r, u, 1, "the vocabulary")))
         return -1;
-    if (u > 256)
-        return qkv_set_error("%s: a vocabulary of %u bytes; at most 256", r->what, u);
-    if (!(s = take(r, u, 1, "the vocabulary")))
-        return -1;
-    if (qkv_tokenizer_from_bytes(&ck->vocab, s, (int)u) < 0)
+    if (qkv__vocab_check(s, u) < 0)
         return qkv__error_prefix("%s", r->what);
+    qkv_tokenizer_from_bytes(&ck->vocab, s, (int)u);
 
     /* Check the count against the bytes left before allocating its table. */
     if (get_u32(r, "the number of parameters", &u) < 0)

@@ -30,6 +30,11 @@ int qkv__lock_take(const char *path, bool *taken);
 /* Give back the lock on path and remove PATH.lock. (file_lock.c) */
 void qkv__lock_give(const char *path);
 
+/* 0 when bytes[0..n) can be a vocabulary: 0 to 256 strictly ascending
+ * bytes (so no duplicates); else -1 with a message saying what is wrong.
+ * The one rule both a checkpoint's save and its load apply. (tokenizer.c) */
+int qkv__vocab_check(const uint8_t *bytes, long long n);
+
 /* The moment buffers an optimizer of this qkv_optim_kind keeps: 2 for AdamW,
  * 1 for SGD, 0 for anything else (a checkpoint's 0 means no optimizer).
  * The one place this rule is written. (optim.c) */

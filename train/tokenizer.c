@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../tensor/check.h"
+#include "internal.h"
 
 /* Fill tok from a table of which bytes are present: ids in byte order. */
 static void from_present(qkv_tokenizer *tok, const bool present[256])
@@ -31,22 +32,31 @@ void qkv_tokenizer_build(qkv_tokenizer *tok, const char *text, size_t len)
     from_present(tok, present);
 }
 
+int qkv__vocab_check(const uint8_t *bytes, long long n)
+{
+    if (n < 0 || n > 256)
+        return qkv_set_error("a vocabulary of %lld bytes; a byte vocabulary has 0 to 256", n);
+    if (n > 0 && !bytes)
+        return qkv_set_error("a vocabulary of %lld bytes at NULL", n);
+    for (long long i = 1; i < n; i++)
+        if (bytes[i] <= bytes[i - 1])
+            return qkv_set_error("a vocabulary's bytes must be strictly ascending, but byte %lld "
+                                 "is 0x%02x after 0x%02x%s",
+                                 i, bytes[i], bytes[i - 1],
+                                 bytes[i] == bytes[i - 1] ? " (a duplicate)" : "");
+    return 0;
+}
+
 int qkv_tokenizer_from_bytes(qkv_tokenizer *tok, const uint8_t *bytes, int n)
 {
     const char *fn = "qkv_tokenizer_from_bytes";
     if (qkv__null(fn, "tok", tok) || (n > 0 && qkv__null(fn, "bytes", bytes)))
         return -1;
-    if (n < 0 || n > 256)
-        return qkv_set_error("%s: %d bytes; a byte vocabulary has 0 to 256", fn, n);
+    if (qkv__vocab_check(bytes, n) < 0)
+        return qkv__error_prefix("%s", fn);
     bool present[256] = {false};
-    for (int i = 0; i < n; i++) {
-        if (i > 0 && bytes[i] <= bytes[i - 1])
-            return qkv_set_error(
-                "qkv_tokenizer_from_bytes: bytes must be strictly ascending, but byte %d is "
-                "0x%02x after 0x%02x",
-                i, bytes[i], bytes[i - 1]);
+    for (int i = 0; i < n; i++)
         present[bytes[i]] = true;
-    }
     from_present(tok, present);
     return 0;
 }

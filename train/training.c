@@ -3,6 +3,8 @@
 #include "qkv/training.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../tensor/check.h"
@@ -10,19 +12,54 @@
 #include "internal.h"
 #include "resume.h"
 
-/* tc with each zero field that has a default (see qkv/training.h) filled in:
- * the one place those defaults are written. */
+/* The range of each field of the run's settings, and what a 0 means where
+ * it means a default: the one place both are written (qkv/training.h
+ * documents them). A new run, a save and a load all check against this. */
+typedef struct field_range {
+    const char *name; /* as the field is called */
+    size_t offset;    /* of the field in qkv_train_config */
+    bool whole;       /* an int field, else a double */
+    double lo, hi;    /* the range, inclusive */
+    double when_zero; /* what 0 stands for, or 0 when 0 is itself a setting */
+} field_range;
+
+#define FIELD(name, whole, lo, hi, when_zero)                                                      \
+    {#name, offsetof(qkv_train_config, name), whole, lo, hi, when_zero}
+static const field_range ranges[] = {
+    FIELD(iters, true, 1, QKV_TRAIN_ITERS_MAX, 2000),
+    FIELD(batch_size, true, 1, QKV_TRAIN_BATCH_MAX, 12),
+    FIELD(lr, false, QKV_TRAIN_LR_MIN, QKV_TRAIN_LR_MAX, 1e-3),
+    FIELD(min_lr, false, 0, QKV_TRAIN_LR_MAX, 0), /* and at most lr */
+    FIELD(warmup, true, 0, QKV_TRAIN_ITERS_MAX, 0),
+    FIELD(wsd_decay, false, 0, 1, 0),
+    FIELD(weight_decay, false, 0, QKV_TRAIN_WEIGHT_DECAY_MAX, 0),
+    FIELD(grad_clip, false, 0, QKV_TRAIN_GRAD_CLIP_MAX, 0),
+    FIELD(eval_iters, true, 1, QKV_TRAIN_EVAL_ITERS_MAX, 200),
+};
+#undef FIELD
+enum { N_RANGES = sizeof ranges / sizeof ranges[0] };
+
+/* The value of field f of tc, as a double (exact for the int fields). */
+static double field_get(const qkv_train_config *tc, const field_range *f)
+{
+    const char *at = (const char *)tc + f->offset;
+    return f->whole ? *(const int *)at : *(const double *)at;
+}
+
+/* tc with each zero field that has a default filled in. */
 static qkv_train_config filled(const qkv_train_config *tc)
 {
     qkv_train_config c = *tc;
-    if (c.iters == 0)
-        c.iters = 2000;
-    if (c.batch_size == 0)
-        c.batch_size = 12;
-    if (c.lr == 0)
-        c.lr = 1e-3;
-    if (c.eval_iters == 0)
-        c.eval_iters = 200;
+    for (int i = 0; i < N_RANGES; i++) {
+        const field_range *f = &ranges[i];
+        char *at = (char *)&c + f->offset;
+        if (f->when_zero != 0 && field_get(&c, f) == 0) {
+            if (f->whole)
+                *(int *)at = (int)f->when_zero;
+            else
+                *(double *)at = f->when_zero;
+        }
+    }
     return c;
 }
 
@@ -37,27 +74,48 @@ qkv_train_config qkv_train_defaults(void)
     return tc;
 }
 
+/* 0 when every field of tc is in its range (and min_lr <= lr); else -1 with
+ * "who: NAME VALUE is not in [LO, HI]". saved: tc is a run's settings as
+ * used and saved, where a 0 cannot stand for a default any more. */
+static int check_config(const char *who, const qkv_train_config *tc, bool saved)
+{
+    for (int i = 0; i < N_RANGES; i++) {
+        const field_range *f = &ranges[i];
+        double v = field_get(tc, f);
+        if (v == 0 && f->when_zero != 0 && !saved)
+            continue;
+        if (!(v >= f->lo && v <= f->hi)) {
+            char zero[64] = "";
+            if (f->when_zero != 0)
+                snprintf(zero, sizeof zero, saved ? " (a saved run holds the value it used)"
+                                                  : " (or 0 for %g)",
+                         f->when_zero);
+            return qkv_set_error(f->whole ? "%s: %s %.0f is not in [%.0f, %.0f]%s"
+                                          : "%s: %s %g is not in [%g, %g]%s",
+                                 who, f->name, v, f->lo, f->hi, zero);
+        }
+    }
+    double lr = filled(tc).lr;
+    if (tc->min_lr > lr)
+        return qkv_set_error("%s: min_lr %g is above lr %g", who, tc->min_lr, lr);
+    return 0;
+}
+
 int qkv_train_config_check(const qkv_train_config *tc)
 {
     if (qkv__null("qkv_train_config_check", "tc", tc))
         return -1;
-    const char *who = "qkv_train_config_check: train config";
-    if (tc->iters < 0)
-        return qkv_set_error("%s: iters %d must be >= 1 (or 0 for 2000)", who, tc->iters);
-    if (tc->batch_size < 0)
-        return qkv_set_error("%s: batch_size %d must be >= 1 (or 0 for 12)", who, tc->batch_size);
-    if (!(tc->lr >= 0) || !(tc->min_lr >= 0) || !isfinite(tc->lr) || !isfinite(tc->min_lr))
-        return qkv_set_error("%s: lr %g and min_lr %g must be >= 0 and finite", who, tc->lr,
-                             tc->min_lr);
-    if (tc->warmup < 0)
-        return qkv_set_error("%s: warmup %d must be >= 0", who, tc->warmup);
-    if (!(tc->weight_decay >= 0) || !(tc->grad_clip >= 0))
-        return qkv_set_error("%s: weight_decay %g and grad_clip %g must be >= 0", who,
-                             tc->weight_decay, tc->grad_clip);
-    if (tc->eval_iters < 0)
-        return qkv_set_error("%s: eval_iters %d must be >= 1 (or 0 for 200)", who, tc->eval_iters);
-    if (!(tc->wsd_decay >= 0 && tc->wsd_decay <= 1))
-        return qkv_set_error("%s: wsd_decay %g is not in [0, 1]", who, tc->wsd_decay);
+    return check_config("qkv_train_config_check: train config", tc, false);
+}
+
+/* 0 when step can stand in a saved run of the settings tc: from 0 to the
+ * run's length (a run is never saved past its end). Else -1 naming who. */
+static int check_step(const char *who, int64_t step, const qkv_train_config *tc)
+{
+    if (step < 0 || step > tc->iters)
+        return qkv_set_error("%s: step %lld is not in [0, iters %d]: a run is never saved "
+                             "before its start or past its end",
+                             who, (long long)step, tc->iters);
     return 0;
 }
 
@@ -87,18 +145,25 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
         return qkv_set_error("%s: %s checkpoint: config of %zu bytes, expected %zu (a model "
                              "saved without its run cannot resume)",
                              fn, ck->kind, ck->config_len, want);
+    if (!ck->body || (ck->config_len > 0 && !ck->config))
+        return qkv_set_error("%s: ck was not made by qkv_checkpoint_open", fn);
+    /* The int fields as pack_config wrote them: a u32 of an int. */
     const uint8_t *p = (const uint8_t *)ck->config + model_bytes;
-    tc->iters = qkv__get_size(p);
-    tc->batch_size = qkv__get_size(p + 4);
-    tc->warmup = qkv__get_size(p + 8);
-    tc->eval_iters = qkv__get_size(p + 12);
+    tc->iters = (int32_t)qkv__get_u32(p);
+    tc->batch_size = (int32_t)qkv__get_u32(p + 4);
+    tc->warmup = (int32_t)qkv__get_u32(p + 8);
+    tc->eval_iters = (int32_t)qkv__get_u32(p + 12);
     tc->lr = qkv__get_f64(p + 16);
     tc->min_lr = qkv__get_f64(p + 24);
     tc->weight_decay = qkv__get_f64(p + 32);
     tc->grad_clip = qkv__get_f64(p + 40);
     tc->seed = qkv__get_u64(p + 48);
     tc->wsd_decay = v1 ? 0 : qkv__get_f64(p + 56);
-    return qkv_train_config_check(tc) < 0 ? qkv__fail_in(fn) : 0;
+    char who[128];
+    snprintf(who, sizeof who, "%s: the %s checkpoint's saved run", fn, ck->kind);
+    if (check_config(who, tc, true) < 0 || check_step(who, ck->step, tc) < 0)
+        return -1;
+    return 0;
 }
 
 qkv_checkpoint *qkv__training_resume_open(const char *fn, const char *path, const char *kind,
@@ -117,6 +182,13 @@ qkv_checkpoint *qkv__training_resume_open(const char *fn, const char *path, cons
         qkv__fail_in(fn);
         return NULL;
     }
+    if (iters > 0 && iters < ck->step) {
+        qkv_set_error("%s: the run saved in '%s' is at step %lld (of %d): iters %d would end it "
+                      "before it resumes; pass iters above %lld to go further",
+                      fn, path, (long long)ck->step, tc->iters, iters, (long long)ck->step);
+        qkv_checkpoint_close(ck);
+        return NULL;
+    }
     if (iters > 0)
         tc->iters = iters;
     return ck;
@@ -131,6 +203,14 @@ static int check_model(const qkv_training_model *model)
         (model->n_rngs > 0 && !model->rngs))
         return qkv_set_error("training: %d model streams (0 to %d, with pointers)",
                              model->n_rngs, QKV_TRAINING_MAX_RNGS);
+    if (model->config_len > 0 && !model->config)
+        return qkv_set_error("training: model->config is NULL but model->config_len is %zu",
+                             model->config_len);
+    if (model->config_len > SIZE_MAX / 2)
+        return qkv_set_error("training: model->config_len %zu is not a size in memory",
+                             model->config_len);
+    if (model->vocab && qkv__vocab_check(model->vocab->byte, model->vocab->size) < 0)
+        return qkv__error_prefix("training: model->vocab");
     return 0;
 }
 
@@ -207,7 +287,17 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
     qkv_params *p = t->model.params;
     qkv_params_zero_grad(p);
     qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
+    /* The message is cleared for the loss, so that one failing without a
+     * message is told apart from an older failure's, and put back after. */
+    char before[1024];
+    snprintf(before, sizeof before, "%s", qkv_last_error());
+    qkv_clear_error();
     qkv_tensor *loss = t->model.loss(t->model.model, &run, t->batch_lo, t->batch_hi);
+    if (loss)
+        qkv_set_error("%s", before);
+    else if (!qkv_last_error()[0])
+        qkv_set_error("qkv_training_step: step %lld: the '%s' model's loss returned NULL and "
+                      "left no message", (long long)t->step, t->model.kind);
     int rc = loss ? qkv_backward(t->arena, loss) : -1;
     double value = loss ? loss->data[0] : NAN;
     qkv_arena_reset(t->arena); /* the graph is used up; the gradients live in p */
@@ -254,9 +344,10 @@ int qkv_training_set_iters(qkv_training *t, int64_t iters)
 {
     if (qkv__null("qkv_training_set_iters", "t", t))
         return -1;
-    if (iters < 1 || iters > INT32_MAX)
-        return qkv_set_error("qkv_training_set_iters: iters %lld must be in [1, %d]",
-                             (long long)iters, INT32_MAX);
+    int64_t lo = t->step > 1 ? t->step : 1; /* a run never ends before the steps it did */
+    if (iters < lo || iters > QKV_TRAIN_ITERS_MAX)
+        return qkv_set_error("qkv_training_set_iters: iters %lld must be in [%lld, %d]",
+                             (long long)iters, (long long)lo, QKV_TRAIN_ITERS_MAX);
     t->cfg.iters = (int)iters;
     t->sched.decay_iters = iters;
     return 0;
@@ -279,8 +370,15 @@ static int check_finite(const qkv_params *p, const char *path)
 
 int qkv_training_save(const qkv_training *t, const char *path)
 {
-    if (qkv__null("qkv_training_save", "t", t) || qkv__null("qkv_training_save", "path", path))
+    const char *fn = "qkv_training_save";
+    if (qkv__null(fn, "t", t) || qkv__null(fn, "path", path))
         return -1;
+    /* What qkv_training_config_load and the checkpoint's load would refuse. */
+    if (check_config("qkv_training_save: t->cfg", &t->cfg, true) < 0 ||
+        check_step("qkv_training_save: t", t->step, &t->cfg) < 0)
+        return -1;
+    if (t->model.vocab && qkv__vocab_check(t->model.vocab->byte, t->model.vocab->size) < 0)
+        return qkv__error_prefix("%s: t->model.vocab", fn);
     if (check_finite(t->model.params, path) < 0)
         return -1;
     /* The run's settings go after the model's blob at every save: cfg.iters may have moved. */

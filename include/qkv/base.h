@@ -141,10 +141,17 @@ void qkv_free(void *p);
  * started: a steady training step must not change it. */
 uint64_t qkv_alloc_count(void);
 
-/* Run qkv's parallel kernels on n threads (n >= 1), or with n = 0 on the
- * default: the count before the first qkv_set_threads (OMP_NUM_THREADS, else
- * every core available). As OpenMP's omp_set_num_threads, it holds for work
- * started from the calling thread. 0, or -1 when n < 0. */
+/* The most threads qkv_set_threads accepts (fewer when OMP_THREAD_LIMIT is
+ * lower): more than any machine qkv runs on has cores, and far below where
+ * libgomp itself breaks (100000 threads overflow its stack, INT_MAX makes it
+ * exit the process). */
+#define QKV_MAX_THREADS 1024
+
+/* Run qkv's parallel kernels on n threads (1..QKV_MAX_THREADS, and at most
+ * OMP_THREAD_LIMIT), or with n = 0 on the default: the count before the
+ * first qkv_set_threads (OMP_NUM_THREADS, else every core available). As
+ * OpenMP's omp_set_num_threads, it holds for work started from the calling
+ * thread. 0, or -1 when n is outside that range (the setting is unchanged). */
 int qkv_set_threads(int n);
 
 /* The number of threads qkv's parallel kernels use from the calling thread. */

@@ -6,7 +6,8 @@
  * fsyncs it and renames it onto PATH (and fsyncs the directory): a crash, a
  * kill or a full disk never destroys the last good checkpoint. Save refuses
  * what the loader would refuse (non-finite values, negative steps, all-zero
- * RNG states). Loading is in two phases, so a program can build the
+ * RNG states, a vocabulary that is not 0..256 strictly ascending bytes: one
+ * check for both). Loading is in two phases, so a program can build the
  * model the file describes before loading the weights into it:
  *
  *     // save: a model's parameters, its optimizer, its sizes and random streams

@@ -52,7 +52,7 @@ typedef struct qkv_gpt_config {
     int n_layer;    /* decoder blocks */
     int n_head;     /* attention heads per block; n_embd must be a multiple */
     int n_embd;     /* C: width of the residual stream */
-    double dropout; /* dropout probability in training; 0 = none */
+    double dropout; /* dropout probability in training; 0 = none; [0, QKV_DROPOUT_MAX] */
     bool no_bias;   /* Linear layers and LayerNorms without biases (nanoGPT's train.py
                        default); false, the zero value, keeps them (GPT-2's layout) */
     /* The options below are false in GPT-2's layout (and in every checkpoint

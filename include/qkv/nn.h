@@ -66,6 +66,11 @@ typedef struct qkv_run {
     qkv_attn_record *record; /* NULL, or every multi-head attention appends its call here */
 } qkv_run;
 
+/* The highest dropout probability a model config takes (blocks, the GPT,
+ * the encoder-decoder): above it so few activations are kept, scaled up so
+ * much, that training only makes noise; 1 would keep none. */
+#define QKV_DROPOUT_MAX 0.95
+
 /* The sizes shared by the attention modules, the MLP and the blocks. n_embd
  * and n_head are required; every other field may be left 0. */
 typedef struct qkv_block_config {
@@ -74,7 +79,7 @@ typedef struct qkv_block_config {
     int n_layer;      /* blocks in the model (residual projections start at 0.02/√(2·n_layer),
                          a key/value cache has n_layer layers); 0 = 1, a block on its own */
     qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability;
-                         0 = none */
+                         0 = none; [0, QKV_DROPOUT_MAX] */
     bool bias;        /* Linear layers and LayerNorms have a bias; false = none */
     /* Options of the modern recipe; false, the zero value, is GPT-2's block. */
     bool rmsnorm;     /* RMSNorm (scale only) instead of LayerNorm */

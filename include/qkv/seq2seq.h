@@ -58,7 +58,7 @@ typedef struct qkv_seq2seq_config {
     int n_layer;    /* encoder blocks, and as many decoder blocks */
     int n_head;     /* attention heads; n_embd must be a multiple */
     int n_embd;     /* C: width of both residual streams */
-    double dropout; /* dropout probability in training; 0 = none */
+    double dropout; /* dropout probability in training; 0 = none; [0, QKV_DROPOUT_MAX] */
 } qkv_seq2seq_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). */
@@ -190,11 +190,14 @@ qkv_seq2seq *qkv_seq2seq_load(const char *path);
 typedef int (*qkv_pair_fn)(qkv_rng *rng, bool test, char *input, size_t in_len, char *output,
                            size_t out_len);
 
+/* A task: every field is required (the trainer, its resume and the accuracy
+ * check refuse a task missing one, naming it). */
 typedef struct qkv_seq2seq_task {
     const char *name;              /* "dates" */
-    const char *(*alphabet)(void); /* every character of inputs and outputs, NUL-terminated */
-    int max_input;                 /* longest input, in characters */
-    int max_output;                /* longest output, in characters */
+    const char *(*alphabet)(void); /* every character of inputs and outputs, NUL-terminated
+                                      (never NULL) */
+    int max_input;                 /* longest input, in characters (1..255) */
+    int max_output;                /* longest output, in characters (1..255) */
     qkv_pair_fn sample;            /* the generator */
 } qkv_seq2seq_task;
 
@@ -257,8 +260,8 @@ int qkv_seq2seq_trainer_save(const qkv_seq2seq_trainer *t, const char *path);
 
 /* A trainer continuing the run saved at path on task (whose alphabet must
  * be the checkpoint's), bit-exactly. When iters > 0 it replaces the saved
- * run length. NULL with a message on failure (a model saved by
- * qkv_seq2seq_save has no run to continue). */
+ * run length (not below the saved step). NULL with a message on failure (a
+ * model saved by qkv_seq2seq_save has no run to continue). */
 qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2seq_task *task,
                                                 int iters);
 

@@ -64,7 +64,8 @@ int qkv_trainer_save(const qkv_trainer *t, const char *path);
 /* A trainer continuing the run saved at path, on corpus_path's text (encoded
  * with the checkpoint's vocabulary). The corpus it loads is freed with the
  * trainer. When iters > 0 it replaces the saved run length (the schedule
- * then ends there). NULL with a message on failure. */
+ * then ends there; below the saved step is an error naming that step). NULL
+ * with a message on failure. */
 qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters);
 
 /* The mean loss of m over iters batches from s (no-grad, no dropout), using

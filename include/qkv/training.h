@@ -60,23 +60,37 @@
 
 QKV_BEGIN_DECLS
 
+/* The range of each of the run's settings (inclusive), the one place they
+ * are written: a new run, qkv_training_save, qkv_training_config_load and
+ * the qkv program's options all check against these. */
+#define QKV_TRAIN_ITERS_MAX 2147483647  /* iters, warmup (and the saved step) */
+#define QKV_TRAIN_BATCH_MAX (1 << 20)   /* batch_size */
+#define QKV_TRAIN_LR_MIN 1e-12          /* lr; min_lr is in [0, lr] */
+#define QKV_TRAIN_LR_MAX 10.0           /* lr, min_lr */
+#define QKV_TRAIN_WEIGHT_DECAY_MAX 10.0 /* weight_decay */
+#define QKV_TRAIN_GRAD_CLIP_MAX 1e9     /* grad_clip */
+#define QKV_TRAIN_EVAL_ITERS_MAX 1000000 /* eval_iters */
+
 /* The run's settings. A field left 0 takes the default its comment names
  * (the one rule of qkv/base.h): (qkv_train_config){0} is 2000 steps of batch
  * 12 on a cosine from lr 1e-3 down to 0, with no warmup, no weight decay
  * and no clipping. Where 0 is itself a setting (min_lr, warmup, weight_decay,
  * grad_clip, seed) it keeps that meaning. The run's cfg holds the values
- * filled in, and so does its checkpoint. */
+ * filled in, and so does its checkpoint (where a 0 standing for a default is
+ * an error). Each field's range follows its comment. */
 typedef struct qkv_train_config {
-    int iters;           /* optimizer steps in the run (where the lr schedule ends); 0 = 2000 */
-    int batch_size;      /* B: sequences (or pairs) per step; 0 = 12 */
-    double lr;           /* peak learning rate; 0 = 1e-3 */
-    double min_lr;       /* learning rate at the end of the decay; 0 = 0 */
-    int warmup;          /* steps of linear warmup; 0 = none */
+    int iters;           /* optimizer steps in the run (where the lr schedule ends); 0 = 2000;
+                            [1, QKV_TRAIN_ITERS_MAX] */
+    int batch_size;      /* B: sequences (or pairs) per step; 0 = 12; [1, QKV_TRAIN_BATCH_MAX] */
+    double lr;           /* peak learning rate; 0 = 1e-3; [QKV_TRAIN_LR_MIN, QKV_TRAIN_LR_MAX] */
+    double min_lr;       /* learning rate at the end of the decay; 0 = 0; [0, lr] */
+    int warmup;          /* steps of linear warmup; 0 = none; [0, QKV_TRAIN_ITERS_MAX] */
     double wsd_decay;    /* 0: cosine decay; in (0, 1]: warmup-stable-decay, the last
                             wsd_decay of the run decaying linearly (see qkv_lr_schedule) */
-    double weight_decay; /* AdamW decay of weight matrices and embeddings; 0 = none */
-    double grad_clip;    /* global gradient-norm limit; 0 = none */
-    int eval_iters;      /* batches averaged per evaluation; 0 = 200 */
+    double weight_decay; /* AdamW decay of weight matrices and embeddings; 0 = none;
+                            [0, QKV_TRAIN_WEIGHT_DECAY_MAX] */
+    double grad_clip;    /* global gradient-norm limit; 0 = none; [0, QKV_TRAIN_GRAD_CLIP_MAX] */
+    int eval_iters;      /* batches averaged per evaluation; 0 = 200; [1, QKV_TRAIN_EVAL_ITERS_MAX] */
     uint64_t seed;       /* seeds the model's init, the batches and dropout; 0 is a seed too */
 } qkv_train_config;
 
@@ -85,10 +99,10 @@ typedef struct qkv_train_config {
  * 12, lr 1e-3, 200 eval batches written out). */
 qkv_train_config qkv_train_defaults(void);
 
-/* 0 when tc is usable (iters, batch_size, eval_iters, warmup >= 0; lr and
- * min_lr >= 0 and finite; weight_decay, grad_clip >= 0; wsd_decay in [0, 1]);
- * else -1 with
- * "train config: ..." naming the first bad field. */
+/* 0 when every field of tc is 0 where that means a default, or in its range
+ * above (NaN and infinities are in none); else -1 with "train config: NAME
+ * VALUE is not in [LO, HI]" naming the first bad field, or "min_lr ... is
+ * above lr ...". */
 int qkv_train_config_check(const qkv_train_config *tc);
 
 /* Bytes the run's settings add to a checkpoint's config blob, after the
@@ -172,20 +186,24 @@ double qkv_training_lr(const qkv_training *t, int64_t step);
  * the model has none or it fails. */
 double qkv_training_eval(qkv_training *t, int which);
 
-/* Make the run iters steps long (iters >= 1): the cosine then ends at iters.
- * A time-budgeted run moves it as its speed becomes known; it is saved in the
- * checkpoint. 0 or -1. */
+/* Make the run iters steps long (from the steps done, at least 1, to
+ * QKV_TRAIN_ITERS_MAX): the cosine then ends at iters. A time-budgeted run
+ * moves it as its speed becomes known; it is saved in the checkpoint. 0 or -1. */
 int qkv_training_set_iters(qkv_training *t, int64_t iters);
 
 /* Save the whole run (parameters, AdamW moments, step, every stream, the
- * model's config blob followed by the run's settings) to path, atomically. A
- * parameter that is NaN or infinite (a diverged run) is an error naming it,
- * and the file at path is left as it was. 0 or -1. */
+ * model's config blob followed by the run's settings) to path, atomically. It
+ * refuses what loading would: a parameter that is NaN or infinite (a
+ * diverged run), a setting out of its range, a step past cfg.iters, a
+ * vocabulary that is not 0..256 strictly ascending bytes; the message names
+ * it, and the file at path is left as it was. 0 or -1. */
 int qkv_training_save(const qkv_training *t, const char *path);
 
 /* The run's settings stored in ck's config blob after the model's first
- * model_bytes bytes, into tc (checked). -1 with a message when the blob has
- * no run settings (a model saved without its run cannot resume). */
+ * model_bytes bytes, into tc. -1 with a message when the blob has no run
+ * settings (a model saved without its run cannot resume), when a setting is
+ * out of its range (a 0 among them: a saved run holds the values it used),
+ * or when ck's step is past the saved iters. */
 int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes);
 
 /* Load the parameters, moments, step and streams of ck into a run made for

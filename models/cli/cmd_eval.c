@@ -19,7 +19,7 @@ int cmd_eval(int argc, char **argv)
         {"--eval-iters", ARG_INT, &iters, 1, 1e6, "N", "batches per split"},
         {"--batch", ARG_INT, &batch, 1, 1e6, "B", "sequences per batch"},
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of the batch positions"},
-        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
     };
     const arg_cmd cmd = {"eval", "Mean loss of a checkpoint on the train and validation splits "
                          "(first 90% / last 10%) of a text.", "", specs,
@@ -37,11 +37,19 @@ int cmd_eval(int argc, char **argv)
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     qkv_corpus *c = m ? qkv_corpus_load(data, &vocab) : NULL;
     int T = m ? m->cfg.block_size : 0;
-    qkv_arena *arena = qkv_arena_new((size_t)16 << 20);
-    int32_t *x = malloc((size_t)batch * T * sizeof *x), *y = malloc((size_t)batch * T * sizeof *y);
+    qkv_arena *arena = c ? qkv_arena_new((size_t)16 << 20) : NULL;
+    /* The batch's inputs and targets; qkv_alloc says what it could not get. */
+    size_t ids = (size_t)batch * (size_t)T * sizeof(int32_t);
+    int32_t *x = arena ? qkv_alloc(ids) : NULL, *y = x ? qkv_alloc(ids) : NULL;
+    if (arena && !y) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", qkv_last_error());
+        qkv_set_error("--batch %d of %d-token sequences needs 2 x %zu bytes for its token ids: %s",
+                      batch, T, ids, why);
+    }
     double loss[2] = {0, 0};
     rc = 1;
-    if (m && c && arena && x && y) {
+    if (y) {
         rc = 0;
         for (int split = 0; split < 2 && rc == 0; split++) {
             qkv_batcher s;
@@ -56,8 +64,8 @@ int cmd_eval(int argc, char **argv)
     else
         printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each)\n", ckpt, data,
                loss[0], loss[1], iters, batch, T);
-    free(x);
-    free(y);
+    qkv_free(x);
+    qkv_free(y);
     qkv_arena_free(arena);
     qkv_corpus_free(c);
     qkv_gpt_free(m);

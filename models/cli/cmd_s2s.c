@@ -57,7 +57,7 @@ static int s2s_train(int argc, char **argv)
         {"--layers", ARG_INT, &layers, 1, 256, "L", "encoder blocks, and as many decoder blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
-        {"--dropout", ARG_REAL, &dropout, 0, 0.95, "P", "dropout probability in training"},
+        {"--dropout", ARG_REAL, &dropout, 0, QKV_DROPOUT_MAX, "P", "dropout probability in training"},
     };
     arg_spec specs[sizeof head / sizeof *head + sizeof model / sizeof *model + RUN_SPECS_MAX];
     int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model,
@@ -141,7 +141,7 @@ static int s2s_eval(int argc, char **argv)
         {"--show", ARG_INT, &show, 0, 1e6, "K", "wrong answers to print"},
         {"--no-cross", ARG_FLAG, &no_cross, 0, 0, NULL,
          "ablation: zero every cross-attention's output, so the decoder cannot see the input"},
-        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
     };
     const arg_cmd cmd = {"s2s eval", "Exact-match accuracy of greedy decoding on held-out pairs "
                          "(the task's test split), and a few wrong answers.", "", specs,
@@ -206,7 +206,7 @@ static int s2s_run(int argc, char **argv)
     int threads = 1;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
-        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
     };
     /* Every word after `run` may be an INPUT. */
     const arg_cmd cmd = {"s2s run", "Decode each INPUT greedily and print the answer on its own "

@@ -42,7 +42,7 @@ int cmd_sample(int argc, char **argv)
         {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},
         {"--top-p", ARG_REAL, &top_p, 1e-9, 1, "P", "sample among the most likely with mass P"},
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "random seed"},
-        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
         {"--no-cache", ARG_FLAG, &no_cache, 0, 0, NULL, "recompute the whole context every token"},
     };
     const arg_cmd cmd = {"sample", "Generate text from a trained model, streamed to stdout "

@@ -80,7 +80,7 @@ int cmd_train(int argc, char **argv)
         {"--layers", ARG_INT, &layers, 1, 256, "L", "transformer blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
-        {"--dropout", ARG_REAL, &dropout, 0, 0.95, "P", "dropout probability in training"},
+        {"--dropout", ARG_REAL, &dropout, 0, QKV_DROPOUT_MAX, "P", "dropout probability in training"},
         {"--no-bias", ARG_FLAG, &no_bias, 0, 0, NULL, "Linear layers and LayerNorms without biases"},
         {"--rope", ARG_FLAG, &rope, 0, 0, NULL, "rotary position embeddings instead of learned ones"},
         {"--rmsnorm", ARG_FLAG, &rmsnorm, 0, 0, NULL, "RMSNorm instead of LayerNorm"},

@@ -14,20 +14,20 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
 {
     const run_kind *k = o->kind;
     const arg_spec length[] = {
-        {k->iters_flag, ARG_INT, &o->iters, 1, 1e9, "N", "optimizer steps"},
+        {k->iters_flag, ARG_INT, &o->iters, 1, QKV_TRAIN_ITERS_MAX, "N", "optimizer steps"},
         {"--time", ARG_STR, &o->time, 0, 0, "SECONDS",
-         "train this long instead: 300, 90s, 5m (evaluations included)"},
+         "train this long instead: 300, 90s, 5m, up to a year (evaluations included)"},
         {"--batch", ARG_INT, &o->batch, 1, k->max_batch, "B", k->batch_help},
     };
     const arg_spec rest[] = {
-        {"--lr", ARG_REAL, &o->lr, 1e-12, 10, "LR", "peak learning rate"},
-        {"--min-lr", ARG_REAL, &o->min_lr, 0, 10, "LR", "learning rate at the end of the decay"},
-        {"--warmup", ARG_INT, &o->warmup, 0, 1e9, "N", "linear warmup steps"},
+        {"--lr", ARG_REAL, &o->lr, QKV_TRAIN_LR_MIN, QKV_TRAIN_LR_MAX, "LR", "peak learning rate"},
+        {"--min-lr", ARG_REAL, &o->min_lr, 0, QKV_TRAIN_LR_MAX, "LR", "learning rate at the end of the decay"},
+        {"--warmup", ARG_INT, &o->warmup, 0, QKV_TRAIN_ITERS_MAX, "N", "linear warmup steps"},
         {"--wsd", ARG_REAL, &o->wsd, 0, 1, "FRAC",
          "constant lr, then linear decay over the last FRAC (0 = cosine)"},
-        {"--weight-decay", ARG_REAL, &o->weight_decay, 0, 10, "WD",
+        {"--weight-decay", ARG_REAL, &o->weight_decay, 0, QKV_TRAIN_WEIGHT_DECAY_MAX, "WD",
          "AdamW weight decay on matrices"},
-        {"--grad-clip", ARG_REAL, &o->grad_clip, 0, 1e9, "NORM",
+        {"--grad-clip", ARG_REAL, &o->grad_clip, 0, QKV_TRAIN_GRAD_CLIP_MAX, "NORM",
          "global gradient-norm limit (0 = none)"},
         {"--eval-every", ARG_INT, &o->eval_every, 1, 1e9, "N",
          "evaluate and checkpoint every N steps"},
@@ -35,7 +35,7 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
          "batches per evaluation"},
         {"--log-every", ARG_INT, &o->log_every, 1, 1e9, "N", "progress line every N steps"},
         {"--seed", ARG_INT, &o->seed, 0, 2147483647, "S", "seed of init, batches and dropout"},
-        {"--threads", ARG_INT, &o->threads, 1, 1024, "N", "OpenMP threads"},
+        {"--threads", ARG_INT, &o->threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
         {"--out", ARG_STR, &o->out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
         {"--resume", ARG_STR, &o->resume, 0, 0, "CKPT", "continue the run saved in CKPT"},
         {"--force", ARG_FLAG, &o->force, 0, 0, NULL,
@@ -55,6 +55,11 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
             specs[n++] = rest[i];
     return n;
 }
+
+/* The longest --time: a year. Far longer and the budget's arithmetic (steps
+ * left = seconds left / seconds per step, as an int64) overflows: 1e30 s
+ * gave a 2.5 s run. */
+#define TIME_MAX (365 * 24 * 3600.0)
 
 /* Seconds in a --time value: "300", "90s", "5m", "1h"; -1 when it is not one. */
 static double parse_time(const char *s)
@@ -90,6 +95,9 @@ int run_check(const arg_cmd *cmd, run_options *o)
     o->budget = o->time ? parse_time(o->time) : 0;
     if (o->budget < 0)
         return args_error(cmd, "--time: '%s' is not a duration (e.g. 300, 90s, 5m)", o->time);
+    if (o->budget > TIME_MAX)
+        return args_error(cmd, "--time: '%s' is %g s, longer than a year (%.0f s)", o->time,
+                          o->budget, TIME_MAX);
     if (o->time && args_given(cmd, k->iters_flag))
         return args_error(cmd, "--time and %s both set the run's length: give one", k->iters_flag);
     if (!o->resume)

@@ -45,7 +45,7 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
               int n_model, arg_spec *specs);
 
 /* After args_parse: --min-lr must not be above --lr; --time into o->budget
- * (not with the run-length option); with --resume, nothing the saved run
+ * (up to a year; not with the run-length option); with --resume, nothing the saved run
  * fixes (every option but the run's length, --time, --eval-every,
  * --log-every, --threads, --out, --force and kind->input_flag). Then what
  * a resumed run's defaults are: --out is the checkpoint resumed, and iters

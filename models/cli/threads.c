@@ -7,6 +7,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dist.h"
@@ -14,7 +15,10 @@
 
 int cli_use_threads(int n)
 {
-    qkv_set_threads(n);
+    /* Only OMP_THREAD_LIMIT can refuse a count --threads' range allows:
+     * then OpenMP's own count stands, and the user hears why. */
+    if (qkv_set_threads(n) < 0)
+        fprintf(stderr, "qkv: %s; using %d threads\n", qkv_last_error(), qkv_threads());
     if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY"))
         return 0;
     /* The cores we may use, read once before anything is pinned: pinned

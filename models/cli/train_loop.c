@@ -152,9 +152,9 @@ int train_loop_run(const train_loop *l)
     const run_options *o = l->opts;
     loop_state st = {.start_step = run->step};
     if (o->resume && run->step >= run->cfg.iters && o->budget <= 0)
-        printf("the run saved in %s is already at step %lld of %d; nothing to do (pass %s to "
-               "go further)\n", o->resume, (long long)run->step, run->cfg.iters,
-               o->kind->iters_flag);
+        printf("the run saved in %s is already at step %lld of %d; nothing to do (pass %s "
+               "above %lld to go further)\n", o->resume, (long long)run->step, run->cfg.iters,
+               o->kind->iters_flag, (long long)run->step);
     fflush(stdout);
     /* A timed run lays its schedule out once the warm-up has measured its
      * speed; until then it follows the saved one, made long enough to get there. */

@@ -40,6 +40,23 @@ MISUSE(qkv_free, null) { HARMLESS((qkv_free(NULL), 0)); }
 MISUSE(qkv_alloc_count, takes_no_arguments) { (void)qkv_alloc_count(); }
 MISUSE(qkv_set_threads, negative) { FAILS_INT(qkv_set_threads(-1), "n -1"); }
 MISUSE(qkv_set_threads, int_min) { FAILS_INT(qkv_set_threads(-2147483647 - 1), "n"); }
+/* Above the limit is refused, and the ops after it still run: 100000 made
+ * libgomp overflow its stack, INT_MAX made it exit the process. */
+MISUSE(qkv_set_threads, above_the_limit)
+{
+    int before = qkv_threads();
+    FAILS_INT(qkv_set_threads(100000), "n 100000", "limit");
+    FAILS_INT(qkv_set_threads(2147483647), "n 2147483647", "limit");
+    MISUSE_ASSERT(qkv_threads() == before);
+    MISUSE_ASSERT(qkv_matmul(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(3, 2)), false, false));
+}
+/* The limit itself is usable: every op runs on QKV_MAX_THREADS threads. */
+MISUSE(qkv_set_threads, at_the_limit)
+{
+    MISUSE_ASSERT(qkv_set_threads(QKV_MAX_THREADS) == 0);
+    MISUSE_ASSERT(qkv_matmul(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(3, 2)), false, false));
+    MISUSE_ASSERT(qkv_set_threads(0) == 0);
+}
 MISUSE(qkv_threads, takes_no_arguments) { MISUSE_ASSERT(qkv_threads() >= 1); }
 
 MISUSE(qkv_version, takes_no_arguments) { MISUSE_ASSERT(strcmp(qkv_version(), QKV_VERSION_STRING) == 0); }

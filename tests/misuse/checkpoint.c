@@ -27,6 +27,14 @@ MISUSE(qkv_checkpoint_save, config_len_without_config)
     qkv_ckpt_model m = {.kind = "test", .config = NULL, .config_len = 100};
     FAILS_INT(qkv_checkpoint_save(tmp_path("c"), &m, params(), NULL, NULL), "config");
 }
+MISUSE(qkv_checkpoint_save, vocab_size_negative)
+{
+    qkv_tokenizer v = *tok();
+    v.size = -1;
+    qkv_ckpt_model m = {.kind = "test", .vocab = &v};
+    FAILS_INT(qkv_checkpoint_save(tmp_path("c"), &m, params(), NULL, NULL), "model->vocab",
+              "-1 bytes");
+}
 MISUSE(qkv_checkpoint_save, rngs_null)
 {
     qkv_ckpt_model m = ckpt_model();

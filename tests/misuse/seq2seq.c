@@ -241,6 +241,12 @@ MISUSE(qkv_seq2seq_accuracy, zero_pairs)
 {
     FAILS_NAN(qkv_seq2seq_accuracy(s2s(), qkv_seq2seq_task_find("dates"), 0, 1, NULL, NULL), "0");
 }
+MISUSE(qkv_seq2seq_accuracy, task_without_sample)
+{
+    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
+    task.sample = NULL;
+    FAILS_NAN(qkv_seq2seq_accuracy(s2s(), &task, 2, 1, NULL, NULL), "task->sample is NULL");
+}
 MISUSE(qkv_seq2seq_trainer_new, null_model_config)
 {
     qkv_train_config tc = qkv_train_defaults();
@@ -255,6 +261,22 @@ MISUSE(qkv_seq2seq_trainer_new, null_task)
 {
     qkv_train_config tc = qkv_train_defaults();
     FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, NULL), "task is NULL");
+}
+/* The dates task without its alphabet function, or with one giving nothing. */
+static const char *no_alphabet(void) { return NULL; }
+MISUSE(qkv_seq2seq_trainer_new, task_without_alphabet)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
+    task.alphabet = NULL;
+    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, &task), "task->alphabet is NULL");
+}
+MISUSE(qkv_seq2seq_trainer_new, alphabet_returns_null)
+{
+    qkv_train_config tc = qkv_train_defaults();
+    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
+    task.alphabet = no_alphabet;
+    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, &task), "task->alphabet() returned NULL");
 }
 MISUSE(qkv_seq2seq_trainer_free, null) { HARMLESS((qkv_seq2seq_trainer_free(NULL), 0)); }
 MISUSE(qkv_seq2seq_trainer_step, null)

@@ -39,8 +39,28 @@ MISUSE(qkv_training_new, too_many_streams)
     qkv_train_config tc = qkv_train_defaults();
     FAILS_NULL(qkv_training_new(&plug, &tc), "99");
 }
+MISUSE(qkv_training_new, config_len_without_config)
+{
+    qkv_training_model plug = trainer()->run->model;
+    plug.n_rngs = 0; /* the run keeps the streams in its own list */
+    plug.config = NULL;
+    plug.config_len = 8;
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "model->config is NULL", "config_len is 8");
+}
 MISUSE(qkv_training_free, null) { HARMLESS((qkv_training_free(NULL), 0)); }
 MISUSE(qkv_training_step, null) { FAILS_INT(qkv_training_step(NULL, NULL, NULL), "t is NULL"); }
+/* A loss that fails and says nothing: the step says so, naming itself. */
+static qkv_tensor *silent_loss(void *model, const qkv_run *r, int lo, int hi)
+{
+    (void)model, (void)r, (void)lo, (void)hi;
+    return NULL;
+}
+MISUSE(qkv_training_step, loss_fails_without_a_message)
+{
+    trainer()->run->model.loss = silent_loss;
+    FAILS_INT(qkv_training_step(trainer()->run, NULL, NULL), "loss returned NULL");
+}
 MISUSE(qkv_training_lr, null) { FAILS_NAN(qkv_training_lr(NULL, 0), "t is NULL"); }
 MISUSE(qkv_training_lr, negative_step) { FAILS_NAN(qkv_training_lr(trainer()->run, -3), "-3"); }
 MISUSE(qkv_training_eval, null) { FAILS_NAN(qkv_training_eval(NULL, 0), "t is NULL"); }
@@ -65,6 +85,20 @@ MISUSE(qkv_training_save, null_run)
 MISUSE(qkv_training_save, null_path)
 {
     FAILS_INT(qkv_training_save(trainer()->run, NULL), "path is NULL");
+}
+MISUSE(qkv_training_save, vocab_size_negative)
+{
+    qkv_tokenizer v = *tok();
+    v.size = -1;
+    trainer()->run->model.vocab = &v;
+    FAILS_INT(qkv_training_save(trainer()->run, tmp_path("r.ckpt")), "vocab", "-1 bytes");
+}
+/* A checkpoint not made by qkv_checkpoint_open: its config is nowhere. */
+MISUSE(qkv_training_config_load, zeroed_checkpoint)
+{
+    qkv_checkpoint ck = {.config_len = 96};
+    qkv_train_config tc;
+    FAILS_INT(qkv_training_config_load(&tc, &ck, QKV_GPT_CONFIG_BYTES), "ck");
 }
 MISUSE(qkv_training_config_load, null_config)
 {

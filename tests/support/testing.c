@@ -49,3 +49,16 @@ void qkv_test_remove_tmpdir(const char *dir)
     closedir(d);
     ck_assert_int_eq(rmdir(dir), 0);
 }
+
+unsigned char *qkv_test_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = malloc(*n ? *n : 1);
+    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}

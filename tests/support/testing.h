@@ -41,4 +41,8 @@ void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix);
 /* Remove dir and the files in it (not subdirectories' contents). */
 void qkv_test_remove_tmpdir(const char *dir);
 
+/* The bytes of the file at path (malloc'd) and their number in *n; fails
+ * the test when it cannot be read. */
+unsigned char *qkv_test_read_file(const char *path, size_t *n);
+
 #endif
