@@ -156,7 +156,7 @@ int cmd_attn(int argc, char **argv)
          "every layer and head"},
         {"--force", ARG_FLAG, &o.force, 0, 0, NULL, "replace an existing --out or --html (never "
          "done without it)"},
-        {"--threads", ARG_INT, &threads, 1, 1024, "N", "OpenMP threads"},
+        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
     };
     const arg_cmd cmd = {"attn", "Draw attention weights as an SVG heatmap: a seq2seq model's "
                          "cross-attention (output characters down, input characters across) or "
