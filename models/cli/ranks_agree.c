@@ -67,8 +67,8 @@ int ranks_meet(const char *prog)
             continue;
         rc = -1;
         if (dist_rank() == speaker)
-            fprintf(stderr, "%s: rank %d did not join the run: `qkv%s%s` ended with status %d%s%s\n",
-                    prog, r, a->command[0] ? " " : "", a->command, (int)a->status,
+            fprintf(stderr, "%s: rank %d did not join the run: `qkv%s%s` ended with status "
+                    "%d%s%s\n", prog, r, a->command[0] ? " " : "", a->command, (int)a->status,
                     a->message[0] ? ": " : "", a->message);
     }
     free(all);
