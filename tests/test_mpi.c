@@ -330,6 +330,14 @@ START_TEST(test_ranks_resuming_different_runs_refuse_to_train)
                         "train --resume r7.ckpt --out r.ckpt --data text.txt --iters 20 "
                         "--threads 1",
                         "qkv train: rank 1's seed (--seed 7) differs from rank 0's (--seed 1337)");
+    /* The same settings and step, but trained on another order of the text. */
+    ck_assert_int_eq(sh("tac text.txt > reversed.txt && %s train --data reversed.txt " MODEL
+                        " --iters 10 --out rev.ckpt > rev.log 2>&1", qkv), 0);
+    assert_ranks_refuse("resumerev.log", "train --resume r.ckpt --data text.txt --iters 20 "
+                        "--threads 1",
+                        "train --resume rev.ckpt --out r.ckpt --data text.txt --iters 20 "
+                        "--threads 1",
+                        "qkv train: rank 1's weights and optimizer state (CRC ");
     ck_assert_int_eq(sh("cmp r.ckpt r.copy"), 0); /* the checkpoint resumed is untouched */
 }
 END_TEST

@@ -181,8 +181,7 @@ static void describe(report *r, const qkv_trainer *t, const run_options *o)
     term(r, "precision", "%s", sizeof(qkv_real) == sizeof(double) ? "double" : "float");
     n_given = n_terms;
     term(r, "parameter count", "%zu", t->model->params->total);
-    term(r, "trained state (weights, moments, random streams)", "CRC %08" PRIx32,
-         state_crc(t->run));
+    term(r, "weights and optimizer state", "CRC %08" PRIx32, state_crc(t->run));
 }
 
 /* How many of rank r's terms differ from rank 0's, leaving out what follows
