@@ -1,6 +1,7 @@
 /* The ranks' two meetings before a run (see ranks_agree.h). */
 #include "ranks_agree.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,6 +96,7 @@ static void term(report *r, const char *what, const char *fmt, ...)
     ;
 static void term(report *r, const char *what, const char *fmt, ...)
 {
+    assert(n_terms < TERMS_MAX); /* describe adds a fixed list: TERMS_MAX holds it */
     names[n_terms] = what;
     va_list ap;
     va_start(ap, fmt);
