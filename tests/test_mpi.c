@@ -1,9 +1,10 @@
 /* Data-parallel training over MPI: 2 ranks at a global batch of 8 compute the
  * same run as one process at batch 8 (up to the order of float sums), resume
- * exactly, stop together on a signal to one rank, and end together when one
- * rank cannot start. Runs $QKV_TEST_BUILD/qkv-mpi (made by make test when
- * $(MPICC) and $(MPIRUN) exist) under the launcher $QKV_MPIRUN (default
- * mpirun): Open MPI's or MPICH's (Hydra). Without them every case says SKIPPED. */
+ * exactly, stop together on a signal to one rank, and end together, saying
+ * which rank and why, when one cannot start or differs in what must match.
+ * Runs $QKV_TEST_BUILD/qkv-mpi (made by make test when $(MPICC) and
+ * $(MPIRUN) exist) under the launcher $QKV_MPIRUN (default mpirun): Open
+ * MPI's or MPICH's (Hydra). Without them every case says SKIPPED. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@ static char dir[64];                  /* the suite's temporary directory */
 static bool have_mpi;
 static const char *launcher; /* $QKV_MPIRUN, else mpirun */
 static char mpirun[1024];    /* the launcher's command line, up to the ranks' -np */
+static char mpirun_quick[1024]; /* the same, for runs that end before a step: a hang fails sooner */
 #define MODEL "--layers 2 --embd 32 --heads 2 --block 16 --batch 8 --eval-iters 2 " \
               "--eval-every 10 --log-every 1 --threads 1"
 
@@ -47,9 +49,13 @@ static void setup(void)
     char probe[1100];
     snprintf(probe, sizeof probe, "command -v '%s' >/dev/null", launcher);
     have_mpi = access(qkv_mpi, X_OK) == 0 && system(probe) == 0;
-    if (have_mpi)
+    if (have_mpi) {
+        const char *flags = launcher_flags();
         snprintf(mpirun, sizeof mpirun, "OMP_NUM_THREADS=1 timeout -k 10 120 '%s' %s", launcher,
-                 launcher_flags());
+                 flags);
+        snprintf(mpirun_quick, sizeof mpirun_quick, "OMP_NUM_THREADS=1 timeout -k 5 60 '%s' %s",
+                 launcher, flags);
+    }
     qkv_test_make_tmpdir(dir, sizeof dir, "qkv_mpi");
     char path[128];
     snprintf(path, sizeof path, "%s/text.txt", dir);
@@ -198,17 +204,141 @@ START_TEST(test_two_rank_resume_continues_exactly)
 }
 END_TEST
 
+/* The whole of the suite's file LOG, NUL-terminated (the caller frees it). */
+static char *read_log(const char *log)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, log);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no %s", path);
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    for (size_t got; (got = fread(text + n, 1, cap - 1 - n, f)) > 0;) {
+        n += got;
+        if (n == cap - 1) {
+            text = realloc(text, cap *= 2);
+            ck_assert_ptr_nonnull(text);
+        }
+    }
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* Rank 0 runs `qkv-mpi ARGS0`, rank 1 `qkv-mpi ARGS1`, into LOG: both must end
+ * on their own (not by the timeout) with a failure, LOG must say EXPECT (which
+ * rank, and in what), and no lock nor any rank may be left behind. */
+static void assert_ranks_refuse(const char *log, const char *args0, const char *args1,
+                                const char *expect)
+{
+    int rc = sh("unset QKV_DATA; %s -np 1 %s %s : -np 1 %s %s > %s 2>&1", mpirun_quick, qkv_mpi,
+                args0, qkv_mpi, args1, log);
+    ck_assert_msg(rc != 124 && rc != 137, "%s: the ranks did not end (killed by the timeout)", log);
+    ck_assert_msg(rc != 0, "%s: the run succeeded", log);
+    char *text = read_log(log);
+    ck_assert_msg(strstr(text, expect) != NULL, "%s: no \"%s\" in:\n%s", log, expect, text);
+    free(text);
+    ck_assert_msg(sh("ls *.lock > /dev/null 2>&1") != 0, "%s: a lock was left behind", log);
+    ck_assert_msg(sh("pgrep -f '^%s '", qkv_mpi) != 0, "%s: a rank is still running", log);
+}
+
 START_TEST(test_a_rank_that_cannot_start_ends_them_all)
 {
     SKIP_WITHOUT_MPI();
-    /* Rank 1 is given a text that does not exist: both must end, not hang. */
-    int rc = sh("%s -np 1 %s train --data text.txt " MODEL " --iters 20 --out bad.ckpt : "
-                "-np 1 %s train --data missing.txt " MODEL " --iters 20 --out bad.ckpt > bad.log 2>&1",
-                mpirun, qkv_mpi, qkv_mpi);
-    ck_assert_int_ne(rc, 0);
-    ck_assert_int_ne(rc, 124); /* not the timeout */
-    ck_assert_int_eq(sh("grep -q \"missing.txt\" bad.log"), 0);
-    ck_assert_int_eq(sh("grep -q 'another rank could not start' bad.log"), 0);
+    /* Rank 1 is given a text that does not exist: rank 0 says so, and both end. */
+    assert_ranks_refuse("bad.log", "train --data text.txt " MODEL " --iters 20 --out bad.ckpt",
+                        "train --data missing.txt " MODEL " --iters 20 --out bad.ckpt",
+                        "qkv train: rank 1 could not start: qkv_corpus_load: cannot open "
+                        "'missing.txt'");
+}
+END_TEST
+
+START_TEST(test_ranks_with_different_vocabularies_refuse_to_train)
+{
+    SKIP_WITHOUT_MPI();
+    /* As many symbols (the same parameters: it would train, silently wrong), then one more. */
+    ck_assert_int_eq(sh("tr a-z A-Z < text.txt > upper.txt && sed 's/fox/fox?/' text.txt > "
+                        "more.txt"), 0);
+    assert_ranks_refuse("vocab.log", "train --data text.txt " MODEL " --iters 20 --out v.ckpt",
+                        "train --data upper.txt " MODEL " --iters 20 --out v.ckpt",
+                        "qkv train: rank 1's vocabulary (");
+    ck_assert_int_eq(sh("grep -q \"rank 1's vocabulary (\\([0-9]*\\) symbols, CRC .*) differs "
+                        "from rank 0's (\\1 symbols, CRC .*)\" vocab.log"), 0);
+    assert_ranks_refuse("more.log", "train --data text.txt " MODEL " --iters 20 --out v.ckpt",
+                        "train --data more.txt " MODEL " --iters 20 --out v.ckpt",
+                        "qkv train: rank 1's vocabulary (");
+    ck_assert_int_eq(sh("grep -q \"rank 1's vocabulary (\\([0-9]*\\) symbols, CRC .*) differs "
+                        "from rank 0's (\\1 symbols\" more.log"), 1);
+}
+END_TEST
+
+START_TEST(test_a_usage_error_on_one_rank_ends_them_all)
+{
+    SKIP_WITHOUT_MPI();
+    /* No corpus on rank 1: a usage error before any collective. */
+    assert_ranks_refuse("nodata.log", "train --data text.txt " MODEL " --iters 20 --out n.ckpt",
+                        "train " MODEL " --iters 20 --out n.ckpt",
+                        "qkv train: rank 1 did not join the run: `qkv train` ended with status "
+                        "2: no training text");
+    /* The same on rank 0: rank 1 speaks for the run. */
+    assert_ranks_refuse("badflag.log", "train --data text.txt " MODEL " --embd abc",
+                        "train --data text.txt " MODEL " --iters 20 --out n.ckpt",
+                        "qkv train: rank 0 did not join the run: `qkv train` ended with status "
+                        "2: --embd: 'abc' is not a whole number");
+}
+END_TEST
+
+/* Rank 1 is given one option more than rank 0, which must match on every rank. */
+START_TEST(test_ranks_with_different_options_refuse_to_train)
+{
+    SKIP_WITHOUT_MPI();
+    static const struct { const char *log, *extra, *expect; } cases[] = {
+        {"embd.log", "--embd 64",
+         "rank 1's model width (--embd 64) differs from rank 0's (--embd 32)"},
+        {"iters.log", "--iters 30",
+         "rank 1's run length (--iters 30) differs from rank 0's (--iters 20)"},
+        {"every.log", "--eval-every 5",
+         "rank 1's evaluation interval (--eval-every 5) differs from rank 0's (--eval-every 10)"},
+        {"seed.log", "--seed 7", "rank 1's seed (--seed 7) differs from rank 0's (--seed 1337)"},
+    };
+    const char *args = "train --data text.txt " MODEL " --iters 20 --out o.ckpt";
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char args1[512];
+        snprintf(args1, sizeof args1, "%s %s", args, cases[i].extra);
+        assert_ranks_refuse(cases[i].log, args, args1, cases[i].expect);
+    }
+}
+END_TEST
+
+START_TEST(test_ranks_resuming_different_runs_refuse_to_train)
+{
+    SKIP_WITHOUT_MPI();
+    ck_assert_int_eq(sh("%s train --data text.txt " MODEL " --iters 10 --out r.ckpt > r.log 2>&1 "
+                        "&& cp r.ckpt r.copy", qkv), 0);
+    /* Rank 0 resumes r.ckpt, rank 1 starts afresh with the same options. */
+    assert_ranks_refuse("resume.log", "train --resume r.ckpt --data text.txt --iters 20 "
+                        "--eval-every 10 --threads 1",
+                        "train --data text.txt " MODEL " --iters 20 --out other.ckpt",
+                        "qkv train: rank 1's starting step (step 0, a new run) differs from "
+                        "rank 0's (step 10, resumed)");
+    /* Both resume, from checkpoints at the same step of different runs. */
+    ck_assert_int_eq(sh("%s train --data text.txt " MODEL " --iters 10 --seed 7 --out r7.ckpt "
+                        "> r7.log 2>&1", qkv), 0);
+    assert_ranks_refuse("resume7.log", "train --resume r.ckpt --data text.txt --iters 20 "
+                        "--threads 1",
+                        "train --resume r7.ckpt --out r.ckpt --data text.txt --iters 20 "
+                        "--threads 1",
+                        "qkv train: rank 1's seed (--seed 7) differs from rank 0's (--seed 1337)");
+    /* The same settings and step, but trained on another order of the text. */
+    ck_assert_int_eq(sh("tac text.txt > reversed.txt && %s train --data reversed.txt " MODEL
+                        " --iters 10 --out rev.ckpt > rev.log 2>&1", qkv), 0);
+    assert_ranks_refuse("resumerev.log", "train --resume r.ckpt --data text.txt --iters 20 "
+                        "--threads 1",
+                        "train --resume rev.ckpt --out r.ckpt --data text.txt --iters 20 "
+                        "--threads 1",
+                        "qkv train: rank 1's weights and optimizer state (CRC ");
+    ck_assert_int_eq(sh("cmp r.ckpt r.copy"), 0); /* the checkpoint resumed is untouched */
 }
 END_TEST
 
@@ -254,6 +384,10 @@ static Suite *mpi_suite(void)
     tcase_add_test(tc, test_two_ranks_compute_the_one_process_run);
     tcase_add_test(tc, test_two_rank_resume_continues_exactly);
     tcase_add_test(tc, test_a_rank_that_cannot_start_ends_them_all);
+    tcase_add_test(tc, test_ranks_with_different_vocabularies_refuse_to_train);
+    tcase_add_test(tc, test_a_usage_error_on_one_rank_ends_them_all);
+    tcase_add_test(tc, test_ranks_with_different_options_refuse_to_train);
+    tcase_add_test(tc, test_ranks_resuming_different_runs_refuse_to_train);
     tcase_add_test(tc, test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint);
     suite_add_tcase(s, tc);
     return s;

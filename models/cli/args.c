@@ -1,6 +1,8 @@
 /* The flag parser (see args.h). */
 #include "args.h"
 
+#include "qkv/base.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -45,6 +47,12 @@ int args_error(const arg_cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
+    /* Also the last error: with several ranks, the one that speaks for them repeats it. */
+    char why[1024];
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    qkv_set_error("%s", why);
     fprintf(stderr, "\nTry 'qkv %s --help'.\n", cmd->name);
     return ARG_USAGE_EXIT;
 }
@@ -153,6 +161,7 @@ static void menu_usage(const cli_menu *menu, FILE *f)
 int cli_dispatch(const cli_menu *menu, int argc, char **argv)
 {
     if (argc < 2) {
+        qkv_set_error("no %s given", menu->noun);
         menu_usage(menu, stderr);
         return ARG_USAGE_EXIT;
     }
@@ -164,7 +173,8 @@ int cli_dispatch(const cli_menu *menu, int argc, char **argv)
     for (int i = 0; i < menu->n_cmds; i++)
         if (strcmp(w, menu->cmds[i].name) == 0)
             return menu->cmds[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "%s: unknown %s '%s'\n", menu->prog, menu->noun, w);
+    qkv_set_error("unknown %s '%s'", menu->noun, w);
+    fprintf(stderr, "%s: %s\n", menu->prog, qkv_last_error());
     menu_usage(menu, stderr);
     return ARG_USAGE_EXIT;
 }

@@ -11,6 +11,7 @@
 #include "dist.h"
 #include "output.h"
 #include "qkv/qkv.h"
+#include "ranks_agree.h"
 #include "run_options.h"
 #include "train_loop.h"
 #include "train_ranks.h"
@@ -132,6 +133,8 @@ int cmd_train(int argc, char **argv)
         return args_error(&cmd, "--batch %d does not split evenly over %d ranks", ro.batch,
                           dist_size());
     qkv_protect_input(data); /* a missing corpus is said below, by the loader */
+    if (ranks_meet("qkv train") < 0) /* every rank is here to train (see ranks_agree.h) */
+        return 1;
     if (run_start(&cmd, &ro) < 0)
         return 1;
 
@@ -147,10 +150,8 @@ int cmd_train(int argc, char **argv)
         qkv_train_config tc = run_config(&ro);
         t = qkv_trainer_new(&mc, &tc, corpus);
     }
-    /* A rank that could not start must not leave the others waiting. */
-    if (ranks_any(!t)) {
-        fprintf(stderr, "qkv train: %s\n",
-                t ? "another rank could not start (its message is above)" : qkv_last_error());
+    /* Every rank built the same run, or none trains (see ranks_agree.h). */
+    if (ranks_agree("qkv train", t, &ro) < 0) {
         qkv_trainer_free(t);
         qkv_corpus_free(corpus);
         cli_release_outputs();

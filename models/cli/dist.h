@@ -4,9 +4,10 @@
  * A `make MPI=1` build implements this with MPI (dist_mpi.c); the default
  * build has one rank and every call is a no-op (dist_none.c), so the
  * library and the default program never need MPI. Every collective here is
- * called by every rank in the same order, or the run hangs: the training
- * loop is the only caller, and it votes on failures and stops (dist_max)
- * before the gradient sum so that no rank waits for one that has left. */
+ * called by every rank in the same order, or the run hangs: the ranks first
+ * meet and agree on their run (ranks_agree.h, dist_gather's one caller),
+ * then the training loop votes on failures and stops (dist_max) before the
+ * gradient sum, so that no rank ever waits for one that has left. */
 #ifndef QKV_CLI_DIST_H
 #define QKV_CLI_DIST_H
 
@@ -37,6 +38,10 @@ int dist_sum(qkv_real *v, size_t n);
 
 /* Like dist_sum, for a few doubles (losses, counts). 0 or -1. */
 int dist_sum_doubles(double *v, int n);
+
+/* all[r·n .. r·n + n) := rank r's n bytes at mine, for every rank r, on
+ * every rank (n the same on all). 0 or -1. */
+int dist_gather(const void *mine, void *all, size_t n);
 
 /* The largest of every rank's v: a vote where any rank can say "stop" or
  * "failed". Every rank gets the same answer. */

@@ -79,6 +79,14 @@ int dist_sum_doubles(double *v, int n)
     return rc == MPI_SUCCESS ? 0 : mpi_failed("MPI_Allreduce", rc);
 }
 
+int dist_gather(const void *mine, void *all, size_t n)
+{
+    if (n > INT_MAX)
+        return qkv_set_error("dist_gather: %zu bytes is more than MPI counts", n);
+    int rc = MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? 0 : mpi_failed("MPI_Allgather", rc);
+}
+
 int dist_max(int v)
 {
     int out = v;

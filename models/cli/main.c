@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "dist.h"
 #include "output.h"
+#include "ranks_agree.h"
 
 #include <stdio.h>
 
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
     /* Whatever the command printed must have been written (a full disk, /dev/full). */
     if (status == 0 && cli_check_stdout(argc > 1 ? argv[1] : "") < 0)
         status = 1;
+    ranks_leave(argc > 1 ? argv[1] : "", status); /* if it never met the others */
     dist_finish();
     return status;
 }
