@@ -137,9 +137,14 @@ static void close_reader(run *r)
     r->fd = -1;
 }
 
-/* Wait up to timeout_s for r to end (then SIGKILL it, and fail); its exit
- * status, or 128 + the signal that ended it. Reads on (to its end) unless
- * the reader was closed. */
+/* What finish gives for a run killed by signal sig (never an exit status),
+ * and for one still going at the timeout. */
+#define KILLED_BY(sig) (1000 + (sig))
+#define STILL_GOING (-1)
+
+/* Wait up to timeout_s for r to end (then SIGKILL it): its exit status,
+ * KILLED_BY(the signal that ended it), or STILL_GOING. Reads on (to its
+ * end) unless the reader was closed. */
 static int finish(run *r, double timeout_s)
 {
     double end = now_s() + timeout_s;
@@ -154,7 +159,6 @@ static int finish(run *r, double timeout_s)
     if (got == 0) {
         kill(r->pid, SIGKILL);
         waitpid(r->pid, &st, 0);
-        ck_abort_msg("the run was still going %g s later", timeout_s);
     }
     if (r->fd >= 0) { /* what it printed last may still be in the pipe */
         read_until(r, "\x01never printed", 10);
@@ -162,7 +166,23 @@ static int finish(run *r, double timeout_s)
     }
     if (r->writer >= 0)
         close(r->writer);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return got == 0 ? STILL_GOING : WIFEXITED(st) ? WEXITSTATUS(st) : KILLED_BY(WTERMSIG(st));
+}
+
+static const char *run_err(void);
+
+/* The run ended with exit status want. */
+static void expect_status(int status, int want)
+{
+    char how[64];
+    if (status == STILL_GOING)
+        snprintf(how, sizeof how, "was still going at the timeout");
+    else if (status >= KILLED_BY(0))
+        snprintf(how, sizeof how, "was killed by signal %d", status - KILLED_BY(0));
+    else
+        snprintf(how, sizeof how, "exited with status %d", status);
+    ck_assert_msg(status == want, "the run %s, not with status %d; stderr:\n%s", how, want,
+                  run_err());
 }
 
 /* The last run's stderr (static buffer). */
@@ -235,7 +255,7 @@ START_TEST(test_a_closed_pipe_saves_and_exits_141)
     ck_assert_msg(read_until(&r, "\ntraining: ", 60), "no plan line:\n%s", r.out);
     close_reader(&r);
     int status = finish(&r, 60);
-    ck_assert_msg(status == 141, "exit status %d, expected 141; stderr:\n%s", status, run_err());
+    expect_status(status, 141);
     ck_assert_ptr_nonnull(strstr(run_err(), "qkv: standard output is gone (Broken pipe)"));
     assert_saved("p.ckpt", 1);
 }
@@ -275,7 +295,7 @@ START_TEST(test_ctrl_c_with_the_reader_gone_saves_the_current_step)
     await_err("qkv: stopping");
     close_reader(&r);
     int status = finish(&r, 60);
-    ck_assert_msg(status == 130, "exit status %d, expected 130; stderr:\n%s", status, run_err());
+    expect_status(status, 130);
     assert_saved("t.ckpt", seen);
 }
 END_TEST
@@ -291,7 +311,7 @@ START_TEST(test_a_hang_up_saves_like_sigterm)
     long seen = last_step(&r);
     ck_assert_int_eq(kill(r.pid, SIGHUP), 0);
     int status = finish(&r, 60);
-    ck_assert_msg(status == 129, "exit status %d, expected 129; stderr:\n%s", status, run_err());
+    expect_status(status, 129);
     ck_assert_ptr_nonnull(strstr(run_err(), "qkv: stopping"));
     ck_assert_ptr_nonnull(strstr(r.out, "\ninterrupted at step "));
     char lock[] = "h.ckpt.lock";
@@ -311,10 +331,8 @@ START_TEST(test_ctrl_c_ends_a_huge_evaluation_within_a_batch)
     ck_assert_msg(read_until(&r, "\nstep      5/", 60), "no line for step 5 before its "
                   "evaluation:\n%s", r.out);
     ck_assert_int_eq(kill(r.pid, SIGINT), 0);
-    double t0 = now_s();
     int status = finish(&r, 30);
-    ck_assert_msg(status == 130, "exit status %d, expected 130; stderr:\n%s", status, run_err());
-    ck_assert_msg(now_s() - t0 < 30, "it took %g s to stop", now_s() - t0);
+    expect_status(status, 130);
     ck_assert_ptr_nonnull(strstr(r.out, "eval at step 5: "));
     ck_assert_ptr_nonnull(strstr(r.out, " of 1000000+1000000 batches"));
     ck_assert_ptr_nonnull(strstr(r.out, "\ninterrupted at step 5: saved e.ckpt\n"));
@@ -352,7 +370,7 @@ START_TEST(test_sigterm_ends_a_resumed_runs_huge_evaluation)
     ck_assert_msg(read_until(&r, "\nstep      3/", 60), "no line for step 3:\n%s", r.out);
     ck_assert_int_eq(kill(r.pid, SIGTERM), 0);
     int status = finish(&r, 30);
-    ck_assert_msg(status == 143, "exit status %d, expected 143; stderr:\n%s", status, run_err());
+    expect_status(status, 143);
     ck_assert_ptr_nonnull(strstr(r.out, "\ninterrupted at step 3: saved big.ckpt\n"));
     ck_assert_int_eq(saved_step("big.ckpt"), 3);
     ck_assert(!exists("big.ckpt.lock"));
@@ -386,13 +404,13 @@ START_TEST(test_a_time_budget_holds_when_the_machine_slows_down)
                 ;
         }
     }
-    int status = finish(&r, 60);
+    int status = finish(&r, 40);
     double took = now_s() - t0;
     for (long i = 0; i < n_busy; i++) {
         kill(busy[i], SIGKILL);
         waitpid(busy[i], NULL, 0);
     }
-    ck_assert_msg(status == 0, "exit status %d; stderr:\n%s", status, run_err());
+    expect_status(status, 0);
     double tol = fmax(0.02 * budget, slack);
     ck_assert_msg(fabs(took - budget) <= tol, "a %g s budget took %.1f s (more than %g s off):\n%s",
                   budget, took, tol, r.out);

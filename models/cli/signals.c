@@ -2,6 +2,7 @@
  * ignored, so a closed output is an error the loop sees (see signals.h). */
 #include "signals.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,16 +44,16 @@ void cli_catch_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-void cli_output_lost(int err)
+void cli_output_failed(int err)
 {
     static bool said;
-    if (said)
+    if (said || (err != EPIPE && err != EIO))
         return;
     said = true;
     if (!cli_interrupted)
         cli_interrupted = SIGPIPE;
     fprintf(stderr, "\nqkv: standard output is gone (%s): the run saves and ends after this "
-            "step\n", err ? strerror(err) : "a write failed");
+            "step\n", strerror(err));
 }
 
 void cli_saving(bool on) { in_save = on; }

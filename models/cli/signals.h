@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 /* 0, or the first SIGINT/SIGTERM/SIGHUP that arrived once cli_catch_signals
- * ran (SIGPIPE when the output went first, see cli_output_lost): long loops
+ * ran (SIGPIPE when the output went first, see cli_output_failed): long loops
  * check it after each step, and evaluations between batches; they save and
  * end with cli_signal_status. */
 extern volatile sig_atomic_t cli_interrupted;
@@ -20,10 +20,12 @@ extern volatile sig_atomic_t cli_interrupted;
  * never cut a save short. */
 void cli_catch_signals(void);
 
-/* Standard output failed with errno err (its reader gone, a hung-up
- * terminal): stop as a signal would (SIGPIPE's, unless one came first),
- * and say so on stderr, once. */
-void cli_output_lost(int err);
+/* Standard output failed with errno err. When it is gone (EPIPE: its
+ * reader left; EIO: its terminal hung up), stop as a signal would
+ * (SIGPIPE's, unless one came first) and say so on stderr, once. Other
+ * errors (a full disk) do not stop the run: the program's status says them
+ * at the end (cli_check_stdout). */
+void cli_output_failed(int err);
 
 /* Mark a save as running (true) or done (false), for what a second signal says. */
 void cli_saving(bool on);

@@ -284,8 +284,9 @@ int train_loop_run(const train_loop *l)
             }
         }
         log_append(&st.log); /* the step's row is complete: on disk now */
+        errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout))
-            cli_output_lost(errno); /* SIGPIPE is ignored: a gone reader shows here */
+            cli_output_failed(errno); /* SIGPIPE is ignored: a gone reader shows here */
         if ((stopped = ranks_stop(cli_interrupted))) {
             if (st.saved_step != run->step && save(l) < 0) {
                 status = 1;
@@ -293,10 +294,8 @@ int train_loop_run(const train_loop *l)
             }
             status = cli_signal_status();
             /* Where to resume is said where it can be read: on stderr when stdout is gone. */
-            if (ferror(stdout) || say_resume(l, stdout) < 0) {
-                cli_output_lost(errno);
+            if (ferror(stdout) || say_resume(l, stdout) < 0)
                 say_resume(l, stderr);
-            }
             break;
         }
     }
