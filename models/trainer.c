@@ -33,7 +33,11 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_ar
     size_t T = (size_t)s->block_size;
     double sum = 0;
     int i = 0;
-    for (; !isnan(sum) && (training ? qkv_training_eval_more(training, i) : i < iters); i++) {
+    for (; training ? qkv_training_eval_more(training, i) : i < iters && !isnan(sum); i++) {
+        /* A failed batch ends the work but not the asking: eval_stop may be a
+         * vote of data-parallel ranks, which must all ask it as often. */
+        if (isnan(sum))
+            continue;
         qkv_batcher_next(s, x, y);
         qkv_tensor *loss = qkv_gpt_loss(m, &run, x + lo * T, y + lo * T, hi - lo, s->block_size);
         sum += loss ? loss->data[0] : NAN;
