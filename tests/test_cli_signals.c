@@ -422,6 +422,57 @@ START_TEST(test_a_time_budget_holds_when_the_machine_slows_down)
 }
 END_TEST
 
+/* The eval_stop of the library test: true from the third time on. */
+static bool stop_at_third(void *calls)
+{
+    return ++*(int *)calls >= 3;
+}
+
+/* The library's side: the GPT's and the encoder-decoder's evaluations ask
+ * the run's eval_stop before each batch after the first, end where it says,
+ * and say in eval_done how many batches they averaged. */
+START_TEST(test_an_evaluation_ends_where_eval_stop_says)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/text.txt", dir);
+    qkv_corpus *corpus = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(corpus);
+    qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = 8, .n_layer = 1,
+                         .n_head = 2, .n_embd = 16};
+    qkv_train_config tc = qkv_train_defaults();
+    tc.batch_size = 2;
+    tc.eval_iters = 50;
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, corpus);
+    ck_assert_qkv(t);
+    ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
+    ck_assert_int_eq(t->run->eval_done, 50);
+    int calls = 0;
+    t->run->eval_stop = stop_at_third;
+    t->run->eval_stop_ud = &calls;
+    ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
+    ck_assert_int_eq(t->run->eval_done, 3); /* asked after batches 1, 2 and 3 */
+    ck_assert_int_eq(calls, 3);
+    calls = 100; /* says stop at once: the first batch is still done */
+    ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_TRAIN)));
+    ck_assert_int_eq(t->run->eval_done, 1);
+    qkv_trainer_free(t);
+    qkv_corpus_free(corpus);
+
+    const qkv_seq2seq_task *task = qkv_seq2seq_task_find("dates");
+    qkv_seq2seq_config sc = qkv_seq2seq_config_for(task, 1, 2, 16, 0);
+    tc.eval_iters = 40;
+    qkv_seq2seq_trainer *s2s = qkv_seq2seq_trainer_new(&sc, &tc, task);
+    ck_assert_qkv(s2s);
+    calls = 0;
+    s2s->run->eval_stop = stop_at_third;
+    s2s->run->eval_stop_ud = &calls;
+    double acc = qkv_seq2seq_trainer_eval(s2s);
+    ck_assert(acc >= 0 && acc <= 1);
+    ck_assert_int_eq(s2s->run->eval_done, 3);
+    qkv_seq2seq_trainer_free(s2s);
+}
+END_TEST
+
 static Suite *signals_suite(void)
 {
     Suite *s = suite_create("cli_signals");
@@ -434,6 +485,7 @@ static Suite *signals_suite(void)
     tcase_add_test(tc, test_ctrl_c_ends_a_huge_evaluation_within_a_batch);
     tcase_add_test(tc, test_sigterm_ends_a_resumed_runs_huge_evaluation);
     tcase_add_test(tc, test_a_time_budget_holds_when_the_machine_slows_down);
+    tcase_add_test(tc, test_an_evaluation_ends_where_eval_stop_says);
     suite_add_tcase(s, tc);
     return s;
 }
