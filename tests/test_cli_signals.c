@@ -55,7 +55,7 @@ static void teardown(void) { qkv_test_remove_tmpdir(dir); }
 typedef struct run {
     pid_t pid;
     int fd;         /* the read end (-1 once closed) */
-    int writer;     /* a copy of the write end, for fill_pipe (-1 when not kept) */
+    int writer;     /* a copy of the write end, for qkv_test_fill_pipe (-1 when not kept) */
     char out[1 << 16];
     size_t len;     /* what it printed so far */
 } run;
@@ -261,22 +261,6 @@ START_TEST(test_a_closed_pipe_saves_and_exits_141)
 }
 END_TEST
 
-/* Fill the pipe whose write end is fd until it holds no more, then close fd:
- * the run writing to it blocks at its next line. (The filling goes through a
- * fresh open of the pipe: O_NONBLOCK on fd itself would reach the run's end.) */
-static void fill_pipe(int fd)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    int w = open(path, O_WRONLY | O_NONBLOCK);
-    ck_assert_int_ge(w, 0);
-    while (write(w, ".", 1) == 1)
-        ;
-    ck_assert_int_eq(errno, EAGAIN);
-    close(w);
-    close(fd);
-}
-
 /* Ctrl-C in a terminal reaches `qkv train ... | tee log` and tee both: tee
  * goes at once, the run finishes its step and must still save. The test
  * fills the pipe so the run is blocked writing, sends SIGINT, then closes
@@ -289,7 +273,7 @@ START_TEST(test_ctrl_c_with_the_reader_gone_saves_the_current_step)
                                     "t.ckpt", NULL}, true);
     ck_assert_msg(read_until(&r, "\nstep ", 60), "no step line:\n%s", r.out);
     long seen = last_step(&r);
-    fill_pipe(r.writer);
+    qkv_test_fill_pipe(r.writer);
     r.writer = -1;
     ck_assert_int_eq(kill(r.pid, SIGINT), 0);
     await_err("qkv: stopping");
@@ -341,23 +325,31 @@ START_TEST(test_ctrl_c_ends_a_huge_evaluation_within_a_batch)
 }
 END_TEST
 
+/* A GPT trainer of block T on dir's text, with the test's settings (its corpus is *corpus). */
+static qkv_trainer *tiny_trainer(int T, int batch, int iters, int eval_iters, qkv_corpus **corpus)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/text.txt", dir);
+    ck_assert_qkv(*corpus = qkv_corpus_load(path, NULL));
+    qkv_gpt_config mc = {.vocab_size = (*corpus)->tok.size, .block_size = T, .n_layer = 1,
+                         .n_head = 2, .n_embd = 16};
+    qkv_train_config tc = qkv_train_defaults();
+    tc.iters = iters;
+    tc.batch_size = batch;
+    tc.eval_iters = eval_iters;
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, *corpus);
+    ck_assert_qkv(t);
+    return t;
+}
+
 /* A checkpoint whose run averages 1000000 batches per evaluation, resumed:
  * SIGTERM during its first evaluation ends it within a batch too. */
 START_TEST(test_sigterm_ends_a_resumed_runs_huge_evaluation)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/text.txt", dir);
-    qkv_corpus *corpus = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(corpus);
-    qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = 16, .n_layer = 1,
-                         .n_head = 2, .n_embd = 16};
-    qkv_train_config tc = qkv_train_defaults();
-    tc.iters = 1000000;
-    tc.batch_size = 4;
-    tc.eval_iters = 1000000;
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, corpus);
-    ck_assert_qkv(t);
+    qkv_corpus *corpus;
+    qkv_trainer *t = tiny_trainer(16, 4, 1000000, 1000000, &corpus);
     ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
+    char path[256];
     snprintf(path, sizeof path, "%s/big.ckpt", dir);
     ck_assert_int_eq(qkv_trainer_save(t, path), 0);
     qkv_trainer_free(t);
@@ -433,17 +425,8 @@ static bool stop_at_third(void *calls)
  * and say in eval_done how many batches they averaged. */
 START_TEST(test_an_evaluation_ends_where_eval_stop_says)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/text.txt", dir);
-    qkv_corpus *corpus = qkv_corpus_load(path, NULL);
-    ck_assert_qkv(corpus);
-    qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = 8, .n_layer = 1,
-                         .n_head = 2, .n_embd = 16};
-    qkv_train_config tc = qkv_train_defaults();
-    tc.batch_size = 2;
-    tc.eval_iters = 50;
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, corpus);
-    ck_assert_qkv(t);
+    qkv_corpus *corpus;
+    qkv_trainer *t = tiny_trainer(8, 2, 2000, 50, &corpus);
     ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
     ck_assert_int_eq(t->run->eval_done, 50);
     int calls = 0;
@@ -460,6 +443,8 @@ START_TEST(test_an_evaluation_ends_where_eval_stop_says)
 
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find("dates");
     qkv_seq2seq_config sc = qkv_seq2seq_config_for(task, 1, 2, 16, 0);
+    qkv_train_config tc = qkv_train_defaults();
+    tc.batch_size = 2;
     tc.eval_iters = 40;
     qkv_seq2seq_trainer *s2s = qkv_seq2seq_trainer_new(&sc, &tc, task);
     ck_assert_qkv(s2s);

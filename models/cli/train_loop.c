@@ -134,6 +134,15 @@ static void time_step(loop_state *st, int64_t s, double now)
     st->aside = 0;
 }
 
+/* Write out what the loop printed. SIGPIPE is ignored: a reader that has
+ * gone shows here, as a failed write, and stops the run (cli_output_failed). */
+static void flush_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_output_failed(errno);
+}
+
 /* Save the run to --out (rank 0 writes; every rank learns whether it
  * worked); on failure print why and return -1. */
 static int save(const train_loop *l)
@@ -176,7 +185,7 @@ static void progress(const train_loop *l, loop_state *st, int64_t s)
  * 0, or -1 (eval_failed set when it was the evaluation, not the save, that failed). */
 static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_failed)
 {
-    fflush(stdout); /* the progress line is out before a long evaluation starts */
+    flush_stdout(); /* the progress line is out before a long evaluation starts */
     double te = cli_now();
     st->deadline = eval_deadline(l, st, s, te);
     *eval_failed = l->evaluate(l->ud, &st->deadline, &st->last) < 0;
@@ -284,9 +293,7 @@ int train_loop_run(const train_loop *l)
             }
         }
         log_append(&st.log); /* the step's row is complete: on disk now */
-        errno = 0;
-        if (fflush(stdout) != 0 || ferror(stdout))
-            cli_output_failed(errno); /* SIGPIPE is ignored: a gone reader shows here */
+        flush_stdout();
         if ((stopped = ranks_stop(cli_interrupted))) {
             if (st.saved_step != run->step && save(l) < 0) {
                 status = 1;

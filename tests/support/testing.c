@@ -2,6 +2,8 @@
 #include "testing.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -48,4 +50,17 @@ void qkv_test_remove_tmpdir(const char *dir)
         }
     closedir(d);
     ck_assert_int_eq(rmdir(dir), 0);
+}
+
+void qkv_test_fill_pipe(int fd)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int w = open(path, O_WRONLY | O_NONBLOCK);
+    ck_assert_int_ge(w, 0);
+    while (write(w, ".", 1) == 1)
+        ;
+    ck_assert_int_eq(errno, EAGAIN);
+    close(w);
+    close(fd);
 }

@@ -41,4 +41,10 @@ void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix);
 /* Remove dir and the files in it (not subdirectories' contents). */
 void qkv_test_remove_tmpdir(const char *dir);
 
+/* Fill the pipe whose write end is fd until it holds no more, then close fd:
+ * a program writing to it blocks at its next line until the reader drains
+ * it. The filling writes through a fresh open of the pipe, since O_NONBLOCK
+ * on fd itself would make the program's own writes fail. */
+void qkv_test_fill_pipe(int fd);
+
 #endif
