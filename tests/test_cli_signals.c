@@ -30,13 +30,7 @@ static double now_s(void)
 
 static void setup(void)
 {
-    const char *build = getenv("QKV_TEST_BUILD");
-    char cwd[2048] = "";
-    if (!build || build[0] != '/')
-        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-    snprintf(qkv_bin, sizeof qkv_bin, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "",
-             build ? build : "build");
-    ck_assert_msg(access(qkv_bin, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", qkv_bin);
+    qkv_test_program(qkv_bin, sizeof qkv_bin);
     qkv_test_make_tmpdir(dir, sizeof dir, "qkv_signals");
     snprintf(err_path, sizeof err_path, "%s/err", dir);
     char path[256];

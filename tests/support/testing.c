@@ -64,3 +64,13 @@ void qkv_test_fill_pipe(int fd)
     close(w);
     close(fd);
 }
+
+void qkv_test_program(char *path, size_t len)
+{
+    const char *build = getenv("QKV_TEST_BUILD");
+    char cwd[2048] = "";
+    if (!build || build[0] != '/')
+        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(path, len, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "", build ? build : "build");
+    ck_assert_msg(access(path, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", path);
+}

@@ -41,6 +41,10 @@ void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix);
 /* Remove dir and the files in it (not subdirectories' contents). */
 void qkv_test_remove_tmpdir(const char *dir);
 
+/* The absolute path of the qkv program, $QKV_TEST_BUILD/qkv (build/qkv
+ * when unset), into path (len bytes); the test fails when it is not there. */
+void qkv_test_program(char *path, size_t len);
+
 /* Fill the pipe whose write end is fd until it holds no more, then close fd:
  * a program writing to it blocks at its next line until the reader drains
  * it. The filling writes through a fresh open of the pipe, since O_NONBLOCK
