@@ -38,4 +38,11 @@ int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *s
                         const uint8_t *src_valid, int Ts, char *output, int *Tt,
                         qkv_tensor **cross_weights);
 
+/* qkv_seq2seq_accuracy on `batches` batches of `batch` pairs (one stream
+ * from seed), or, with a run, on the batches qkv_training_eval_more allows:
+ * its evaluation, which a signal or a deadline can end between batches. */
+double qkv__seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int batch,
+                             int batches, uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud,
+                             qkv_training *run);
+
 #endif

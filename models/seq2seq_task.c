@@ -54,9 +54,17 @@ enum { CHUNK = 100 };
 double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int n,
                             uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud)
 {
+    return qkv__seq2seq_accuracy(m, task, n, 1, seed, on_miss, ud, NULL);
+}
+
+double qkv__seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int batch,
+                             int batches, uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud,
+                             qkv_training *run)
+{
     const char *fn = "qkv_seq2seq_accuracy";
     if (qkv__null(fn, "m", m) || qkv__seq2seq_check_task(fn, task) < 0)
         return NAN;
+    int n = batch;
     if (n < 1 || m->cfg.max_tgt >= QKV__TEXT_MAX) {
         qkv_set_error("%s: %d pairs, or strings longer than %d characters", fn, n,
                       QKV__TEXT_MAX - 1);
@@ -75,24 +83,26 @@ double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, 
     }
     qkv_rng rng;
     qkv_rng_seed(&rng, seed);
-    int right = 0, rc = 0;
-    for (int i = 0; rc == 0 && i < n; i += CHUNK) {
-        int nb = n - i < CHUNK ? n - i : CHUNK;
-        for (int j = 0; rc == 0 && j < nb; j++)
-            if (task->sample(&rng, true, (char *)in[j], QKV__TEXT_MAX, expected[j],
-                             QKV__TEXT_MAX) < 0)
-                rc = -1;
-        if (rc == 0)
-            rc = qkv_seq2seq_translate(m, nb, in, got);
-        for (int j = 0; rc == 0 && j < nb; j++) {
-            bool ok = strcmp(expected[j], got[j]) == 0;
-            right += ok;
-            if (!ok && on_miss)
-                on_miss(in[j], expected[j], got[j], ud);
+    int64_t right = 0;
+    int rc = 0, b = 0;
+    for (; rc == 0 && (run ? qkv_training_eval_more(run, b) : b < batches); b++)
+        for (int i = 0; rc == 0 && i < n; i += CHUNK) {
+            int nb = n - i < CHUNK ? n - i : CHUNK;
+            for (int j = 0; rc == 0 && j < nb; j++)
+                if (task->sample(&rng, true, (char *)in[j], QKV__TEXT_MAX, expected[j],
+                                 QKV__TEXT_MAX) < 0)
+                    rc = -1;
+            if (rc == 0)
+                rc = qkv_seq2seq_translate(m, nb, in, got);
+            for (int j = 0; rc == 0 && j < nb; j++) {
+                bool ok = strcmp(expected[j], got[j]) == 0;
+                right += ok;
+                if (!ok && on_miss)
+                    on_miss(in[j], expected[j], got[j], ud);
+            }
         }
-    }
     qkv_free(text);
     if (rc < 0)
         qkv__fail_in(fn);
-    return rc == 0 ? (double)right / n : NAN;
+    return rc == 0 ? (double)right / ((double)b * n) : NAN;
 }

@@ -120,8 +120,8 @@ double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t)
     if (qkv__null("qkv_seq2seq_trainer_eval", "t", t))
         return NAN;
     const qkv_train_config *c = &t->run->cfg;
-    return qkv_seq2seq_accuracy(t->model, t->task, c->eval_iters * c->batch_size, c->seed + 2,
-                                NULL, NULL);
+    return qkv__seq2seq_accuracy(t->model, t->task, c->batch_size, c->eval_iters, c->seed + 2,
+                                 NULL, NULL, t->run);
 }
 
 int qkv_seq2seq_trainer_save(const qkv_seq2seq_trainer *t, const char *path)

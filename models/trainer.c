@@ -18,9 +18,11 @@ static qkv_tensor *gpt_loss(void *trainer, const qkv_run *r, int lo, int hi)
     return qkv_gpt_loss(t->model, r, t->x + (size_t)lo * T, t->y + (size_t)lo * T, hi - lo, T);
 }
 
-/* The mean loss of m over iters batches from s, on rows [lo, hi) of each. */
+/* The mean loss of m over iters batches from s, on rows [lo, hi) of each;
+ * with a training run, over the batches qkv_training_eval_more allows
+ * instead (iters is then the run's eval_iters). */
 static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
-                             int32_t *x, int32_t *y, int lo, int hi)
+                             int32_t *x, int32_t *y, int lo, int hi, qkv_training *training)
 {
     if (iters < 1) {
         qkv_set_error("qkv_gpt_mean_loss: iters %d must be >= 1", iters);
@@ -30,7 +32,12 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_ar
     qkv_run run = {.arena = arena, .train = false, .rng = NULL};
     size_t T = (size_t)s->block_size;
     double sum = 0;
-    for (int i = 0; i < iters && !isnan(sum); i++) {
+    int i = 0;
+    for (; training ? qkv_training_eval_more(training, i) : i < iters && !isnan(sum); i++) {
+        /* A failed batch ends the work but not the asking: eval_stop may be a
+         * vote of data-parallel ranks, which must all ask it as often. */
+        if (isnan(sum))
+            continue;
         qkv_batcher_next(s, x, y);
         qkv_tensor *loss = qkv_gpt_loss(m, &run, x + lo * T, y + lo * T, hi - lo, s->block_size);
         sum += loss ? loss->data[0] : NAN;
@@ -42,7 +49,7 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_ar
         qkv_arena_reset(arena);
     }
     qkv_set_grad_enabled(was);
-    return sum / iters;
+    return sum / i;
 }
 
 /* The GPT's evaluation for the run: the mean loss of split `which`, on the
@@ -56,7 +63,7 @@ static double gpt_eval(void *trainer, qkv_arena *arena, int which)
         return NAN;
     }
     return mean_loss_rows(t->model, &t->eval[which], t->run->cfg.eval_iters, arena, t->x, t->y,
-                          t->run->batch_lo, t->run->batch_hi);
+                          t->run->batch_lo, t->run->batch_hi, t->run);
 }
 
 /* The run of t's model of config mc with settings tc. */
@@ -142,7 +149,7 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena 
     if (qkv__null(fn, "m", m) || qkv__null(fn, "s", s) || qkv__null(fn, "arena", arena) ||
         qkv__null(fn, "x", x) || qkv__null(fn, "y", y))
         return NAN;
-    return mean_loss_rows(m, s, iters, arena, x, y, 0, s->batch_size);
+    return mean_loss_rows(m, s, iters, arena, x, y, 0, s->batch_size, NULL);
 }
 
 double qkv_trainer_eval(qkv_trainer *t, qkv_split split)

@@ -68,13 +68,7 @@ static const char *TEXT =
 
 static void make_dirs(void)
 {
-    const char *build = getenv("QKV_TEST_BUILD");
-    char cwd[2048] = "";
-    if (!build || build[0] != '/')
-        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-    snprintf(qkv_bin, sizeof qkv_bin, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "",
-             build ? build : "build");
-    ck_assert_msg(access(qkv_bin, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", qkv_bin);
+    qkv_test_program(qkv_bin, sizeof qkv_bin);
     snprintf(root, sizeof root, "/tmp/qkv_cli_XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(root));
     snprintf(work, sizeof work, "%s/work", root);
@@ -912,23 +906,6 @@ START_TEST(test_sigterm_saves_and_the_log_is_written_as_it_goes)
 }
 END_TEST
 
-/* Fill the pipe whose write end is fd until it holds no more, then close fd:
- * the run writing to it blocks at its next line until the reader drains it.
- * The filling writes through a fresh open of the pipe, since O_NONBLOCK on fd
- * itself would make the run's own writes fail. */
-static void fill_pipe(int fd)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    int w = open(path, O_WRONLY | O_NONBLOCK);
-    ck_assert_int_ge(w, 0);
-    while (write(w, ".", 1) == 1)
-        ;
-    ck_assert_int_eq(errno, EAGAIN);
-    close(w);
-    close(fd);
-}
-
 /* Item 7: the first Ctrl-C says at once that the run is stopping (here while
  * it waits on a full stdout); more signals only say so again and never cut
  * the save short; the run saves and exits 130. */
@@ -940,7 +917,7 @@ START_TEST(test_ctrl_c_says_so_at_once_and_more_signals_keep_the_save)
     int writer = -1;
     child.pipe_writer = &writer;
     piped p = start_until((const char *const[]){LONG_RUN("int.ckpt")}, "\nstep ");
-    fill_pipe(writer);
+    qkv_test_fill_pipe(writer);
     char err_path[256];
     snprintf(err_path, sizeof err_path, "%s/err", root);
     ck_assert_int_eq(kill(p.pid, SIGINT), 0);

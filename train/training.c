@@ -340,6 +340,19 @@ double qkv_training_eval(qkv_training *t, int which)
     return value;
 }
 
+bool qkv_training_eval_more(qkv_training *t, int done)
+{
+    if (qkv__null("qkv_training_eval_more", "t", t))
+        return false;
+    if (done < 0) {
+        qkv_set_error("qkv_training_eval_more: done %d is negative", done);
+        return false;
+    }
+    t->eval_done = done;
+    /* At least one batch, so that an evaluation always has a result. */
+    return done == 0 || (done < t->cfg.eval_iters && !(t->eval_stop && t->eval_stop(t->eval_stop_ud)));
+}
+
 int qkv_training_set_iters(qkv_training *t, int64_t iters)
 {
     if (qkv__null("qkv_training_set_iters", "t", t))

@@ -249,8 +249,9 @@ void qkv_seq2seq_trainer_free(qkv_seq2seq_trainer *t);
  * and the parameters are left as they were. 0 or -1. */
 int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss, double *grad_norm);
 
-/* Exact-match accuracy on eval_iters·batch_size held-out pairs, the same
- * pairs at every call (drawn from seed + 2). NAN on failure. */
+/* Exact-match accuracy on eval_iters batches of batch_size held-out pairs,
+ * the same pairs at every call (drawn from seed + 2); fewer batches when
+ * the run's eval_stop ends it (t->run->eval_done says how many). NAN on failure. */
 double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t);
 
 /* Save the whole run (model, AdamW moments, step, every random stream; the

@@ -53,7 +53,8 @@ void qkv_trainer_free(qkv_trainer *t);
 int qkv_trainer_step(qkv_trainer *t, double *loss, double *grad_norm);
 
 /* The mean loss over cfg.eval_iters batches of a split, in no-grad mode,
- * without dropout; NAN with a message on failure. */
+ * without dropout (fewer batches when the run's eval_stop ends it:
+ * t->run->eval_done says how many); NAN with a message on failure. */
 double qkv_trainer_eval(qkv_trainer *t, qkv_split split);
 
 /* Save the whole run (model, AdamW moments, step, every random stream) to

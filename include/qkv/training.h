@@ -120,8 +120,14 @@ typedef qkv_tensor *(*qkv_loss_fn)(void *model, const qkv_run *r, int lo, int hi
 
 /* Evaluation number `which` of the model (what it means is the model's:
  * the GPT's 0 and 1 are the train and val losses), using arena for its
- * activations; NAN with a message on failure. */
+ * activations; NAN with a message on failure. An evaluation of several
+ * batches asks qkv_training_eval_more before each, so that the run's
+ * eval_stop can end it early. */
 typedef double (*qkv_eval_fn)(void *model, qkv_arena *arena, int which);
+
+/* Asked between an evaluation's batches: true ends the evaluation there (a
+ * signal, a deadline), its result then coming from the batches done. */
+typedef bool (*qkv_stop_fn)(void *ud);
 
 /* Called by each step after backward and before clipping, with every
  * gradient in p->grad (p->total values, one flat buffer) and the step's loss:
@@ -161,6 +167,10 @@ typedef struct qkv_training {
                                      [0, batch_size) unless set for data parallelism */
     qkv_grad_hook grad_hook;      /* called between backward and clipping, or NULL */
     void *grad_hook_ud;           /* its first argument */
+    qkv_stop_fn eval_stop;        /* asked between evaluation batches, or NULL (never stop early) */
+    void *eval_stop_ud;           /* its first argument */
+    int eval_done;                /* batches the last evaluation averaged (at least 1; fewer than
+                                     cfg.eval_iters when eval_stop ended it) */
     qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS]; /* every stream, in checkpoint order */
 } qkv_training;
 
@@ -185,6 +195,12 @@ double qkv_training_lr(const qkv_training *t, int64_t step);
 /* Evaluation `which` of the model (see qkv_eval_fn); NAN with a message when
  * the model has none or it fails. */
 double qkv_training_eval(qkv_training *t, int which);
+
+/* Whether an evaluation of t that has done `done` batches does another:
+ * the first always, then while done < cfg.eval_iters and eval_stop (if
+ * set) does not say stop. Records done in t->eval_done. False with a
+ * message when t is NULL or done is negative. */
+bool qkv_training_eval_more(qkv_training *t, int done);
 
 /* Make the run iters steps long (from the steps done, at least 1, to
  * QKV_TRAIN_ITERS_MAX): the cosine then ends at iters. A time-budgeted run

@@ -24,14 +24,20 @@ static int fail(const char *cmd)
 }
 
 /* The encoder-decoder's evaluation for the loop: held-out exact match. */
-static int evaluate(void *trainer, train_eval *e)
+static int evaluate(void *trainer, double *deadline, train_eval *e)
 {
+    (void)deadline; /* the run's eval_stop reads it */
     qkv_seq2seq_trainer *t = trainer;
     const qkv_train_config *c = &t->run->cfg;
     double acc = qkv_seq2seq_trainer_eval(t);
-    *e = (train_eval){.train = NAN, .val = NAN};
+    int done = t->run->eval_done;
+    *e = (train_eval){.train = NAN, .val = NAN, .share = done / (double)c->eval_iters};
     snprintf(e->summary, sizeof e->summary, "held-out exact match %.1f%% of %d pairs", 100 * acc,
-             c->eval_iters * c->batch_size);
+             done * c->batch_size);
+    if (e->share < 1)
+        snprintf(e->used, sizeof e->used, "%d of %d batches", done, c->eval_iters);
+    else
+        snprintf(e->used, sizeof e->used, "%d batches", done);
     return isnan(acc) ? -1 : 0;
 }
 

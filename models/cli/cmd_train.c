@@ -13,22 +13,39 @@
 #include "qkv/qkv.h"
 #include "ranks_agree.h"
 #include "run_options.h"
+#include "runtime.h"
 #include "train_loop.h"
 #include "train_ranks.h"
 
-/* The GPT's evaluation for the loop: the train and val losses (with several
- * ranks, each evaluates its slice of every batch and the means are averaged). */
-static int evaluate(void *trainer, train_eval *e)
+/* The GPT's evaluation for the loop: the train and val losses, each split
+ * in half the time the loop gives (with several ranks, each evaluates its
+ * slice of every batch and the means are averaged). */
+static int evaluate(void *trainer, double *deadline, train_eval *e)
 {
     qkv_trainer *t = trainer;
-    double loss[2] = {qkv_trainer_eval(t, QKV_SPLIT_TRAIN), qkv_trainer_eval(t, QKV_SPLIT_VAL)};
+    double end = *deadline, now = cli_now();
+    *deadline = now + (end - now) / 2;
+    double loss[2];
+    int done[2];
+    loss[0] = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
+    done[0] = t->run->eval_done;
+    *deadline = end;
+    loss[1] = qkv_trainer_eval(t, QKV_SPLIT_VAL);
+    done[1] = t->run->eval_done;
     bool failed = isnan(loss[0]) || isnan(loss[1]);
     if (ranks_any(failed))
         return failed ? -1 : qkv_set_error("another rank's evaluation failed (its message is above)");
     ranks_mean(loss, 2);
-    e->train = loss[0];
-    e->val = loss[1];
+    const qkv_train_config *c = &t->run->cfg;
+    *e = (train_eval){.train = loss[0], .val = loss[1],
+                      .share = (done[0] + done[1]) / (2.0 * c->eval_iters)};
     snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
+    int n = snprintf(e->used, sizeof e->used, "%d+%d", done[0], done[1]);
+    if (e->share < 1)
+        n += snprintf(e->used + n, sizeof e->used - (size_t)n, " of %d+%d", c->eval_iters,
+                      c->eval_iters);
+    snprintf(e->used + n, sizeof e->used - (size_t)n, " batches, %.0f tokens",
+             (double)(done[0] + done[1]) * c->batch_size * t->model->cfg.block_size);
     return 0;
 }
 

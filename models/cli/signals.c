@@ -1,6 +1,9 @@
-/* SIGINT and SIGTERM: stop at the next step boundary (see signals.h). */
+/* SIGINT, SIGTERM and SIGHUP: stop at the next step boundary; SIGPIPE
+ * ignored, so a closed output is an error the loop sees (see signals.h). */
 #include "signals.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,6 +38,22 @@ void cli_catch_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal or ssh session */
+    /* A reader gone (`| head`) must not kill the run before it saves: the
+     * write fails with EPIPE instead, and the loop stops on it. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_output_failed(int err)
+{
+    static bool said;
+    if (said || (err != EPIPE && err != EIO))
+        return;
+    said = true;
+    if (!cli_interrupted)
+        cli_interrupted = SIGPIPE;
+    fprintf(stderr, "\nqkv: standard output is gone (%s): the run saves and ends after this "
+            "step\n", strerror(err));
 }
 
 void cli_saving(bool on) { in_save = on; }

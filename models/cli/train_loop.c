@@ -1,6 +1,7 @@
 /* The one training loop of the program (see train_loop.h). */
 #include "train_loop.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -13,19 +14,38 @@
  * the arena and the kernels' buffers and are slower than the rest. */
 enum { WARMUP_STEPS = 3 };
 
+/* Seconds over which a timed run's speed is averaged: short, so that a
+ * machine slowing down in the middle of a run is seen within a second or
+ * two, not diluted in the whole run's mean; long enough to smooth a slow step. */
+static const double SPEED_WINDOW = 1.0;
+
+/* The part of a time budget that the evaluations may take together. */
+static const double EVAL_SHARE = 0.05;
+
 /* Where the loop stands: its clock, the current progress interval, the last evaluation. */
 typedef struct loop_state {
     int64_t start_step;         /* the run's step when the loop began */
     double t_start;             /* when the loop began */
     double t_last;              /* end of the last progress interval, evaluations left out */
+    double t_step;              /* when the last step ended */
+    double aside;               /* seconds since then spent evaluating and saving */
+    double step_s;              /* seconds a step takes now (0 until known), smoothed */
     double eval_time;           /* seconds spent evaluating */
     int n_evals;                /* evaluations done */
-    double t_warm, eval_warm;   /* the clock and eval_time when the warm-up steps ended */
+    double eval_full, eval_at;  /* the last evaluation's time scaled to a whole one, and step_s then */
+    double save_s;              /* the longest save so far */
+    double deadline;            /* when the current evaluation must end (the run's eval_stop reads it) */
+    int64_t saved_step;         /* the step of the last save (-1: none) */
     double loss_sum;            /* training losses of the current interval */
     int loss_n;                 /* how many */
     train_eval last;            /* the last evaluation */
     loss_log log;               /* the losses so far, for OUT.csv and OUT.svg */
 } loop_state;
+
+bool train_eval_stop(void *deadline)
+{
+    return ranks_any(cli_interrupted || cli_now() >= *(const double *)deadline);
+}
 
 void train_print_plan(const qkv_training *run, const run_options *opts, const char *step_size)
 {
@@ -48,24 +68,79 @@ static int64_t evals_due(int64_t s, int64_t n, int eval_every)
     return (s + n - 1) / eval_every - s / eval_every + 1;
 }
 
-/* The run length that spends the rest of a time budget: as many more steps
- * as fit in the time left at the speed measured since the warm-up, once the
- * evaluations still due are paid for (timed ones at their mean, before the
- * first at eval_cost steps each). Never shorter than the steps done. */
-static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s, double now)
+/* Seconds a whole evaluation takes at today's speed: the last one's time
+ * scaled to all its batches and by how the step time has changed since;
+ * before the first, eval_cost steps. */
+static double eval_seconds(const train_loop *l, const loop_state *st)
+{
+    if (st->n_evals == 0 || st->eval_at <= 0)
+        return l->eval_cost * st->step_s;
+    return st->eval_full * st->step_s / st->eval_at;
+}
+
+/* Seconds n more steps after step s take with their evaluations (all
+ * together at most what is left of EVAL_SHARE) and saves. */
+static double plan_seconds(const train_loop *l, const loop_state *st, int64_t s, int64_t n)
 {
     const run_options *o = l->opts;
-    int64_t timed = s - st->start_step - WARMUP_STEPS;
-    double step_s = (now - st->t_warm - (st->eval_time - st->eval_warm)) / (double)timed;
-    double eval_s = st->n_evals ? st->eval_time / st->n_evals : l->eval_cost * step_s;
-    double left = o->budget - (now - st->t_start);
-    double guess = (left - eval_s) / (step_s + eval_s / o->eval_every);
-    int64_t n = guess > 0 ? (int64_t)guess : 0;
-    if (n > INT32_MAX - s)
-        n = INT32_MAX - s;
-    while (n > 0 && (double)n * step_s + (double)evals_due(s, n, o->eval_every) * eval_s > left)
-        n--;
-    return s + n;
+    double evals = (double)evals_due(s, n, o->eval_every);
+    double share = fmax(EVAL_SHARE * o->budget - st->eval_time, 0);
+    return (double)n * st->step_s + fmin(evals * eval_seconds(l, st), share) + evals * st->save_s;
+}
+
+/* The run length that spends the rest of a time budget: the most steps
+ * whose plan fits in the time left, at the speed of the last second or so.
+ * Never shorter than the steps done. */
+static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s, double now)
+{
+    double left = l->opts->budget - (now - st->t_start);
+    /* plan_seconds grows with n and is at least n steps: bisect below that bound. */
+    double most = left / st->step_s;
+    int64_t lo = 0, hi = most < (double)(INT32_MAX - s) ? (int64_t)fmax(most, 0) : INT32_MAX - s;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (plan_seconds(l, st, s, mid) <= left)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return s + lo;
+}
+
+/* When the evaluation at step s must end: no limit without a budget; with
+ * one, its part of what EVAL_SHARE leaves (shared with the evaluations still
+ * due: the last takes all that is left), and never after the budget's end
+ * less a save. */
+static double eval_deadline(const train_loop *l, const loop_state *st, int64_t s, double now)
+{
+    const run_options *o = l->opts;
+    if (o->budget <= 0)
+        return INFINITY;
+    int64_t due = evals_due(s - 1, l->run->cfg.iters - s + 1, o->eval_every);
+    double share = fmax(EVAL_SHARE * o->budget - st->eval_time, 0) / (double)due;
+    return fmin(now + share, st->t_start + o->budget - st->save_s);
+}
+
+/* Fold the step that just ended into the speed of a timed run (the
+ * warm-up's steps left out): seconds per step over about SPEED_WINDOW. */
+static void time_step(loop_state *st, int64_t s, double now)
+{
+    double dt = now - st->t_step - st->aside;
+    if (s - st->start_step > WARMUP_STEPS) {
+        double a = fmin(dt / SPEED_WINDOW, 1);
+        st->step_s = st->step_s > 0 ? st->step_s + a * (dt - st->step_s) : dt;
+    }
+    st->t_step = now;
+    st->aside = 0;
+}
+
+/* Write out what the loop printed. SIGPIPE is ignored: a reader that has
+ * gone shows here, as a failed write, and stops the run (cli_output_failed). */
+static void flush_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_output_failed(errno);
 }
 
 /* Save the run to --out (rank 0 writes; every rank learns whether it
@@ -109,16 +184,19 @@ static void progress(const train_loop *l, loop_state *st, int64_t s)
     st->t_last = now;
 }
 
-/* Evaluate at step s, print the result, log it and save. 0, or -1 (eval_failed
- * set when it was the evaluation, not the save, that failed). */
+/* Evaluate at step s (by its deadline), print the result, log it and save.
+ * 0, or -1 (eval_failed set when it was the evaluation, not the save, that failed). */
 static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_failed)
 {
+    flush_stdout(); /* the progress line is out before a long evaluation starts */
     double te = cli_now();
-    *eval_failed = l->evaluate(l->ud, &st->last) < 0;
+    st->deadline = eval_deadline(l, st, s, te);
+    *eval_failed = l->evaluate(l->ud, &st->deadline, &st->last) < 0;
     if (*eval_failed)
         return -1;
     double dt = cli_now() - te;
-    printf("eval at step %lld: %s (%.1fs)\n", (long long)s, st->last.summary, dt);
+    printf("eval at step %lld: %s (%s, %.1fs)\n", (long long)s, st->last.summary, st->last.used,
+           dt);
     loss_log *log = &st->log;
     if (!isnan(st->last.val)) {
         if (log->n && log->step[log->n - 1] == (double)s)
@@ -128,10 +206,16 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     }
     st->eval_time += dt;
     st->n_evals++;
-    st->t_last += dt; /* evaluation time is not training speed */
+    st->eval_full = dt / st->last.share;
+    st->eval_at = st->step_s;
+    double ts = cli_now();
     if (save(l, &st->log) < 0)
         return -1;
+    st->save_s = fmax(st->save_s, cli_now() - ts);
+    st->saved_step = s;
     log_plot(&st->log); /* a failed plot is said and the run goes on; its status says so */
+    st->t_last += cli_now() - te; /* evaluation time is not training speed */
+    st->aside += cli_now() - te;
     return 0;
 }
 
@@ -146,11 +230,22 @@ static void failed(const train_loop *l, loop_state *st)
                 (long long)l->run->step, l->opts->out);
 }
 
+/* Say on f where the run stopped and how to resume it; 0, or -1 when f failed. */
+static int say_resume(const train_loop *l, FILE *f)
+{
+    const char *out = l->opts->out;
+    fprintf(f, "\ninterrupted at step %lld: saved %s\nresume with: %s --resume %s%s%s\n",
+            (long long)l->run->step, out, l->prog, out, l->resume_args[0] ? " " : "",
+            l->resume_args);
+    return fflush(f) != 0 || ferror(f) ? -1 : 0;
+}
+
 int train_loop_run(const train_loop *l)
 {
     qkv_training *run = l->run;
     const run_options *o = l->opts;
-    loop_state st = {.start_step = run->step};
+    loop_state st = {.start_step = run->step, .saved_step = -1, .deadline = INFINITY};
+    cli_catch_signals(); /* before the first write: a closed stdout must not kill the run */
     if (o->resume && run->step >= run->cfg.iters && o->budget <= 0)
         printf("the run saved in %s is already at step %lld of %d; nothing to do (pass %s "
                "above %lld to go further)\n", o->resume, (long long)run->step, run->cfg.iters,
@@ -168,8 +263,9 @@ int train_loop_run(const train_loop *l)
         log_read(&st.log, o->resume, run->step);
     if (ranks_writer())
         log_open(&st.log, l->prog, o->out);
-    cli_catch_signals();
-    st.t_start = st.t_last = cli_now();
+    run->eval_stop = train_eval_stop;
+    run->eval_stop_ud = &st.deadline;
+    st.t_start = st.t_last = st.t_step = cli_now();
     int status = 0;
     bool stopped = false;
     while (run->step < run->cfg.iters) {
@@ -184,12 +280,10 @@ int train_loop_run(const train_loop *l)
         st.loss_sum += loss;
         st.loss_n++;
         int64_t s = run->step;
-        if (o->budget > 0 && s - st.start_step == WARMUP_STEPS) {
-            st.t_warm = cli_now();
-            st.eval_warm = st.eval_time;
-        } else if (o->budget > 0 && s - st.start_step > WARMUP_STEPS) {
-            qkv_training_set_iters(run, ranks_longest(budget_iters(l, &st, s, cli_now())));
-        }
+        double now = cli_now();
+        time_step(&st, s, now);
+        if (o->budget > 0 && st.step_s > 0)
+            qkv_training_set_iters(run, ranks_longest(budget_iters(l, &st, s, now)));
         if (s % o->log_every == 0 || s == run->cfg.iters)
             progress(l, &st, s);
         if (s % o->eval_every == 0 || s == run->cfg.iters) {
@@ -202,19 +296,20 @@ int train_loop_run(const train_loop *l)
             }
         }
         log_append(&st.log); /* the step's row is complete: on disk now */
-        fflush(stdout);
+        flush_stdout();
         if ((stopped = ranks_stop(cli_interrupted))) {
-            if (save(l, &st.log) < 0) {
+            if (st.saved_step != run->step && save(l, &st.log) < 0) {
                 status = 1;
                 break;
             }
             status = cli_signal_status();
-            printf("\ninterrupted at step %lld: saved %s\nresume with: %s --resume %s%s%s\n",
-                   (long long)run->step, o->out, l->prog, o->out, l->resume_args[0] ? " " : "",
-                   l->resume_args);
+            /* Where to resume is said where it can be read: on stderr when stdout is gone. */
+            if (ferror(stdout) || say_resume(l, stdout) < 0)
+                say_resume(l, stderr);
             break;
         }
     }
+    run->eval_stop = NULL; /* it reads st, which ends here */
     if (status == 0 && !stopped && run->step > st.start_step)
         printf("done: %lld steps in %.1fs; final %s; saved %s\n",
                (long long)(run->step - st.start_step), cli_now() - st.t_start, st.last.summary,

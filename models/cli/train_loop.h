@@ -9,7 +9,9 @@
 /* What one evaluation found. */
 typedef struct train_eval {
     double train, val; /* losses for the log (NAN when the evaluation is not a loss) */
+    double share;      /* the part of a whole evaluation (cfg.eval_iters batches) it did, in (0, 1] */
     char summary[160]; /* for the eval and done lines: "train loss 1.7588, val loss 1.8927" */
+    char used[96];     /* what it read, for the eval line: "200+200 batches, 307200 tokens" */
 } train_eval;
 
 typedef struct train_loop {
@@ -19,17 +21,28 @@ typedef struct train_loop {
     const char *resume_args;   /* what the resume hint adds after --resume OUT, e.g. "--data F" */
     double tokens_per_step;    /* for tok/s on the progress line, or 0 to leave it out */
     double eval_cost;          /* an evaluation's cost in training steps, until one is timed */
-    int (*evaluate)(void *ud, train_eval *e); /* the model's evaluation: 0 or -1 */
+    /* The model's evaluation: 0 or -1. It is to end by *deadline (cli_now()'s
+     * seconds, INFINITY for no limit), which the run's eval_stop reads
+     * between batches (with a signal, see train_eval_stop): an evaluation in
+     * parts may set an earlier one for each part. */
+    int (*evaluate)(void *ud, double *deadline, train_eval *e);
     void *ud;                  /* its first argument */
 } train_loop;
 
+/* The eval_stop the loop gives its run: true, on every rank, once a signal
+ * or a lost output asks the run to stop or the clock has passed
+ * *(const double *)deadline. */
+bool train_eval_stop(void *deadline);
+
 /* Train until run->cfg.iters (or, with a budget, until the budget is
- * spent: the schedule is then laid over it), evaluate and save every
+ * spent: the schedule is then laid over it, the evaluations take at most
+ * EVAL_SHARE of it and the last one what is left), evaluate and save every
  * --eval-every steps and at the end, append to OUT.csv as it goes and redraw
  * OUT.svg at every evaluation. On a failed step save the last good state
- * (if there was progress); on SIGINT or SIGTERM finish the step, save and
- * say how to resume. The program's exit status: 0, 1, or 128 + the signal
- * after a signal stopped it and the save worked. */
+ * (if there was progress); on SIGINT, SIGTERM, SIGHUP or a closed stdout
+ * finish the step (or the evaluation's batch), save and say how to resume.
+ * The program's exit status: 0, 1, or 128 + the signal (141 for a closed
+ * stdout) after it stopped so and the save worked. */
 int train_loop_run(const train_loop *l);
 
 /* The "training: ..." line: the run's length (or opts' budget), one step's

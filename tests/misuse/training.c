@@ -131,3 +131,8 @@ MISUSE(qkv_training_load, null_checkpoint)
 {
     FAILS_INT(qkv_training_load(trainer()->run, NULL), "ck is NULL");
 }
+MISUSE(qkv_training_eval_more, null) { FAILS_AS(false, qkv_training_eval_more(NULL, 0), "t is NULL"); }
+MISUSE(qkv_training_eval_more, negative_done)
+{
+    FAILS_AS(false, qkv_training_eval_more(trainer()->run, -2), "done -2");
+}

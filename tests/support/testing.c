@@ -2,6 +2,8 @@
 #include "testing.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -61,4 +63,27 @@ unsigned char *qkv_test_read_file(const char *path, size_t *n)
     ck_assert_uint_eq(fread(b, 1, *n, f), *n);
     fclose(f);
     return b;
+}
+
+void qkv_test_fill_pipe(int fd)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int w = open(path, O_WRONLY | O_NONBLOCK);
+    ck_assert_int_ge(w, 0);
+    while (write(w, ".", 1) == 1)
+        ;
+    ck_assert_int_eq(errno, EAGAIN);
+    close(w);
+    close(fd);
+}
+
+void qkv_test_program(char *path, size_t len)
+{
+    const char *build = getenv("QKV_TEST_BUILD");
+    char cwd[2048] = "";
+    if (!build || build[0] != '/')
+        ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(path, len, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "", build ? build : "build");
+    ck_assert_msg(access(path, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", path);
 }

@@ -45,4 +45,14 @@ void qkv_test_remove_tmpdir(const char *dir);
  * the test when it cannot be read. */
 unsigned char *qkv_test_read_file(const char *path, size_t *n);
 
+/* The absolute path of the qkv program, $QKV_TEST_BUILD/qkv (build/qkv
+ * when unset), into path (len bytes); the test fails when it is not there. */
+void qkv_test_program(char *path, size_t len);
+
+/* Fill the pipe whose write end is fd until it holds no more, then close fd:
+ * a program writing to it blocks at its next line until the reader drains
+ * it. The filling writes through a fresh open of the pipe, since O_NONBLOCK
+ * on fd itself would make the program's own writes fail. */
+void qkv_test_fill_pipe(int fd);
+
 #endif
