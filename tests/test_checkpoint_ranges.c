@@ -148,7 +148,7 @@ START_TEST(test_load_refuses_impossible_run_settings)
 {
     const char *path = saved_run("r.ckpt");
     size_t n;
-    unsigned char *good = qkv_test_read_file(path, &n);
+    unsigned char *good = (unsigned char *)qkv_test_read_file(path, &n);
     /* The file itself resumes: only the patched field makes the difference. */
     qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
     ck_assert_qkv(t);
@@ -181,7 +181,7 @@ START_TEST(test_load_refuses_a_step_past_the_run)
 {
     const char *path = saved_run("s.ckpt");
     size_t n;
-    unsigned char *good = qkv_test_read_file(path, &n);
+    unsigned char *good = (unsigned char *)qkv_test_read_file(path, &n);
     size_t at = step_offset(path, n);
     ck_assert_uint_eq(good[at], RUN_STEPS); /* it is the step */
     resume_refuses(good, n, at, INT64_MAX, 8, "step 9223372036854775807 is not in [0, iters 10]");
@@ -262,7 +262,7 @@ START_TEST(test_training_save_refuses_what_load_refuses)
 {
     const char *path = saved_run("t.ckpt");
     size_t n;
-    unsigned char *before = qkv_test_read_file(path, &n);
+    unsigned char *before = (unsigned char *)qkv_test_read_file(path, &n);
     qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
     ck_assert_qkv(t);
     qkv_training *run = t->run;
@@ -294,7 +294,7 @@ START_TEST(test_training_save_refuses_what_load_refuses)
     ck_assert_int_eq(qkv_trainer_save(t, path), -1);
     ck_assert_error("qkv_training_save", "t->model.vocab", "(a duplicate)");
     size_t m;
-    unsigned char *after = qkv_test_read_file(path, &m);
+    unsigned char *after = (unsigned char *)qkv_test_read_file(path, &m);
     ck_assert(m == n && memcmp(before, after, n) == 0); /* untouched */
     free(after);
     free(before);

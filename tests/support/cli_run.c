@@ -158,25 +158,6 @@ const char *qkv_test_listing(const char *dir)
     return names;
 }
 
-char *qkv_test_read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    char *b = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len + 4096 + 1 > cap)
-            ck_assert_ptr_nonnull(b = realloc(b, cap = 2 * cap + 4096 + 1));
-        got = fread(b + len, 1, 4096, f);
-        len += got;
-    } while (got > 0);
-    fclose(f);
-    b[len] = 0;
-    if (n)
-        *n = len;
-    return b;
-}
-
 void qkv_test_write_file(const char *path, const void *bytes, size_t n)
 {
     FILE *f = fopen(path, "wb");

@@ -71,9 +71,6 @@ const char *qkv_cli_path(const qkv_cli *cli, const char *name);
 /* The names of the files in dir, sorted, each after a space ("" when empty). */
 const char *qkv_test_listing(const char *dir);
 
-/* The whole file at path (malloc'd, NUL-terminated) and its length (n may be NULL). */
-char *qkv_test_read_file(const char *path, size_t *n);
-
 /* Write the n bytes to path (made or truncated). */
 void qkv_test_write_file(const char *path, const void *bytes, size_t n);
 

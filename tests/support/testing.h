@@ -41,9 +41,9 @@ void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix);
 /* Remove dir and the files in it (not subdirectories' contents). */
 void qkv_test_remove_tmpdir(const char *dir);
 
-/* The bytes of the file at path (malloc'd) and their number in *n; fails
- * the test when it cannot be read. */
-unsigned char *qkv_test_read_file(const char *path, size_t *n);
+/* The whole file at path (malloc'd, NUL-terminated) and its length (n may be
+ * NULL); fails the test when it cannot be read. */
+char *qkv_test_read_file(const char *path, size_t *n);
 
 /* The absolute path of the qkv program, $QKV_TEST_BUILD/qkv (build/qkv
  * when unset), into path (len bytes); the test fails when it is not there. */
