@@ -7,7 +7,7 @@
  * gemm.c calls it only when the CPU has AVX2 and FMA. */
 #include "gemm_kernel.h"
 
-#if QKV__GEMM_X86
+#if QKV__CPU_X86
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2,fma")))
@@ -66,6 +66,6 @@ static AVX2 void kernel_avx2(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t c
 }
 
 const qkv__gemm_path qkv__gemm_avx2 = {"avx2", MR, NR, kernel_avx2, qkv__gemm_pack_a,
-                                       qkv__gemm_pack_b, NULL};
+                                       qkv__gemm_pack_b, qkv__gemm_avx2_dot};
 
 #endif
