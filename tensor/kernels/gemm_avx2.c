@@ -65,7 +65,7 @@ static AVX2 void kernel_avx2(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t c
         tile(kc, a, 1, MR, b, c, ldc, m, n, alpha, beta);
 }
 
-const qkv__gemm_path qkv__gemm_avx2 = {"avx2", MR, NR, kernel_avx2, qkv__gemm_pack_a,
-                                       qkv__gemm_pack_b, qkv__gemm_avx2_dot};
+const qkv__gemm_path qkv__gemm_avx2 = {"avx2", MR, NR, kernel_avx2, qkv__gemm_avx2_pack_a,
+                                       qkv__gemm_avx2_pack_b, qkv__gemm_avx2_dot};
 
 #endif

@@ -59,7 +59,9 @@ extern const qkv__gemm_path qkv__gemm_portable;
 #if QKV__CPU_X86
 extern const qkv__gemm_path qkv__gemm_avx2;
 extern const qkv__gemm_path qkv__gemm_avx512;
-qkv__gemm_dot_fn qkv__gemm_avx2_dot; /* gemm_avx2_dot.c */
+qkv__gemm_dot_fn qkv__gemm_avx2_dot;         /* gemm_avx2_dot.c */
+qkv__gemm_pack_a_fn qkv__gemm_avx2_pack_a;    /* gemm_avx2_pack.c */
+qkv__gemm_pack_b_fn qkv__gemm_avx2_pack_b;
 #endif
 
 /* Largest mr and nr of any path (the driver's stack buffers are sized by them). */

@@ -1,0 +1,109 @@
+/* Packing for the AVX2 kernel (gemm_avx2.c), with whole-vector loads and
+ * stores; what must be transposed on the way (a transposed B, as in the NT
+ * form Q·Kᵀ, and the bottom-edge rows of an untransposed A) goes through 8×8
+ * register transposes rather than element by element: for the small
+ * attention products packing is a large share of the work. The same values
+ * as the plain C packing (gemm_pack.c), so the products are unchanged. */
+#include "gemm_kernel.h"
+
+#if QKV__CPU_X86
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
+
+enum { MR = 6, NR = 16 };
+
+/* All-ones in lanes [0, n) (n clamped to [0, 8]): the mask maskload/maskstore take. */
+AVX2_INLINE __m256i lanes(int n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Transpose the 8×8 block r (row i in r[i]) in place. */
+AVX2_INLINE void transpose8(__m256 r[8])
+{
+    __m256 t[8], s[8];
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < 8; i += 4) {
+        s[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        s[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        s[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        s[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
+/* dst[p·ld_dst + i] = src[i·ld_src + p] for p < kc and lanes i < 8 (zero for
+ * rows ≥ rows of src), 8 steps of p at a time through a register transpose;
+ * only the lanes in `width` of each dst row are written. */
+AVX2_INLINE void transpose_pack(float *dst, int ld_dst, __m256i width, const float *src,
+                                int ld_src, int rows, int kc)
+{
+    for (int p0 = 0; p0 < kc; p0 += 8) {
+        __m256i valid = lanes(kc - p0);
+        __m256 r[8];
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i++)
+            r[i] = i < rows ? _mm256_maskload_ps(src + (size_t)i * ld_src + p0, valid)
+                            : _mm256_setzero_ps();
+        transpose8(r);
+#pragma GCC unroll 8
+        for (int p = 0; p < 8; p++)
+            if (p0 + p < kc)
+                _mm256_maskstore_ps(dst + (size_t)(p0 + p) * ld_dst, width, r[p]);
+    }
+}
+
+AVX2 void qkv__gemm_avx2_pack_a(float *dst, const float *a, int lda, bool trans, int m, int kc,
+                                int mr)
+{
+    (void)mr; /* always MR */
+    const int panels = (m + MR - 1) / MR;
+    if (!trans) {
+        for (int r = 0; r < panels; r++)
+            transpose_pack(dst + (size_t)r * kc * MR, MR, lanes(MR), a + (size_t)r * MR * lda, lda,
+                           m - r * MR < MR ? m - r * MR : MR, kc);
+        return;
+    }
+    /* op(A)'s column p is row p of the stored A: read it in order, 6 floats per panel. */
+    for (int p = 0; p < kc; p++)
+        for (int r = 0; r < panels; r++)
+            _mm256_maskstore_ps(dst + ((size_t)r * kc + p) * MR, lanes(MR),
+                                _mm256_maskload_ps(a + (size_t)p * lda + r * MR,
+                                                   lanes(m - r * MR)));
+}
+
+AVX2 void qkv__gemm_avx2_pack_b(float *dst, const float *b, int ldb, bool trans, int kc, int n,
+                                int nr)
+{
+    (void)nr; /* always NR */
+    for (int j0 = 0; j0 < n; j0 += NR, dst += (size_t)kc * NR) {
+        int w = n - j0 < NR ? n - j0 : NR;
+        if (trans) {
+            const float *panel = b + (size_t)j0 * ldb;
+            /* op(B)'s column j is stored row j: 8 rows at a time become panel rows */
+            transpose_pack(dst, NR, lanes(8), panel, ldb, w, kc);
+            const float *right = w > 8 ? panel + (size_t)8 * ldb : panel; /* none: zeros */
+            transpose_pack(dst + 8, NR, lanes(8), right, ldb, w - 8, kc);
+        } else {
+            __m256i lo = lanes(w), hi = lanes(w - 8);
+            for (int p = 0; p < kc; p++) {
+                const float *row = b + (size_t)p * ldb + j0;
+                _mm256_store_ps(dst + (size_t)p * NR, _mm256_maskload_ps(row, lo));
+                _mm256_store_ps(dst + (size_t)p * NR + 8, _mm256_maskload_ps(row + 8, hi));
+            }
+        }
+    }
+}
+
+#endif
