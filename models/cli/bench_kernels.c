@@ -9,7 +9,10 @@
  * Every buffer is 4096 floats (16 KB), so a kernel's operands stay in L1 and
  * the figure is the kernel's arithmetic, not the memory's bandwidth. Each
  * figure is the best of several timed rounds, and the paths take turns
- * within each round, so a busy machine slows them alike. */
+ * within each round, so a busy machine slows them alike. Each timed round
+ * follows an untimed one on the same path: an Intel core powers its 512-bit
+ * units down when they idle and runs AVX-512 slowly for tens of µs after
+ * waking them, which a turn from another path would otherwise measure. */
 #include <stdio.h>
 #include <string.h>
 
@@ -80,6 +83,7 @@ int bench_kernels(bool quick, double need)
         for (int r = 0; r < rounds; r++)
             for (int i = 0; i < n_paths; i++) {
                 qkv__cpu_force(paths[i]);
+                round_ns(k, &d, reps); /* warm-up: see the top */
                 double rate = (double)k->work(&d) * reps / round_ns(k, &d, reps);
                 best[i] = rate > best[i] ? rate : best[i];
             }
