@@ -74,22 +74,20 @@ START_TEST(test_every_kernel_matches_portable)
 }
 END_TEST
 
-/* A small text of random letters in a temporary file, loaded. */
-static qkv_corpus *random_corpus(char *path, size_t size)
+/* A short text, repeated, in a temporary file (its name into path), loaded:
+ * a text the model learns within the steps, so a wrong kernel moves the loss. */
+static qkv_corpus *repeated_text(char *path)
 {
     snprintf(path, 64, "/tmp/qkv_paths_XXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
     ck_assert_ptr_nonnull(f);
-    qkv_rng rng;
-    qkv_rng_seed(&rng, 4);
-    for (int i = 0; i < 20000; i++)
-        fputc('a' + (int)qkv_rng_below(&rng, 26), f);
+    for (int i = 0; i < 200; i++)
+        fputs("the quick brown fox jumps over the lazy dog; attention is all you need.\n", f);
     fclose(f);
     qkv_corpus *c = qkv_corpus_load(path, NULL);
     ck_assert_qkv(c);
-    (void)size;
     return c;
 }
 
@@ -105,6 +103,7 @@ static double train(qkv_corpus *c, bool options, int threads, int steps, const c
     tc.iters = steps;
     tc.batch_size = 6;
     tc.warmup = 5;
+    tc.lr = 3e-3;
     qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
     ck_assert_qkv(t);
     double loss = 0;
@@ -133,9 +132,10 @@ START_TEST(test_training_on_every_path)
 {
     /* On every path: 1 and 2 threads give the same checkpoint, byte for byte;
      * and after 40 steps the loss is the portable path's within float
-     * rounding (the paths differ only in the order of a sum's terms). */
+     * rounding: the paths differ only in the order of a sum's terms (measured:
+     * 1.2e-7 apart); 1e-5 still catches a kernel off by 1e-4 (2.5e-5 apart). */
     char text[64], dir[64], one[128], two[128];
-    qkv_corpus *c = random_corpus(text, 20000);
+    qkv_corpus *c = repeated_text(text);
     qkv_test_make_tmpdir(dir, sizeof dir, "qkv_paths");
     snprintf(one, sizeof one, "%s/one.ckpt", dir);
     snprintf(two, sizeof two, "%s/two.ckpt", dir);
@@ -150,9 +150,9 @@ START_TEST(test_training_on_every_path)
             ck_assert(l1 == l2);
             if (p == QKV__CPU_PORTABLE)
                 portable = l1;
-            ck_assert_msg(fabs(l1 - portable) < 1e-3, "%s, options %d: loss %.6f, portable %.6f",
+            ck_assert_msg(fabs(l1 - portable) < 1e-5, "%s, options %d: loss %.9f, portable %.9f",
                           qkv__cpu_name(p), options, l1, portable);
-            printf("test_paths: %s, options %d: loss after 40 steps %.6f (portable %.6f)\n",
+            printf("test_paths: %s, options %d: loss after 40 steps %.9f (portable %.9f)\n",
                    qkv__cpu_name(p), options, l1, portable);
         }
     }
