@@ -8,18 +8,9 @@
 #include "gemm_kernel.h"
 
 #if QKV__CPU_X86
-#include <immintrin.h>
+#include "gemm_avx2.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
-
-enum { MR = 6, NR = 16 };
-
-/* All-ones in lanes [0, n) (n clamped to [0, 8]): the mask maskload/maskstore take. */
-AVX2_INLINE __m256i lanes(int n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
+enum { MR = AVX2_MR, NR = AVX2_NR };
 
 /* The tile with A strides known at the call site (see gemm_avx512.c). */
 AVX2_INLINE void tile(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, const float *b,
@@ -39,7 +30,7 @@ AVX2_INLINE void tile(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, co
         }
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    __m256i mask[2] = {lanes(n), lanes(n - 8)};
+    __m256i mask[2] = {avx2_lanes(n), avx2_lanes(n - 8)};
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++) {
         if (i >= m)

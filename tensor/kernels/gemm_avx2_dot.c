@@ -6,18 +6,9 @@
 #include "gemm_kernel.h"
 
 #if QKV__CPU_X86
-#include <immintrin.h>
-
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
+#include "gemm_avx2.h"
 
 enum { DOT_M = QKV__GEMM_DOT_M_MAX, DOT_N = 8 };
-
-/* All-ones in lanes [0, n) (n clamped to [0, 8]): the mask maskload takes. */
-AVX2_INLINE __m256i lanes(int n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 /* The sum of v's 8 lanes, in a fixed order. */
 AVX2_INLINE float sum_lanes(__m256 v)
@@ -62,9 +53,9 @@ AVX2_INLINE void dot_block(int rows, int cols, int k, const float *a, int lda, c
             acc[i][j] = _mm256_setzero_ps();
     int p = 0;
     for (; p + 8 <= k; p += 8)
-        dot_step(rows, cols, true, lanes(8), acc, a, lda, b, ldb, p);
+        dot_step(rows, cols, true, avx2_lanes(8), acc, a, lda, b, ldb, p);
     if (p < k) /* the last steps: the same sums, masked */
-        dot_step(rows, cols, false, lanes(k - p), acc, a, lda, b, ldb, p);
+        dot_step(rows, cols, false, avx2_lanes(k - p), acc, a, lda, b, ldb, p);
 #pragma GCC unroll 4
     for (int i = 0; i < rows; i++)
 #pragma GCC unroll 8
@@ -89,20 +80,7 @@ AVX2_INLINE void dot_rows(int rows, int n, int k, const float *a, int lda, const
 AVX2 void qkv__gemm_avx2_dot(int m, int n, int k, float alpha, const float *a, int lda,
                              const float *b, int ldb, float beta, float *c, int ldc)
 {
-    switch (m) {
-    case 1:
-        dot_rows(1, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    case 2:
-        dot_rows(2, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    case 3:
-        dot_rows(3, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    default:
-        dot_rows(4, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    }
+    QKV__GEMM_DOT_BY_ROWS(dot_rows, m, n, k, a, lda, b, ldb, c, ldc, alpha, beta)
 }
 
 #endif

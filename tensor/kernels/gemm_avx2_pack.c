@@ -7,18 +7,9 @@
 #include "gemm_kernel.h"
 
 #if QKV__CPU_X86
-#include <immintrin.h>
+#include "gemm_avx2.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
-
-enum { MR = 6, NR = 16 };
-
-/* All-ones in lanes [0, n) (n clamped to [0, 8]): the mask maskload/maskstore take. */
-AVX2_INLINE __m256i lanes(int n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
+enum { MR = AVX2_MR, NR = AVX2_NR };
 
 /* Transpose the 8×8 block r (row i in r[i]) in place. */
 AVX2_INLINE void transpose8(__m256 r[8])
@@ -50,7 +41,7 @@ AVX2_INLINE void transpose_pack(float *dst, int ld_dst, __m256i width, const flo
                                 int ld_src, int rows, int kc)
 {
     for (int p0 = 0; p0 < kc; p0 += 8) {
-        __m256i valid = lanes(kc - p0);
+        __m256i valid = avx2_lanes(kc - p0);
         __m256 r[8];
 #pragma GCC unroll 8
         for (int i = 0; i < 8; i++)
@@ -71,16 +62,16 @@ AVX2 void qkv__gemm_avx2_pack_a(float *dst, const float *a, int lda, bool trans,
     const int panels = (m + MR - 1) / MR;
     if (!trans) {
         for (int r = 0; r < panels; r++)
-            transpose_pack(dst + (size_t)r * kc * MR, MR, lanes(MR), a + (size_t)r * MR * lda, lda,
+            transpose_pack(dst + (size_t)r * kc * MR, MR, avx2_lanes(MR), a + (size_t)r * MR * lda, lda,
                            m - r * MR < MR ? m - r * MR : MR, kc);
         return;
     }
     /* op(A)'s column p is row p of the stored A: read it in order, 6 floats per panel. */
     for (int p = 0; p < kc; p++)
         for (int r = 0; r < panels; r++)
-            _mm256_maskstore_ps(dst + ((size_t)r * kc + p) * MR, lanes(MR),
+            _mm256_maskstore_ps(dst + ((size_t)r * kc + p) * MR, avx2_lanes(MR),
                                 _mm256_maskload_ps(a + (size_t)p * lda + r * MR,
-                                                   lanes(m - r * MR)));
+                                                   avx2_lanes(m - r * MR)));
 }
 
 AVX2 void qkv__gemm_avx2_pack_b(float *dst, const float *b, int ldb, bool trans, int kc, int n,
@@ -92,11 +83,11 @@ AVX2 void qkv__gemm_avx2_pack_b(float *dst, const float *b, int ldb, bool trans,
         if (trans) {
             const float *panel = b + (size_t)j0 * ldb;
             /* op(B)'s column j is stored row j: 8 rows at a time become panel rows */
-            transpose_pack(dst, NR, lanes(8), panel, ldb, w, kc);
+            transpose_pack(dst, NR, avx2_lanes(8), panel, ldb, w, kc);
             const float *right = w > 8 ? panel + (size_t)8 * ldb : panel; /* none: zeros */
-            transpose_pack(dst + 8, NR, lanes(8), right, ldb, w - 8, kc);
+            transpose_pack(dst + 8, NR, avx2_lanes(8), right, ldb, w - 8, kc);
         } else {
-            __m256i lo = lanes(w), hi = lanes(w - 8);
+            __m256i lo = avx2_lanes(w), hi = avx2_lanes(w - 8);
             for (int p = 0; p < kc; p++) {
                 const float *row = b + (size_t)p * ldb + j0;
                 _mm256_store_ps(dst + (size_t)p * NR, _mm256_maskload_ps(row, lo));

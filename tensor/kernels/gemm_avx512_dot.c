@@ -74,20 +74,7 @@ AVX512_INLINE void dot_rows(int rows, int n, int k, const float *a, int lda, con
 AVX512 void qkv__gemm_avx512_dot(int m, int n, int k, float alpha, const float *a, int lda,
                                  const float *b, int ldb, float beta, float *c, int ldc)
 {
-    switch (m) {
-    case 1:
-        dot_rows(1, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    case 2:
-        dot_rows(2, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    case 3:
-        dot_rows(3, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    default:
-        dot_rows(4, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    }
+    QKV__GEMM_DOT_BY_ROWS(dot_rows, m, n, k, a, lda, b, ldb, c, ldc, alpha, beta)
 }
 
 #endif

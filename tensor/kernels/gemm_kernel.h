@@ -45,6 +45,23 @@ typedef void qkv__gemm_pack_b_fn(qkv_real *dst, const qkv_real *b, int ldb, bool
 typedef void qkv__gemm_dot_fn(int m, int n, int k, qkv_real alpha, const qkv_real *a, int lda,
                               const qkv_real *b, int ldb, qkv_real beta, qkv_real *c, int ldc);
 
+/* The body of a qkv__gemm_dot_fn: dot_rows(rows, n, k, ...) with rows = m as
+ * a constant (m ≤ QKV__GEMM_DOT_M_MAX), so that its loops unroll into registers. */
+#define QKV__GEMM_DOT_BY_ROWS(dot_rows, m, ...)                                                 \
+    switch (m) {                                                                               \
+    case 1:                                                                                    \
+        dot_rows(1, __VA_ARGS__);                                                              \
+        break;                                                                                 \
+    case 2:                                                                                    \
+        dot_rows(2, __VA_ARGS__);                                                              \
+        break;                                                                                 \
+    case 3:                                                                                    \
+        dot_rows(3, __VA_ARGS__);                                                              \
+        break;                                                                                 \
+    default:                                                                                   \
+        dot_rows(4, __VA_ARGS__);                                                              \
+    }
+
 /* A micro-kernel, its tile shape and the packing routines that feed it. */
 typedef struct qkv__gemm_path {
     const char *name;            /* "avx512", "avx2" or "portable", for tests and benchmarks */
@@ -59,9 +76,6 @@ extern const qkv__gemm_path qkv__gemm_portable;
 #if QKV__CPU_X86
 extern const qkv__gemm_path qkv__gemm_avx2;
 extern const qkv__gemm_path qkv__gemm_avx512;
-qkv__gemm_dot_fn qkv__gemm_avx2_dot;         /* gemm_avx2_dot.c */
-qkv__gemm_pack_a_fn qkv__gemm_avx2_pack_a;    /* gemm_avx2_pack.c */
-qkv__gemm_pack_b_fn qkv__gemm_avx2_pack_b;
 #endif
 
 /* Largest mr and nr of any path (the driver's stack buffers are sized by them). */
