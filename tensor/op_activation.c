@@ -299,5 +299,5 @@ const qkv__hot_kernel qkv__hot_activation[] = {
     {"gelu backward", hot_gelu_back, qkv__hot_values, NULL},
     {"relu2 forward", hot_relu2, qkv__hot_values, NULL},
     {"relu2 backward (+=)", hot_relu2_back, qkv__hot_values, QKV__HOT_STORES},
-    {NULL},
+    {0},
 };

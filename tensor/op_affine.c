@@ -109,5 +109,5 @@ static void hot_bias(const qkv__hot_data *d)
 
 const qkv__hot_kernel qkv__hot_affine[] = {
     {"bias", hot_bias, qkv__hot_values, QKV__HOT_STORES},
-    {NULL},
+    {0},
 };

@@ -213,5 +213,5 @@ const qkv__hot_kernel qkv__hot_elementwise[] = {
     {"add", hot_add, qkv__hot_values, QKV__HOT_STORES},
     {"mul", hot_mul, qkv__hot_values, QKV__HOT_STORES},
     {"mul backward (+=)", hot_mul_back, qkv__hot_values, QKV__HOT_STORES},
-    {NULL},
+    {0},
 };

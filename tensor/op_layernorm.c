@@ -242,5 +242,5 @@ const qkv__hot_kernel qkv__hot_layernorm[] = {
     {"layernorm forward", hot_forward, qkv__hot_values, QKV__HOT_SUMS},
     {"layernorm backward (dx)", hot_backward, qkv__hot_values, NULL},
     {"layernorm backward (dw, db)", hot_params, qkv__hot_values, QKV__HOT_SUMS},
-    {NULL},
+    {0},
 };

@@ -140,5 +140,5 @@ static void hot_backward(const qkv__hot_data *d)
 const qkv__hot_kernel qkv__hot_rmsnorm[] = {
     {"rmsnorm forward", hot_forward, qkv__hot_values, NULL},
     {"rmsnorm backward (dx, +=)", hot_backward, qkv__hot_values, QKV__HOT_SUMS},
-    {NULL},
+    {0},
 };

@@ -218,5 +218,5 @@ static void hot_backward(const qkv__hot_data *d)
 const qkv__hot_kernel qkv__hot_softmax[] = {
     {"softmax forward", hot_forward, qkv__hot_values, QKV__HOT_SUMS},
     {"softmax backward", hot_backward, qkv__hot_values, QKV__HOT_SUMS},
-    {NULL},
+    {0},
 };

@@ -208,5 +208,5 @@ static void hot_adamw(const qkv__hot_data *d)
 
 const qkv__hot_kernel qkv__hot_adamw[] = {
     {"adamw", hot_adamw, qkv__hot_values, QKV__HOT_DIVIDER},
-    {NULL},
+    {0},
 };

@@ -38,5 +38,5 @@ static void hot_one_row(const qkv__hot_data *d)
 const qkv__hot_kernel qkv__hot_gemm[] = {
     {"gemm 64x64x64 (multiply-adds)", hot_tiled, hot_tiled_work, NULL},
     {"gemm 1 row x W' (multiply-adds)", hot_one_row, qkv__hot_values, QKV__HOT_LOADS},
-    {NULL},
+    {0},
 };

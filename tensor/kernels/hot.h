@@ -50,7 +50,7 @@ typedef struct qkv__hot_kernel {
 /* `work` for the kernels that handle each of the n values once. */
 size_t qkv__hot_values(const qkv__hot_data *d);
 
-/* The families, each ending with a {NULL} entry. */
+/* The families, each ending with a {0} entry (name NULL). */
 extern const qkv__hot_kernel qkv__hot_activation[]; /* op_activation.c */
 extern const qkv__hot_kernel qkv__hot_layernorm[];  /* op_layernorm.c */
 extern const qkv__hot_kernel qkv__hot_rmsnorm[];    /* op_rmsnorm.c */
