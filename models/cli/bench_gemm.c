@@ -81,9 +81,9 @@ static double measure_peak(int threads)
     const int chains = path == QKV__CPU_AVX512 ? CHAINS_AVX512
                        : path == QKV__CPU_AVX2 ? CHAINS_AVX2
                                                : CHAINS_SSE2;
-    /* many short runs (~3 ms): on a shared machine some run undisturbed */
+    /* many short runs (~5 ms): on a shared machine some run undisturbed */
     enum { PEAK_RUNS = 41 };
-    const long iters = 16 * 1000 * 1000 / chains;
+    const long iters = 32 * 1000 * 1000 / chains;
     double flops_per_iter = 2.0 * chains * lanes, runs[PEAK_RUNS];
     volatile float sink = 0;
     for (int r = 0; r < PEAK_RUNS; r++) {
