@@ -34,11 +34,23 @@ AVX2_INLINE void transpose8(__m256 r[8])
     }
 }
 
+/* Lanes [0, width) of v to dst, width 6 or 8: plain stores, not a masked
+ * one (vmaskmovps to memory is slow, on Zen 3 very). */
+AVX2_INLINE void store_lanes(float *dst, int width, __m256 v)
+{
+    if (width == 8) {
+        _mm256_storeu_ps(dst, v);
+    } else { /* 6: four, then two */
+        _mm_storeu_ps(dst, _mm256_castps256_ps128(v));
+        _mm_storel_pi((__m64 *)(dst + 4), _mm256_extractf128_ps(v, 1));
+    }
+}
+
 /* dst[p·ld_dst + i] = src[i·ld_src + p] for p < kc and lanes i < 8 (zero for
  * rows ≥ rows of src), 8 steps of p at a time through a register transpose;
- * only the lanes in `width` of each dst row are written. */
-AVX2_INLINE void transpose_pack(float *dst, int ld_dst, __m256i width, const float *src,
-                                int ld_src, int rows, int kc)
+ * only the first `width` (6 or 8) lanes of each dst row are written. */
+AVX2_INLINE void transpose_pack(float *dst, int ld_dst, int width, const float *src, int ld_src,
+                                int rows, int kc)
 {
     for (int p0 = 0; p0 < kc; p0 += 8) {
         __m256i valid = avx2_lanes(kc - p0);
@@ -51,7 +63,7 @@ AVX2_INLINE void transpose_pack(float *dst, int ld_dst, __m256i width, const flo
 #pragma GCC unroll 8
         for (int p = 0; p < 8; p++)
             if (p0 + p < kc)
-                _mm256_maskstore_ps(dst + (size_t)(p0 + p) * ld_dst, width, r[p]);
+                store_lanes(dst + (size_t)(p0 + p) * ld_dst, width, r[p]);
     }
 }
 
@@ -62,16 +74,19 @@ AVX2 void qkv__gemm_avx2_pack_a(float *dst, const float *a, int lda, bool trans,
     const int panels = (m + MR - 1) / MR;
     if (!trans) {
         for (int r = 0; r < panels; r++)
-            transpose_pack(dst + (size_t)r * kc * MR, MR, avx2_lanes(MR), a + (size_t)r * MR * lda, lda,
+            transpose_pack(dst + (size_t)r * kc * MR, MR, MR, a + (size_t)r * MR * lda, lda,
                            m - r * MR < MR ? m - r * MR : MR, kc);
         return;
     }
-    /* op(A)'s column p is row p of the stored A: read it in order, 6 floats per panel. */
+    /* op(A)'s column p is row p of the stored A: read it in order, 6 floats per
+     * panel (8 loaded where all 8 are in the row, else the rest masked). */
     for (int p = 0; p < kc; p++)
-        for (int r = 0; r < panels; r++)
-            _mm256_maskstore_ps(dst + ((size_t)r * kc + p) * MR, avx2_lanes(MR),
-                                _mm256_maskload_ps(a + (size_t)p * lda + r * MR,
-                                                   avx2_lanes(m - r * MR)));
+        for (int r = 0; r < panels; r++) {
+            const float *src = a + (size_t)p * lda + r * MR;
+            __m256 v = r * MR + 8 <= m ? _mm256_loadu_ps(src)
+                                       : _mm256_maskload_ps(src, avx2_lanes(m - r * MR));
+            store_lanes(dst + ((size_t)r * kc + p) * MR, MR, v);
+        }
 }
 
 AVX2 void qkv__gemm_avx2_pack_b(float *dst, const float *b, int ldb, bool trans, int kc, int n,
@@ -83,9 +98,9 @@ AVX2 void qkv__gemm_avx2_pack_b(float *dst, const float *b, int ldb, bool trans,
         if (trans) {
             const float *panel = b + (size_t)j0 * ldb;
             /* op(B)'s column j is stored row j: 8 rows at a time become panel rows */
-            transpose_pack(dst, NR, avx2_lanes(8), panel, ldb, w, kc);
+            transpose_pack(dst, NR, 8, panel, ldb, w, kc);
             const float *right = w > 8 ? panel + (size_t)8 * ldb : panel; /* none: zeros */
-            transpose_pack(dst + 8, NR, avx2_lanes(8), right, ldb, w - 8, kc);
+            transpose_pack(dst + 8, NR, 8, right, ldb, w - 8, kc);
         } else {
             __m256i lo = avx2_lanes(w), hi = avx2_lanes(w - 8);
             for (int p = 0; p < kc; p++) {
