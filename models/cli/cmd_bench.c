@@ -268,7 +268,7 @@ int cmd_bench(int argc, char **argv)
         {"--no-sample", ARG_FLAG, &skip_sample, 0, 0, NULL, "skip the sampling figures"},
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
-         "narrower (--quick: 1.2x; 0.8x where the width is not the limit); and where the larger "
+         "narrower (--quick: 1.2x; 0.7x where the width is not the limit); and where the larger "
          "model's step goes, op by op"},
         {"--cpu", ARG_STR, &cpu, 0, 0, "PATH",
          "vector path of every kernel: avx512, avx2 or portable (default: $QKV_CPU, else the "
