@@ -1,6 +1,8 @@
 /* relu, relu², gelu and dropout (see qkv/ops.h). */
 #include "activation.h"
 #include "graph.h"
+#include "kernels/cpu.h"
+#include "kernels/hot.h"
 #include "kernels/vecmath.h"
 
 /* ---- relu: one value in, one value out ---- */
@@ -118,25 +120,31 @@ static inline __attribute__((always_inline)) void backward_values(qkv__activatio
     }
 }
 
-/* y = act(x) for n values, in the CPU's widest vectors. */
-QKV__CLONES static void forward_chunk(qkv__activation act, qkv_real *y, const qkv_real *x,
-                                      size_t n)
+/* y = act(x) for n values, in the active path's vectors (kernels/cpu.h). */
+QKV__KERNEL_BODY void forward_chunk_body(qkv__activation act, qkv_real *y, const qkv_real *x,
+                                         size_t n)
 {
     if (act == QKV__RELU2)
         forward_values(QKV__RELU2, y, x, n);
     else
         forward_values(QKV__GELU, y, x, n);
 }
+QKV__KERNEL(forward_chunk, (qkv__activation act, qkv_real *y, const qkv_real *x, size_t n),
+            (act, y, x, n))
 
-/* dx (+)= dy · act'(x) for n values, in the CPU's widest vectors. */
-QKV__CLONES static void backward_chunk(qkv__activation act, qkv_real *dx, const qkv_real *dy,
-                                       const qkv_real *x, size_t n, bool assign)
+/* dx (+)= dy · act'(x) for n values, in the active path's vectors. */
+QKV__KERNEL_BODY void backward_chunk_body(qkv__activation act, qkv_real *dx, const qkv_real *dy,
+                                          const qkv_real *x, size_t n, bool assign)
 {
     if (act == QKV__RELU2)
         backward_values(QKV__RELU2, dx, dy, x, n, assign);
     else
         backward_values(QKV__GELU, dx, dy, x, n, assign);
 }
+QKV__KERNEL(backward_chunk,
+            (qkv__activation act, qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n,
+             bool assign),
+            (act, dx, dy, x, n, assign))
 
 /* The number of values in the chunk that starts at lo of n. */
 static size_t chunk_at(size_t lo, size_t n) { return n - lo < ACT_CHUNK ? n - lo : ACT_CHUNK; }
@@ -272,3 +280,24 @@ qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, b
         return NULL;
     return y;
 }
+
+/* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
+
+static void hot_gelu(const qkv__hot_data *d) { forward_chunk(QKV__GELU, d->b, d->a, d->n); }
+static void hot_relu2(const qkv__hot_data *d) { forward_chunk(QKV__RELU2, d->b, d->a, d->n); }
+static void hot_gelu_back(const qkv__hot_data *d)
+{
+    backward_chunk(QKV__GELU, d->c, d->b, d->a, d->n, true);
+}
+static void hot_relu2_back(const qkv__hot_data *d)
+{
+    backward_chunk(QKV__RELU2, d->c, d->b, d->a, d->n, false);
+}
+
+const qkv__hot_kernel qkv__hot_activation[] = {
+    {"gelu forward", hot_gelu, qkv__hot_values, NULL},
+    {"gelu backward", hot_gelu_back, qkv__hot_values, NULL},
+    {"relu2 forward", hot_relu2, qkv__hot_values, NULL},
+    {"relu2 backward (+=)", hot_relu2_back, qkv__hot_values, QKV__HOT_STORES},
+    {0},
+};

@@ -3,8 +3,9 @@
  * memory of a Linear layer, and one pass less over it each way. */
 #include "activation.h"
 #include "graph.h"
+#include "kernels/cpu.h"
 #include "kernels/gemm.h"
-#include "kernels/vecmath.h" /* QKV__CLONES */
+#include "kernels/hot.h"
 #include "op_affine.h"
 
 static void affine_backward(qkv_node *n)
@@ -31,12 +32,13 @@ typedef struct finish_ctx {
 } finish_ctx;
 
 /* c[j] += b[j] for n values: the bias on one row of a block. */
-QKV__CLONES static void add_bias_row(qkv_real *c, const qkv_real *b, int n)
+QKV__KERNEL_BODY void add_bias_row_body(qkv_real *c, const qkv_real *b, int n)
 {
 #pragma omp simd
     for (int j = 0; j < n; j++)
         c[j] = c[j] + b[j];
 }
+QKV__KERNEL(add_bias_row, (qkv_real *c, const qkv_real *b, int n), (c, b, n))
 
 static void finish_block(void *ctx, qkv_real *c, int ldc, int row, int col, int m, int n)
 {
@@ -95,3 +97,17 @@ qkv_tensor *qkv__affine_act(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tens
     qkv_tensor *g = NULL, *y = affine(a, x, w, b, &g, act);
     return y ? qkv__activation_computed(a, act, y, g) : NULL;
 }
+
+/* ---- the kernel on its own, for qkv bench --ops and tests (kernels/hot.h) ---- */
+
+/* The bias d (cols) on every row of c. */
+static void hot_bias(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        add_bias_row(d->c + r * d->cols, d->d, d->cols);
+}
+
+const qkv__hot_kernel qkv__hot_affine[] = {
+    {"bias", hot_bias, qkv__hot_values, QKV__HOT_STORES},
+    {0},
+};

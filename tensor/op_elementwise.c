@@ -2,7 +2,8 @@
 #include <string.h>
 
 #include "graph.h"
-#include "kernels/vecmath.h" /* QKV__CLONES */
+#include "kernels/cpu.h"
+#include "kernels/hot.h"
 
 typedef enum { OP_ADD, OP_SUB, OP_MUL } binop;
 
@@ -37,8 +38,8 @@ static rows_view view_of(const qkv_tensor *x, const qkv_tensor *y)
 
 /* o = x op y over m values: one row of the view, at the CPU's vector width.
  * The op is chosen outside the loops so each one vectorizes. */
-QKV__CLONES static void binary_row(qkv_real *o, const qkv_real *x, const qkv_real *y, size_t m,
-                                   binop op)
+QKV__KERNEL_BODY void binary_row_body(qkv_real *o, const qkv_real *x, const qkv_real *y, size_t m,
+                                      binop op)
 {
     if (op == OP_ADD) {
 #pragma omp simd
@@ -54,6 +55,9 @@ QKV__CLONES static void binary_row(qkv_real *o, const qkv_real *x, const qkv_rea
             o[j] = x[j] * y[j];
     }
 }
+QKV__KERNEL(binary_row,
+            (qkv_real *o, const qkv_real *x, const qkv_real *y, size_t m, binop op),
+            (o, x, y, m, op))
 
 /* The signature of a row kernel: o = x op y, or o += x (op) y. */
 typedef void row_kernel(qkv_real *o, const qkv_real *x, const qkv_real *y, size_t m, binop op);
@@ -71,8 +75,8 @@ static void over_rows(row_kernel *kernel, qkv_real *o, const qkv_real *x, const 
 }
 
 /* d += g (add, sub) or g · y (mul) over m values. */
-QKV__CLONES static void backward_x_row(qkv_real *d, const qkv_real *g, const qkv_real *y, size_t m,
-                                       binop op)
+QKV__KERNEL_BODY void backward_x_row_body(qkv_real *d, const qkv_real *g, const qkv_real *y,
+                                          size_t m, binop op)
 {
     if (op == OP_MUL) {
 #pragma omp simd
@@ -84,6 +88,9 @@ QKV__CLONES static void backward_x_row(qkv_real *d, const qkv_real *g, const qkv
             d[j] += g[j];
     }
 }
+QKV__KERNEL(backward_x_row,
+            (qkv_real *d, const qkv_real *g, const qkv_real *y, size_t m, binop op),
+            (d, g, y, m, op))
 
 /* d = g over m values (y and op unused: the row_kernel signature). */
 static void copy_row(qkv_real *d, const qkv_real *g, const qkv_real *y, size_t m, binop op)
@@ -195,3 +202,16 @@ qkv_tensor *qkv_scale(qkv_arena *a, qkv_tensor *x, qkv_real s)
         return NULL;
     return out;
 }
+
+/* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
+
+static void hot_add(const qkv__hot_data *d) { binary_row(d->c, d->a, d->b, d->n, OP_ADD); }
+static void hot_mul(const qkv__hot_data *d) { binary_row(d->c, d->a, d->b, d->n, OP_MUL); }
+static void hot_mul_back(const qkv__hot_data *d) { backward_x_row(d->c, d->a, d->b, d->n, OP_MUL); }
+
+const qkv__hot_kernel qkv__hot_elementwise[] = {
+    {"add", hot_add, qkv__hot_values, QKV__HOT_STORES},
+    {"mul", hot_mul, qkv__hot_values, QKV__HOT_STORES},
+    {"mul backward (+=)", hot_mul_back, qkv__hot_values, QKV__HOT_STORES},
+    {0},
+};

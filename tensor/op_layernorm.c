@@ -3,7 +3,8 @@
 #include <tgmath.h>
 
 #include "graph.h"
-#include "kernels/vecmath.h"
+#include "kernels/cpu.h"
+#include "kernels/hot.h"
 
 /* What backward needs: per-row statistics from the forward. */
 typedef struct ln_ctx {
@@ -17,9 +18,9 @@ typedef struct ln_ctx {
  * (1/sqrt(variance + eps)) are computed and stored. w, b may be NULL. The
  * sums are `omp simd` reductions: they may add in vector lanes, in an order
  * fixed at compile time, so they vectorize and stay deterministic. */
-QKV__CLONES static void layernorm_row(qkv_real *y, qkv_real *mean, qkv_real *rstd,
-                                      const qkv_real *x, const qkv_real *w, const qkv_real *b,
-                                      qkv_real eps, int C)
+QKV__KERNEL_BODY void layernorm_row_body(qkv_real *y, qkv_real *mean, qkv_real *rstd,
+                                         const qkv_real *x, const qkv_real *w, const qkv_real *b,
+                                         qkv_real eps, int C)
 {
     qkv_real m = 0, v = 0;
 #pragma omp simd reduction(+ : m)
@@ -44,6 +45,10 @@ QKV__CLONES static void layernorm_row(qkv_real *y, qkv_real *mean, qkv_real *rst
     *mean = m;
     *rstd = s;
 }
+QKV__KERNEL(layernorm_row,
+            (qkv_real *y, qkv_real *mean, qkv_real *rstd, const qkv_real *x, const qkv_real *w,
+             const qkv_real *b, qkv_real eps, int C),
+            (y, mean, rstd, x, w, b, eps, C))
 
 /* out = (inp - mean) · rstd · weight + bias for each row, saving mean and rstd. */
 static void layernorm_forward(qkv_real *out, qkv_real *mean, qkv_real *rstd, const qkv_real *inp,
@@ -60,9 +65,9 @@ static void layernorm_forward(qkv_real *out, qkv_real *mean, qkv_real *rstd, con
  * and g = w ⊙ dy (the gradient reaching n):
  * dx = rstd · (g − mean(g) − n · mean(g ⊙ n)), the two means coming from the
  * dependence of the row's mean and variance on every x_j. w may be NULL. */
-QKV__CLONES static void layernorm_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
-                                               const qkv_real *w, qkv_real mean, qkv_real rstd,
-                                               int C, bool assign)
+QKV__KERNEL_BODY void layernorm_backward_row_body(qkv_real *dx, const qkv_real *dy,
+                                                  const qkv_real *x, const qkv_real *w,
+                                                  qkv_real mean, qkv_real rstd, int C, bool assign)
 {
     qkv_real g_mean = 0, gn_mean = 0;
 #pragma omp simd reduction(+ : g_mean, gn_mean)
@@ -87,6 +92,10 @@ QKV__CLONES static void layernorm_backward_row(qkv_real *dx, const qkv_real *dy,
         }
     }
 }
+QKV__KERNEL(layernorm_backward_row,
+            (qkv_real *dx, const qkv_real *dy, const qkv_real *x, const qkv_real *w, qkv_real mean,
+             qkv_real rstd, int C, bool assign),
+            (dx, dy, x, w, mean, rstd, C, assign))
 
 static void layernorm_backward_input(qkv_real *dinp, const qkv_real *dout, const qkv_real *inp,
                                      const qkv_real *weight, const qkv_real *mean,
@@ -103,9 +112,10 @@ enum { PARAM_BLOCK = 32 }; /* columns of dw, db one task sums */
 
 /* dw[0..nj) and db[0..nj) = the sums over rows of n ⊙ dout and of dout for
  * the columns [j0, j0 + nj), rows in order 0..N-1. */
-QKV__CLONES static void layernorm_param_block(qkv_real *dw, qkv_real *db, const qkv_real *dout,
-                                              const qkv_real *inp, const qkv_real *mean,
-                                              const qkv_real *rstd, size_t N, int C, int j0, int nj)
+QKV__KERNEL_BODY void layernorm_param_block_body(qkv_real *dw, qkv_real *db, const qkv_real *dout,
+                                                 const qkv_real *inp, const qkv_real *mean,
+                                                 const qkv_real *rstd, size_t N, int C, int j0,
+                                                 int nj)
 {
     for (int j = 0; j < nj; j++)
         dw[j] = db[j] = 0;
@@ -119,6 +129,10 @@ QKV__CLONES static void layernorm_param_block(qkv_real *dw, qkv_real *db, const 
         }
     }
 }
+QKV__KERNEL(layernorm_param_block,
+            (qkv_real *dw, qkv_real *db, const qkv_real *dout, const qkv_real *inp,
+             const qkv_real *mean, const qkv_real *rstd, size_t N, int C, int j0, int nj),
+            (dw, db, dout, inp, mean, rstd, N, C, j0, nj))
 
 /* dweight += Σ_rows n ⊙ dout and dbias += Σ_rows dout (either may be NULL).
  * Each thread owns a block of columns and sums its columns over the rows in
@@ -196,3 +210,37 @@ qkv_tensor *qkv_layernorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
         n->assigns = true;
     return out;
 }
+
+/* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
+
+/* Rows of a → b, w = d, bias = d + cols, each row's mean and rstd into c. */
+static void hot_forward(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        layernorm_row(d->b + r * d->cols, d->c + 2 * r, d->c + 2 * r + 1, d->a + r * d->cols, d->d,
+                      d->d + d->cols, (qkv_real)1e-5, d->cols);
+}
+
+/* dx = c from dy = b, x = a, w = d, the rows' mean in d and rstd in e. */
+static void hot_backward(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        layernorm_backward_row(d->c + r * d->cols, d->b + r * d->cols, d->a + r * d->cols, d->d,
+                               d->d[r], d->e[r], d->cols, true);
+}
+
+/* The sums for dw, db over all rows, 32 columns at a time, into c. */
+static void hot_params(const qkv__hot_data *d)
+{
+    for (int j0 = 0; j0 < d->cols; j0 += PARAM_BLOCK)
+        layernorm_param_block(d->c + 2 * j0, d->c + 2 * j0 + PARAM_BLOCK, d->b, d->a, d->d, d->e,
+                              d->n / d->cols, d->cols, j0,
+                              d->cols - j0 < PARAM_BLOCK ? d->cols - j0 : PARAM_BLOCK);
+}
+
+const qkv__hot_kernel qkv__hot_layernorm[] = {
+    {"layernorm forward", hot_forward, qkv__hot_values, QKV__HOT_SUMS},
+    {"layernorm backward (dx)", hot_backward, qkv__hot_values, NULL},
+    {"layernorm backward (dw, db)", hot_params, qkv__hot_values, QKV__HOT_SUMS},
+    {0},
+};

@@ -7,7 +7,8 @@
 #include <tgmath.h>
 
 #include "graph.h"
-#include "kernels/vecmath.h"
+#include "kernels/cpu.h"
+#include "kernels/hot.h"
 
 /* What backward needs: each row's 1/rms from the forward. */
 typedef struct rms_ctx {
@@ -16,8 +17,8 @@ typedef struct rms_ctx {
 } rms_ctx;
 
 /* One row: y = x·rstd·w, storing rstd = 1/sqrt(mean(x²) + eps). w may be NULL. */
-QKV__CLONES static void rmsnorm_row(qkv_real *y, qkv_real *rstd, const qkv_real *x,
-                                    const qkv_real *w, qkv_real eps, int C)
+QKV__KERNEL_BODY void rmsnorm_row_body(qkv_real *y, qkv_real *rstd, const qkv_real *x,
+                                       const qkv_real *w, qkv_real eps, int C)
 {
     qkv_real ss = 0;
 #pragma omp simd reduction(+ : ss)
@@ -29,12 +30,16 @@ QKV__CLONES static void rmsnorm_row(qkv_real *y, qkv_real *rstd, const qkv_real 
         y[j] = x[j] * s * (w ? w[j] : 1);
     *rstd = s;
 }
+QKV__KERNEL(rmsnorm_row,
+            (qkv_real *y, qkv_real *rstd, const qkv_real *x, const qkv_real *w, qkv_real eps,
+             int C),
+            (y, rstd, x, w, eps, C))
 
 /* dx += the gradient through one row. With n = x·rstd and g = w ⊙ dy (the
  * gradient reaching n): dx = rstd · (g − n · mean(g ⊙ n)), the mean coming
  * from every x_j's share in the row's rms. */
-QKV__CLONES static void rmsnorm_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
-                                             const qkv_real *w, qkv_real rstd, int C)
+QKV__KERNEL_BODY void rmsnorm_backward_row_body(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
+                                                const qkv_real *w, qkv_real rstd, int C)
 {
     qkv_real gn_mean = 0;
 #pragma omp simd reduction(+ : gn_mean)
@@ -45,6 +50,10 @@ QKV__CLONES static void rmsnorm_backward_row(qkv_real *dx, const qkv_real *dy, c
     for (int j = 0; j < C; j++)
         dx[j] += ((w ? w[j] * dy[j] : dy[j]) - x[j] * rstd * gn_mean) * rstd;
 }
+QKV__KERNEL(rmsnorm_backward_row,
+            (qkv_real *dx, const qkv_real *dy, const qkv_real *x, const qkv_real *w, qkv_real rstd,
+             int C),
+            (dx, dy, x, w, rstd, C))
 
 enum { PARAM_BLOCK = 32 }; /* columns of dw one task sums */
 
@@ -109,3 +118,27 @@ qkv_tensor *qkv_rmsnorm(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_real eps
         return NULL;
     return out;
 }
+
+/* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
+
+/* Rows of a → b, w = d, each row's rstd into c. */
+static void hot_forward(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        rmsnorm_row(d->b + r * d->cols, d->c + r, d->a + r * d->cols, d->d, (qkv_real)1e-5,
+                    d->cols);
+}
+
+/* dx += into c from dy = b, x = a, w = d, the rows' rstd in e. */
+static void hot_backward(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        rmsnorm_backward_row(d->c + r * d->cols, d->b + r * d->cols, d->a + r * d->cols, d->d,
+                             d->e[r], d->cols);
+}
+
+const qkv__hot_kernel qkv__hot_rmsnorm[] = {
+    {"rmsnorm forward", hot_forward, qkv__hot_values, NULL},
+    {"rmsnorm backward (dx, +=)", hot_backward, qkv__hot_values, QKV__HOT_SUMS},
+    {0},
+};

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "kernels/cpu.h"
+#include "kernels/hot.h"
 #include "kernels/vecmath.h"
 #include "softmax_kernel.h"
 
@@ -41,8 +43,8 @@ int qkv__visible_keys(bool causal, int i, int tq, int tk)
  * with valid[j] != 0 (valid NULL: all), and exactly 0 for every other key.
  * That is softmax(scale·x + mask) with the masked scores set to -inf first.
  * Each loop is branch-free with one form for each case of valid, so it vectorizes. */
-QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_t *valid,
-                                    int n_seen, int tk, qkv_real scale)
+QKV__KERNEL_BODY void softmax_row_body(qkv_real *y, const qkv_real *x, const uint8_t *valid,
+                                       int n_seen, int tk, qkv_real scale)
 {
     /* The largest visible score: subtracting it keeps every exp() <= 1, so
      * huge scores cannot overflow, and the result is unchanged because
@@ -86,6 +88,10 @@ QKV__CLONES static void softmax_row(qkv_real *y, const qkv_real *x, const uint8_
     for (int j = 0; j < n_seen; j++)
         y[j] *= inv;
 }
+QKV__KERNEL(softmax_row,
+            (qkv_real *y, const qkv_real *x, const uint8_t *valid, int n_seen, int tk,
+             qkv_real scale),
+            (y, x, valid, n_seen, tk, scale))
 
 /* Row r of qkv__softmax_forward's scores: query r % tq of batch entry
  * r / per_batch, whose row of key_valid (when there is one) it reads. */
@@ -115,8 +121,8 @@ void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, 
         masked_row(y, x, key_valid, per_batch, causal, scale, r, tq, tk);
 }
 
-static QKV__CLONES void softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
-                                             qkv_real scale, bool accumulate, int tk)
+QKV__KERNEL_BODY void softmax_backward_row_body(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
+                                                qkv_real scale, bool accumulate, int tk)
 {
     /* dL/dx_j = scale · y_j (dy_j − Σ_k y_k dy_k): the Jacobian of softmax
      * is diag(y) − y yᵀ. A masked key has y_j = 0, so its term is 0. */
@@ -134,9 +140,12 @@ static QKV__CLONES void softmax_backward_row(qkv_real *dx, const qkv_real *dy, c
             dx[j] = scale * y[j] * (dy[j] - dot);
     }
 }
+QKV__KERNEL(softmax_backward_row,
+            (qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale, bool accumulate,
+             int tk),
+            (dx, dy, y, scale, accumulate, tk))
 
-/* Not cloned itself: GCC 12 exports the dispatcher of a cloned function from
- * libqkv.so whatever its visibility, so the clones stay static. */
+/* The row kernel on the active path, for qkv_attention (softmax_kernel.h). */
 void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
                                qkv_real scale, bool accumulate, int tk)
 {
@@ -188,3 +197,26 @@ qkv_tensor *qkv_softmax_masked(qkv_arena *a, qkv_tensor *x, const qkv_mask *mask
 {
     return softmax(a, "qkv_softmax_masked", x, mask, scale);
 }
+
+/* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
+
+/* Rows of a → b, every key visible. */
+static void hot_forward(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        softmax_row(d->b + r * d->cols, d->a + r * d->cols, NULL, d->cols, d->cols, (qkv_real)0.5);
+}
+
+/* dx = c from dy = a and the softmax output y = e (positive, as softmax's are). */
+static void hot_backward(const qkv__hot_data *d)
+{
+    for (size_t r = 0; r < d->n / d->cols; r++)
+        softmax_backward_row(d->c + r * d->cols, d->a + r * d->cols, d->e + r * d->cols,
+                             (qkv_real)0.5, false, d->cols);
+}
+
+const qkv__hot_kernel qkv__hot_softmax[] = {
+    {"softmax forward", hot_forward, qkv__hot_values, QKV__HOT_SUMS},
+    {"softmax backward", hot_backward, qkv__hot_values, QKV__HOT_SUMS},
+    {0},
+};

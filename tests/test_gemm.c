@@ -119,11 +119,11 @@ static void check_case(const gemm_case *c)
                 tol[at] = 4.0 * (c->K + 2) * FLT_EPSILON * (fabs(c->alpha) * mag + fabs(old)) + 1e-30;
             }
     operands o = {A, B, lda, ldb, ldc, sa, sb, sc, C0, C, want, tol};
-    for (int path = 0; path < QKV__GEMM_N_PATHS; path++)
-        if (qkv__gemm_force_path(path) == 0)
+    for (int path = 0; path < QKV__CPU_N_PATHS; path++)
+        if (qkv__cpu_force(path) == 0)
             for (int threads = 1; threads <= 2; threads++)
                 run_and_verify(c, &o, threads);
-    qkv__gemm_force_path(-1);
+    qkv__cpu_force(-1);
     free(fa), free(fb), free(fc), free(f0), free(want), free(tol);
 }
 
@@ -314,22 +314,22 @@ END_TEST
 
 START_TEST(test_force_path)
 {
-    ck_assert_int_eq(qkv__gemm_force_path(QKV__GEMM_PORTABLE), 0);
+    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_PORTABLE), 0);
     ck_assert_str_eq(qkv__gemm_active_path()->name, "portable");
-    ck_assert_int_eq(qkv__gemm_force_path(QKV__GEMM_N_PATHS), -1);
-    ck_assert_int_eq(qkv__gemm_force_path(-1), 0);
+    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_N_PATHS), -1);
+    ck_assert_int_eq(qkv__cpu_force(-1), 0);
     int fastest = 0; /* the default is the fastest path the CPU supports */
-    while (!qkv__gemm_path_supported(fastest))
+    while (!qkv__cpu_supported(fastest))
         fastest++;
     const char *name = qkv__gemm_active_path()->name;
-    qkv__gemm_force_path(fastest);
+    qkv__cpu_force(fastest);
     ck_assert_str_eq(qkv__gemm_active_path()->name, name);
     printf("test_gemm: kernels run here:");
-    for (int path = 0; path < QKV__GEMM_N_PATHS; path++)
-        if (qkv__gemm_force_path(path) == 0)
+    for (int path = 0; path < QKV__CPU_N_PATHS; path++)
+        if (qkv__cpu_force(path) == 0)
             printf(" %s", qkv__gemm_active_path()->name);
     printf("\n");
-    qkv__gemm_force_path(-1);
+    qkv__cpu_force(-1);
 }
 END_TEST
 

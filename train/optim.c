@@ -4,7 +4,8 @@
 #include <math.h>
 
 #include "../tensor/check.h"
-#include "../tensor/kernels/vecmath.h" /* QKV__CLONES */
+#include "../tensor/kernels/cpu.h"
+#include "../tensor/kernels/hot.h"
 #include "internal.h"
 
 /* Square root in the precision of qkv_real. */
@@ -106,10 +107,10 @@ typedef struct adamw_coef {
 } adamw_coef;
 
 /* The AdamW update of n values; decay is 1 - lr·wd, or 1 when they are not
- * decayed. Compiled for the widest vectors the CPU has. */
-QKV__CLONES static void adamw_chunk(qkv_real *restrict w, qkv_real *restrict m,
-                                    qkv_real *restrict v, const qkv_real *restrict g, size_t n,
-                                    const adamw_coef *c, qkv_real decay)
+ * decayed. Compiled once per vector path (tensor/kernels/cpu.h). */
+QKV__KERNEL_BODY void adamw_chunk_body(qkv_real *restrict w, qkv_real *restrict m,
+                                       qkv_real *restrict v, const qkv_real *restrict g, size_t n,
+                                       const adamw_coef *c, qkv_real decay)
 {
     const qkv_real beta1 = c->beta1, beta2 = c->beta2, one_m_beta1 = c->one_m_beta1;
     const qkv_real one_m_beta2 = c->one_m_beta2, step = c->step_size, eps = c->eps;
@@ -123,6 +124,10 @@ QKV__CLONES static void adamw_chunk(qkv_real *restrict w, qkv_real *restrict m,
         w[i] = w[i] * decay - step * m[i] / denom;
     }
 }
+QKV__KERNEL(adamw_chunk,
+            (qkv_real *restrict w, qkv_real *restrict m, qkv_real *restrict v,
+             const qkv_real *restrict g, size_t n, const adamw_coef *c, qkv_real decay),
+            (w, m, v, g, n, c, decay))
 
 enum { UPDATE_CHUNK = 8192 }; /* values per task of an update loop */
 
@@ -191,3 +196,17 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
     }
     return 0;
 }
+
+/* ---- the kernel on its own, for qkv bench --ops and tests (tensor/kernels/hot.h) ---- */
+
+/* One AdamW step of w = c with the moments m = d, v = e from the gradient a. */
+static void hot_adamw(const qkv__hot_data *d)
+{
+    const adamw_coef c = {0.9f, 0.99f, 0.1f, 0.01f, 1e-3f, 1.2f, 1e-8f, 1};
+    adamw_chunk(d->c, d->d, d->e, d->a, d->n, &c, (qkv_real)0.9999);
+}
+
+const qkv__hot_kernel qkv__hot_adamw[] = {
+    {"adamw", hot_adamw, qkv__hot_values, QKV__HOT_DIVIDER},
+    {0},
+};

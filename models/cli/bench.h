@@ -12,4 +12,9 @@
  * measured FMA peak; quick measures fewer shapes. */
 void bench_gemm(int runs, int max_threads, bool quick);
 
+/* Print every hot kernel's throughput on every vector path this CPU runs
+ * (one thread) and check each path is at least `need` times as fast as the
+ * next narrower one; quick times shorter rounds. Returns how many failed. */
+int bench_kernels(bool quick, double need);
+
 #endif

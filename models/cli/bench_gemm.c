@@ -2,14 +2,16 @@
  * the machine's measured fp32 FMA peak.
  *
  * The peak is the best of many short timed runs of a loop of independent
- * AVX-512 FMAs (AVX2 when the CPU has no AVX-512): a peak, since other work
- * on the machine only lowers it. Each GEMM figure is the median of several
+ * FMAs in the active path's vectors (cpu.h: zmm on AVX-512, ymm on AVX2, a
+ * multiply and an add on SSE2's xmm for the portable path): a peak, since
+ * other work on the machine only lowers it. Each GEMM figure is the median of several
  * timed runs after two warm-up runs. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../tensor/kernels/cpu.h"
 #include "../../tensor/kernels/gemm.h"
 #include "../../tensor/kernels/gemm_kernel.h"
 #include "bench.h"
@@ -26,49 +28,70 @@ static double largest(const double *v, int n)
     return m;
 }
 
-#if defined(__x86_64__)
+#if QKV__CPU_X86
 #include <immintrin.h>
 
-/* 16 independent FMA chains: more than latency × pipes, so the pipes never wait. */
-#define PEAK_LOOP(vec, set1, fmadd, lanes)                                                    \
-    vec acc[16], x = set1(0.999f), y = set1(0.001f);                                          \
-    for (int i = 0; i < 16; i++)                                                              \
+/* `chains` independent FMA chains (a multiple of 4), every accumulator in a
+ * register beside the two constants: enough chains to cover the FMA latency
+ * on both pipes (4 cycles × 2 needs 8), few enough not to spill. */
+#define PEAK_LOOP(vec, set1, fmadd, lanes, chains)                                            \
+    vec acc[chains], x = set1(0.999f), y = set1(0.001f);                                      \
+    for (int i = 0; i < chains; i++)                                                          \
         acc[i] = set1((float)i);                                                              \
     for (long it = 0; it < iters; it++)                                                       \
-        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++)                                 \
+        _Pragma("GCC unroll 24") for (int i = 0; i < chains; i++)                             \
             acc[i] = fmadd(acc[i], x, y);                                                     \
     float s = 0, out[lanes];                                                                  \
-    for (int i = 0; i < 16; i++) {                                                            \
+    for (int i = 0; i < chains; i++) {                                                        \
         memcpy(out, &acc[i], sizeof out);                                                     \
         s += out[0];                                                                          \
     }                                                                                         \
     return s
 
+/* 24 of AVX-512's 32 zmm registers: its kernel's 12×32 tile holds as many. */
+enum { CHAINS_AVX512 = 24, CHAINS_AVX2 = 12, CHAINS_SSE2 = 12 };
+
 __attribute__((target("avx512f,fma"))) static float fma_loop_avx512(long iters)
 {
-    PEAK_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, 16);
+    PEAK_LOOP(__m512, _mm512_set1_ps, _mm512_fmadd_ps, 16, CHAINS_AVX512);
 }
 
+/* 12 of AVX2's 16 ymm registers (16 would spill: 16 + the two constants). */
 __attribute__((target("avx2,fma"))) static float fma_loop_avx2(long iters)
 {
-    PEAK_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, 8);
+    PEAK_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, 8, CHAINS_AVX2);
 }
 
-/* fp32 GFLOP/s of `threads` threads each running the FMA loop (total over threads). */
+/* SSE2 has no FMA: a multiply and an add per step, 2 flops per lane as an FMA's. */
+static inline __m128 mul_add(__m128 a, __m128 x, __m128 y)
+{
+    return _mm_add_ps(_mm_mul_ps(a, x), y);
+}
+static float mul_add_loop_sse2(long iters)
+{
+    PEAK_LOOP(__m128, _mm_set1_ps, mul_add, 4, CHAINS_SSE2);
+}
+
+/* fp32 GFLOP/s of `threads` threads each running the active path's FMA loop
+ * (total over threads). */
 static double measure_peak(int threads)
 {
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-        return 0; /* no FMA loop for this CPU: percentages print as 0 */
-    bool wide = __builtin_cpu_supports("avx512f");
-    /* many short runs (~3 ms): on a shared machine some run undisturbed */
+    const qkv__cpu_path path = qkv__cpu_active();
+    const int lanes = path == QKV__CPU_AVX512 ? 16 : path == QKV__CPU_AVX2 ? 8 : 4;
+    const int chains = path == QKV__CPU_AVX512 ? CHAINS_AVX512
+                       : path == QKV__CPU_AVX2 ? CHAINS_AVX2
+                                               : CHAINS_SSE2;
+    /* many short runs (~5 ms): on a shared machine some run undisturbed */
     enum { PEAK_RUNS = 41 };
-    const long iters = 1000 * 1000;
-    double flops_per_iter = 16.0 * (wide ? 16 : 8) * 2, runs[PEAK_RUNS];
+    const long iters = 32 * 1000 * 1000 / chains;
+    double flops_per_iter = 2.0 * chains * lanes, runs[PEAK_RUNS];
     volatile float sink = 0;
     for (int r = 0; r < PEAK_RUNS; r++) {
         double t0 = cli_now();
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
-        sink += wide ? fma_loop_avx512(iters) : fma_loop_avx2(iters);
+        sink += path == QKV__CPU_AVX512 ? fma_loop_avx512(iters)
+                : path == QKV__CPU_AVX2 ? fma_loop_avx2(iters)
+                                        : mul_add_loop_sse2(iters);
         runs[r] = flops_per_iter * (double)iters * threads / (cli_now() - t0) * 1e-9;
     }
     return largest(runs, PEAK_RUNS); /* a peak: other work on the machine only lowers it */
@@ -77,7 +100,7 @@ static double measure_peak(int threads)
 static double measure_peak(int threads)
 {
     (void)threads;
-    return 0; /* no x86 FMA loop here: percentages print as 0 */
+    return 0; /* no FMA loop for this CPU yet: percentages print as 0 */
 }
 #endif
 
@@ -120,7 +143,8 @@ void bench_gemm(int runs, int max_threads, bool quick)
         peak[t] = measure_peak(t);
     }
     printf("\nGEMM (qkv__gemm, %s kernel), fp32\n", qkv__gemm_active_path()->name);
-    printf("measured fp32 FMA peak: 1 thread %.1f GFLOP/s", peak[1]);
+    printf("measured fp32 peak of the %s path: 1 thread %.1f GFLOP/s",
+           qkv__cpu_name(qkv__cpu_active()), peak[1]);
     if (max_threads > 1)
         printf(", 2 threads %.1f GFLOP/s (%.1f per core)", peak[2], peak[2] / 2);
     printf("\n\n");

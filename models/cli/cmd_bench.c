@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../tensor/kernels/cpu.h"
 #include "../../tensor/profile.h"
 #include "args.h"
 #include "bench.h"
@@ -227,6 +228,21 @@ typedef struct gemm_case {
     bool quick;
 } gemm_case;
 
+typedef struct kernels_case {
+    bool quick;
+    double need;
+} kernels_case;
+
+/* The hot kernels' table and check, printed by a child (as the GEMM table
+ * is, below); value 1 when every kernel passed. */
+static result bench_kernels_table(const void *arg)
+{
+    const kernels_case *kc = arg;
+    int failed = bench_kernels(kc->quick, kc->need);
+    fflush(stdout);
+    return (result){.value = failed == 0, .ok = 1};
+}
+
 /* The GEMM table, printed by a child: the parent must never start an OpenMP
  * thread team, since a child forked after that inherits a team whose threads
  * did not survive the fork, and its first parallel region waits for them forever. */
@@ -242,6 +258,7 @@ int cmd_bench(int argc, char **argv)
 {
     int steps = 20, runs = 7, max_threads = omp_get_num_procs() >= 2 ? 2 : 1;
     bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false, ops = false;
+    const char *cpu = NULL;
     const arg_spec specs[] = {
         {"--steps", ARG_INT, &steps, 2, 64, "N", "timed training steps per configuration"},
         {"--runs", ARG_INT, &runs, 1, 16, "N", "timed runs per sampling and GEMM figure"},
@@ -250,7 +267,12 @@ int cmd_bench(int argc, char **argv)
         {"--no-train", ARG_FLAG, &skip_train, 0, 0, NULL, "skip the training figures"},
         {"--no-sample", ARG_FLAG, &skip_sample, 0, 0, NULL, "skip the sampling figures"},
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
-         "where a step's time goes, op by op, for the larger model too (baby's is always shown)"},
+         "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
+         "narrower (--quick: 1.2x; 0.7x where the width is not the limit); and where the larger "
+         "model's step goes, op by op"},
+        {"--cpu", ARG_STR, &cpu, 0, 0, "PATH",
+         "vector path of every kernel: avx512, avx2 or portable (default: $QKV_CPU, else the "
+         "widest this CPU runs)"},
     };
     const arg_cmd cmd = {"bench", "Speed of qkv on this machine: GEMM GFLOP/s against the "
                          "measured FMA peak, training ms/step, sampling tokens/s, peak memory.",
@@ -263,7 +285,20 @@ int cmd_bench(int argc, char **argv)
         steps = 5;
         runs = 3;
     }
+    if (qkv__cpu_use("--cpu ", cpu) < 0)
+        return args_error(&cmd, "%s", qkv_last_error());
+    char paths[64];
+    printf("vector path: %s (this CPU runs: %s; choose with --cpu or QKV_CPU)\n",
+           qkv__cpu_name(qkv__cpu_active()), qkv__cpu_list(paths, sizeof paths));
     print_load();
+    int status = 0;
+    if (ops) {
+        double rss = 0;
+        kernels_case kc = {quick, quick ? 1.2 : 1.5};
+        result r = in_child(bench_kernels_table, &kc, &rss);
+        if (!r.ok || r.value != 1)
+            status = 1;
+    }
     if (!skip_gemm) {
         double rss = 0;
         if (!in_child(bench_gemm_table, &(gemm_case){runs, max_threads, quick}, &rss).ok)
@@ -328,5 +363,5 @@ int cmd_bench(int argc, char **argv)
         }
     }
     print_load();
-    return 0;
+    return status;
 }

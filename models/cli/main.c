@@ -6,6 +6,9 @@
 #include "ranks_agree.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "../../tensor/kernels/cpu.h"
 
 static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
@@ -24,6 +27,12 @@ int main(int argc, char **argv)
                                   .n_cmds = (int)(sizeof commands / sizeof commands[0])};
     if (dist_init(&argc, &argv) < 0) {
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
+        return 1;
+    }
+    /* The library alone would run its widest path instead: the program says so and stops. */
+    if (qkv__cpu_use("QKV_CPU=", getenv("QKV_CPU")) < 0) {
+        fprintf(stderr, "qkv: %s\n", qkv_last_error());
+        dist_finish();
         return 1;
     }
     int status = cli_dispatch(&menu, argc, argv);

@@ -1,6 +1,6 @@
 /* The gemm driver: a packed, cache-blocked matrix product in the BLIS /
  * GotoBLAS layout, split across threads, with the micro-kernel chosen at run
- * time from what the CPU supports.
+ * time: the active path's (cpu.h).
  *
  * For one product C = alpha·op(A)·op(B) + beta·C the loops are, outermost first:
  *   j0: NC columns of C at a time;
@@ -17,6 +17,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "gemm_kernel.h"
 
 /* Cache blocking, in elements, for the AVX-512 12×32 kernel on a 48 KB L1 /
@@ -36,55 +37,18 @@ enum { KC_FALLBACK = 64 };
 /* Below this many flops a product runs on one thread: waking the team costs more. */
 #define PARALLEL_MIN_FLOPS 2e6
 
-/* -1: choose the fastest path the CPU has; else the path tests forced. */
-static int forced_path = -1;
-
-bool qkv__gemm_path_supported(int id)
+const qkv__gemm_path *qkv__gemm_active_path(void)
 {
-    switch (id) {
-    case QKV__GEMM_PORTABLE:
-        return true;
-#if QKV__GEMM_X86
-    case QKV__GEMM_AVX2:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case QKV__GEMM_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-#endif
-    default:
-        return false;
-    }
-}
-
-int qkv__gemm_force_path(int id)
-{
-    if (id != -1 && !qkv__gemm_path_supported(id))
-        return -1;
-    forced_path = id;
-    return 0;
-}
-
-static const qkv__gemm_path *path_by_id(int id)
-{
-    switch (id) {
-#if QKV__GEMM_X86
-    case QKV__GEMM_AVX512:
+    switch (qkv__cpu_active()) {
+#if QKV__CPU_X86
+    case QKV__CPU_AVX512:
         return &qkv__gemm_avx512;
-    case QKV__GEMM_AVX2:
+    case QKV__CPU_AVX2:
         return &qkv__gemm_avx2;
 #endif
     default:
         return &qkv__gemm_portable;
     }
-}
-
-const qkv__gemm_path *qkv__gemm_active_path(void)
-{
-    if (forced_path >= 0)
-        return path_by_id(forced_path);
-    int id = 0;
-    while (!qkv__gemm_path_supported(id))
-        id++;
-    return path_by_id(id);
 }
 
 /* This thread's packing buffer (BUFFER_SIZE elements), allocated on its

@@ -3,69 +3,88 @@
  * Each step p loads one row of the B panel (two 8-float vectors) and, for
  * each of the 6 rows, broadcasts a(i, p) and does two FMAs. 12 accumulators
  * + 2 B vectors + 1 broadcast = 15 of the 16 registers, and 12 independent
- * FMAs cover the FMA latency. Compiled for AVX2 whatever the build flags;
- * gemm.c calls it only when the CPU has AVX2 and FMA. */
+ * FMAs cover the FMA latency. Narrow tiles at the right and bottom edges of
+ * C (the lm head's 65 columns, attention's 64 rows) run versions with fewer
+ * vectors or rows, as on AVX-512. Compiled for AVX2 whatever the build
+ * flags; gemm.c calls it only when the CPU has AVX2 and FMA. */
 #include "gemm_kernel.h"
 
-#if QKV__GEMM_X86
-#include <immintrin.h>
+#if QKV__CPU_X86
+#include "gemm_avx2.h"
 
-#define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma")))
+enum { MR = AVX2_MR, NR = AVX2_NR };
 
-enum { MR = 6, NR = 16 };
-
-/* All-ones in lanes [0, n) (n clamped to [0, 8]): the mask maskload/maskstore take. */
-AVX2_INLINE __m256i lanes(int n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* The tile with A strides known at the call site (see gemm_avx512.c). */
-AVX2_INLINE void tile(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, const float *b,
-                      float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
+/* The tile with `rows` rows and nv vectors (8·nv columns) per row, A's
+ * strides known at the call site (see gemm_avx512.c). */
+AVX2_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
+                      const float *b, float *c, ptrdiff_t ldc, int m, int n, float alpha,
+                      float beta)
 {
     __m256 acc[MR][2];
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; i++)
+    for (int i = 0; i < rows; i++)
         acc[i][0] = acc[i][1] = _mm256_setzero_ps();
     for (int p = 0; p < kc; p++, a += cs_a, b += NR) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        __m256 b0 = _mm256_load_ps(b), b1 = nv > 1 ? _mm256_load_ps(b + 8) : b0;
 #pragma GCC unroll 6
-        for (int i = 0; i < MR; i++) {
+        for (int i = 0; i < rows; i++) {
             __m256 ai = _mm256_broadcast_ss(a + i * rs_a);
             acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-            acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+            if (nv > 1)
+                acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
         }
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    __m256i mask[2] = {lanes(n), lanes(n - 8)};
+    __m256i mask[2] = {avx2_lanes(n), avx2_lanes(n - 8)};
+    const bool full = n == NR; /* plain loads and stores: a masked store is slow (on Zen 3 very) */
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; i++) {
+    for (int i = 0; i < rows; i++) {
         if (i >= m)
             break;
         float *ci = c + i * ldc;
 #pragma GCC unroll 2
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < nv; v++) {
             __m256 r = _mm256_mul_ps(va, acc[i][v]);
             if (beta != 0) /* masked-off lanes are neither read nor written */
-                r = _mm256_fmadd_ps(vb, _mm256_maskload_ps(ci + 8 * v, mask[v]), r);
-            _mm256_maskstore_ps(ci + 8 * v, mask[v], r);
+                r = _mm256_fmadd_ps(vb, full ? _mm256_loadu_ps(ci + 8 * v)
+                                             : _mm256_maskload_ps(ci + 8 * v, mask[v]), r);
+            if (full)
+                _mm256_storeu_ps(ci + 8 * v, r);
+            else
+                _mm256_maskstore_ps(ci + 8 * v, mask[v], r);
         }
     }
 }
 
-static AVX2 void kernel_avx2(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
-                             const float *b, float *c, ptrdiff_t ldc, int m, int n, float alpha,
-                             float beta)
+/* One version of the tile per (A layout, rows): the full and the half-width tile. */
+#define TILE_VERSION(name, rows, rs, cs)                                                      \
+    static AVX2 void name(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a,             \
+                          const float *b, float *c, ptrdiff_t ldc, int m, int n, float alpha, \
+                          float beta)                                                         \
+    {                                                                                         \
+        (void)rs_a, (void)cs_a;                                                               \
+        if (n > 8)                                                                            \
+            tile(rows, 2, kc, a, rs, cs, b, c, ldc, m, n, alpha, beta);                       \
+        else                                                                                  \
+            tile(rows, 1, kc, a, rs, cs, b, c, ldc, m, n, alpha, beta);                       \
+    }
+
+TILE_VERSION(tile_rows_6, 6, rs_a, 1) /* 6 full rows of the stored A */
+TILE_VERSION(tile_panel_6, 6, 1, MR)  /* packed panels... */
+TILE_VERSION(tile_panel_4, 4, 1, MR)  /* ...the bottom edge, 4 rows or fewer */
+TILE_VERSION(tile_panel_2, 2, 1, MR)  /* ...2 rows or fewer */
+
+static void kernel_avx2(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, const float *b,
+                        float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
 {
-    if (cs_a == 1) /* rows of the stored A */
-        tile(kc, a, rs_a, 1, b, c, ldc, m, n, alpha, beta);
-    else /* a packed panel */
-        tile(kc, a, 1, MR, b, c, ldc, m, n, alpha, beta);
+    qkv__gemm_kernel_fn *version = cs_a == 1 ? tile_rows_6
+                                   : m <= 2  ? tile_panel_2
+                                   : m <= 4  ? tile_panel_4
+                                             : tile_panel_6;
+    version(kc, a, rs_a, cs_a, b, c, ldc, m, n, alpha, beta);
 }
 
-const qkv__gemm_path qkv__gemm_avx2 = {"avx2", MR, NR, kernel_avx2, qkv__gemm_pack_a,
-                                       qkv__gemm_pack_b, NULL};
+const qkv__gemm_path qkv__gemm_avx2 = {"avx2", MR, NR, kernel_avx2, qkv__gemm_avx2_pack_a,
+                                       qkv__gemm_avx2_pack_b, qkv__gemm_avx2_dot};
 
 #endif

@@ -9,7 +9,7 @@
  * with fewer vectors or rows, so a 64×64 product wastes no FMAs. */
 #include "gemm_kernel.h"
 
-#if QKV__GEMM_X86
+#if QKV__CPU_X86
 #include "gemm_avx512.h"
 
 enum { MR = AVX512_MR, NR = AVX512_NR };

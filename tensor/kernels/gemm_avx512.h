@@ -1,5 +1,5 @@
 /* Internal: what the AVX-512 kernel (gemm_avx512.c) and its packing
- * (gemm_avx512_pack.c) share. Include only where QKV__GEMM_X86 is 1. */
+ * (gemm_avx512_pack.c) share. Include only where QKV__CPU_X86 is 1. */
 #ifndef QKV_GEMM_AVX512_H
 #define QKV_GEMM_AVX512_H
 

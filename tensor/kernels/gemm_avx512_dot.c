@@ -9,10 +9,31 @@
  * 16-lane partial sums, each reduced across its lanes at the end. */
 #include "gemm_kernel.h"
 
-#if QKV__GEMM_X86
+#if QKV__CPU_X86
 #include "gemm_avx512.h"
 
 enum { DOT_M = QKV__GEMM_DOT_M_MAX, DOT_N = 8 };
+
+/* acc[i][j] += a_i · b_j over the 16 steps of k from p, lanes `valid` only
+ * (the rest count as 0); full: all 16, loaded without a mask. */
+AVX512_INLINE void dot_step(int rows, int cols, bool full, __mmask16 valid,
+                            __m512 acc[DOT_M][DOT_N], const float *a, int lda,
+                            const float *b, int ldb, int p)
+{
+    __m512 bj[DOT_N];
+#pragma GCC unroll 8
+    for (int j = 0; j < cols; j++)
+        bj[j] = full ? _mm512_loadu_ps(b + (size_t)j * ldb + p)
+                     : _mm512_maskz_loadu_ps(valid, b + (size_t)j * ldb + p);
+#pragma GCC unroll 4
+    for (int i = 0; i < rows; i++) {
+        __m512 ai = full ? _mm512_loadu_ps(a + (size_t)i * lda + p)
+                         : _mm512_maskz_loadu_ps(valid, a + (size_t)i * lda + p);
+#pragma GCC unroll 8
+        for (int j = 0; j < cols; j++)
+            acc[i][j] = _mm512_fmadd_ps(ai, bj[j], acc[i][j]);
+    }
+}
 
 /* C[i][j] for i < rows, j < cols (both known at the call site, so the loops
  * unroll into registers): alpha·(a_i · b_j) + beta·C[i][j]. */
@@ -25,20 +46,11 @@ AVX512_INLINE void dot_block(int rows, int cols, int k, const float *a, int lda,
 #pragma GCC unroll 8
         for (int j = 0; j < cols; j++)
             acc[i][j] = _mm512_setzero_ps();
-    for (int p = 0; p < k; p += 16) {
-        __mmask16 valid = avx512_lanes(k - p);
-        __m512 bj[DOT_N];
-#pragma GCC unroll 8
-        for (int j = 0; j < cols; j++)
-            bj[j] = _mm512_maskz_loadu_ps(valid, b + (size_t)j * ldb + p);
-#pragma GCC unroll 4
-        for (int i = 0; i < rows; i++) {
-            __m512 ai = _mm512_maskz_loadu_ps(valid, a + (size_t)i * lda + p);
-#pragma GCC unroll 8
-            for (int j = 0; j < cols; j++)
-                acc[i][j] = _mm512_fmadd_ps(ai, bj[j], acc[i][j]);
-        }
-    }
+    int p = 0;
+    for (; p + 16 <= k; p += 16)
+        dot_step(rows, cols, true, 0xFFFF, acc, a, lda, b, ldb, p);
+    if (p < k) /* the last steps: the same sums, masked */
+        dot_step(rows, cols, false, avx512_lanes(k - p), acc, a, lda, b, ldb, p);
 #pragma GCC unroll 4
     for (int i = 0; i < rows; i++)
 #pragma GCC unroll 8
@@ -62,20 +74,7 @@ AVX512_INLINE void dot_rows(int rows, int n, int k, const float *a, int lda, con
 AVX512 void qkv__gemm_avx512_dot(int m, int n, int k, float alpha, const float *a, int lda,
                                  const float *b, int ldb, float beta, float *c, int ldc)
 {
-    switch (m) {
-    case 1:
-        dot_rows(1, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    case 2:
-        dot_rows(2, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    case 3:
-        dot_rows(3, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    default:
-        dot_rows(4, n, k, a, lda, b, ldb, c, ldc, alpha, beta);
-        break;
-    }
+    QKV__GEMM_DOT_BY_ROWS(dot_rows, m, n, k, a, lda, b, ldb, c, ldc, alpha, beta)
 }
 
 #endif

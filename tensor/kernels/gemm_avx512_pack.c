@@ -5,7 +5,7 @@
  * products packing is a large share of the work. */
 #include "gemm_kernel.h"
 
-#if QKV__GEMM_X86
+#if QKV__CPU_X86
 #include "gemm_avx512.h"
 
 enum { MR = AVX512_MR, NR = AVX512_NR };

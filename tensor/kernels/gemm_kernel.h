@@ -15,15 +15,11 @@
 
 #include <stddef.h>
 
+#include "cpu.h"
 #include "qkv/base.h"
 
-/* The SIMD kernels are float-only and x86-64-only; elsewhere, and in the
- * double build, only the portable kernel exists. */
-#if defined(__x86_64__) && !defined(QKV_DOUBLE)
-#define QKV__GEMM_X86 1
-#else
-#define QKV__GEMM_X86 0
-#endif
+/* The SIMD kernels are float-only and x86-64-only (QKV__CPU_X86); elsewhere,
+ * and in the double build, only the portable kernel exists. */
 
 /* One MR×NR tile of C (see the comment at the top). */
 typedef void qkv__gemm_kernel_fn(int kc, const qkv_real *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
@@ -49,6 +45,23 @@ typedef void qkv__gemm_pack_b_fn(qkv_real *dst, const qkv_real *b, int ldb, bool
 typedef void qkv__gemm_dot_fn(int m, int n, int k, qkv_real alpha, const qkv_real *a, int lda,
                               const qkv_real *b, int ldb, qkv_real beta, qkv_real *c, int ldc);
 
+/* The body of a qkv__gemm_dot_fn: dot_rows(rows, n, k, ...) with rows = m as
+ * a constant (m ≤ QKV__GEMM_DOT_M_MAX), so that its loops unroll into registers. */
+#define QKV__GEMM_DOT_BY_ROWS(dot_rows, m, ...)                                                 \
+    switch (m) {                                                                               \
+    case 1:                                                                                    \
+        dot_rows(1, __VA_ARGS__);                                                              \
+        break;                                                                                 \
+    case 2:                                                                                    \
+        dot_rows(2, __VA_ARGS__);                                                              \
+        break;                                                                                 \
+    case 3:                                                                                    \
+        dot_rows(3, __VA_ARGS__);                                                              \
+        break;                                                                                 \
+    default:                                                                                   \
+        dot_rows(4, __VA_ARGS__);                                                              \
+    }
+
 /* A micro-kernel, its tile shape and the packing routines that feed it. */
 typedef struct qkv__gemm_path {
     const char *name;            /* "avx512", "avx2" or "portable", for tests and benchmarks */
@@ -59,11 +72,8 @@ typedef struct qkv__gemm_path {
     qkv__gemm_dot_fn *dot;       /* the few-rows NT form without packing, or NULL */
 } qkv__gemm_path;
 
-/* The kernels, fastest first; ids for qkv__gemm_force_path. */
-enum { QKV__GEMM_AVX512, QKV__GEMM_AVX2, QKV__GEMM_PORTABLE, QKV__GEMM_N_PATHS };
-
 extern const qkv__gemm_path qkv__gemm_portable;
-#if QKV__GEMM_X86
+#if QKV__CPU_X86
 extern const qkv__gemm_path qkv__gemm_avx2;
 extern const qkv__gemm_path qkv__gemm_avx512;
 #endif
@@ -72,15 +82,8 @@ extern const qkv__gemm_path qkv__gemm_avx512;
 #define QKV__GEMM_MR_MAX 12
 #define QKV__GEMM_NR_MAX 32
 
-/* Whether this CPU (and build) can run path id. */
-bool qkv__gemm_path_supported(int id);
-
-/* For tests and benchmarks: make qkv__gemm use path id (-1: the fastest the CPU
- * supports, the default). Returns -1 when the path is not supported. Not
- * thread-safe: call it while no gemm runs. */
-int qkv__gemm_force_path(int id);
-
-/* The path qkv__gemm uses now. */
+/* The kernel of the active path (cpu.h) that qkv__gemm uses now: a path
+ * without a kernel of its own uses the portable one. */
 const qkv__gemm_path *qkv__gemm_active_path(void);
 
 /* Plain C packing (see the typedefs above), for any path. */

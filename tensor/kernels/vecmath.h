@@ -12,20 +12,14 @@
 
 #include "qkv/base.h"
 
-/* Kernels whose loops should use the widest vectors the CPU has: compiled
- * three times and chosen at load time, so one binary runs on any x86-64.
- * GCC only: clang 14 makes no dispatcher for a cloned function that another
- * file calls, so under clang (the fuzz build) the kernels are compiled once. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(QKV_DOUBLE)
-#define QKV__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define QKV__CLONES
-#endif
+/* Always inlined: into each path's copy of a kernel (cpu.h), whose loop
+ * then vectorizes them with that path's instructions. */
+#define QKV__VECMATH static inline __attribute__((always_inline))
 
 #ifdef QKV_DOUBLE
 
-static inline qkv_real qkv__exp(qkv_real x) { return exp(x); }
-static inline qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
+QKV__VECMATH qkv_real qkv__exp(qkv_real x) { return exp(x); }
+QKV__VECMATH qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
 
 #else
 
@@ -34,7 +28,7 @@ static inline qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
  * to the finite range, so it never returns inf or NaN for finite x (NaN
  * stays NaN); below -87.3 (and at -inf) it returns exactly 0, as a softmax
  * wants for a score far below the row's largest. */
-static inline float qkv__exp(float x)
+QKV__VECMATH float qkv__exp(float x)
 {
     const float underflow = x < -87.3f ? 0.0f : 1.0f;
     x = x < -87.3f ? -87.3f : x > 88.3f ? 88.3f : x;
@@ -61,7 +55,7 @@ static inline float qkv__exp(float x)
 }
 
 /* tanh(x) = 1 - 2 / (e^(2x) + 1): exact limits ±1, absolute error ~1e-7. */
-static inline float qkv__tanh(float x)
+QKV__VECMATH float qkv__tanh(float x)
 {
     x = x < -10.0f ? -10.0f : x > 10.0f ? 10.0f : x; /* past ±10 the formula gives exactly ±1 */
     return 1.0f - 2.0f / (qkv__exp(2.0f * x) + 1.0f);

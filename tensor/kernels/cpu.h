@@ -1,0 +1,107 @@
+/* Internal: which vector instructions the hot kernels use — one choice, made
+ * at run time, that every kernel family (GEMM, activations, norms, softmax,
+ * AdamW, elementwise) follows, so any path the CPU supports can be forced,
+ * measured and tested on one machine. Not installed.
+ *
+ *   QKV_CPU=avx512|avx2|portable in the environment picks a path when the
+ *   library loads (one the CPU lacks leaves the widest it has; the qkv
+ *   program refuses it with a message); tests and `qkv bench --cpu` switch
+ *   with qkv__cpu_force.
+ *
+ * A row kernel is written once, as an always-inlined body, and QKV__KERNEL
+ * compiles it once per path (each with that path's target) behind a switch
+ * on the active path. A new path (NEON on aarch64) is one more enum entry,
+ * one more case in cpu.c and, where it has its own code, in QKV__KERNEL. */
+#ifndef QKV_CPU_H
+#define QKV_CPU_H
+
+#include <stdbool.h>
+
+/* The paths, widest first: the default is the first one the CPU supports. */
+typedef enum qkv__cpu_path {
+    QKV__CPU_AVX512,   /* x86-64 with AVX-512F and FMA: 16 floats per vector */
+    QKV__CPU_AVX2,     /* x86-64 with AVX2 and FMA: 8 floats */
+    QKV__CPU_PORTABLE, /* plain C at the build's baseline (SSE2 on x86-64): any CPU */
+    QKV__CPU_N_PATHS
+} qkv__cpu_path;
+
+/* The path every kernel uses now (read on every kernel call: a plain load). */
+extern qkv__cpu_path qkv__cpu_current;
+static inline qkv__cpu_path qkv__cpu_active(void) { return qkv__cpu_current; }
+
+/* "avx512", "avx2", "portable"; NULL for an id out of range. */
+const char *qkv__cpu_name(int path);
+
+/* Whether this CPU (and build) can run path. */
+bool qkv__cpu_supported(int path);
+
+/* The path named name, or -1 (name NULL or unknown). */
+int qkv__cpu_parse(const char *name);
+
+/* Make every kernel use path (-1: the default, QKV_CPU's or the widest the
+ * CPU has). -1 when the path is out of range or the CPU lacks it. Not
+ * thread-safe: call it while no kernel runs. */
+int qkv__cpu_force(int path);
+
+/* qkv__cpu_force by name, for the program's QKV_CPU and --cpu: -1 with a
+ * message (qkv_last_error) naming what this CPU supports when name is unknown
+ * or unsupported; name NULL or "" keeps the default. `what` starts the
+ * message ("QKV_CPU=", "--cpu "). */
+int qkv__cpu_use(const char *what, const char *name);
+
+/* The supported paths' names, widest first, space-separated, into buf. */
+const char *qkv__cpu_list(char *buf, int size);
+
+/* ---- one kernel body, compiled once per path ---- */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)
+#define QKV__CPU_X86 1
+#else
+#define QKV__CPU_X86 0
+#endif
+
+/* What a kernel body is: inlined into each path's copy, which then compiles
+ * it for that path's vectors. The Makefile builds with -fno-trapping-math
+ * (without it GCC keeps a select like `x < lo ? lo : x` a branch on AVX2 and
+ * SSE2, which have no masked operations, and the loop stays scalar; the
+ * optimize attribute does not reach the inlined helpers) and -fno-math-errno
+ * (so sqrt vectorizes). Neither changes a value. -std=c11 keeps the compiler
+ * from contracting a·b + c into one FMA, so elementwise results are bit for
+ * bit the same on every path; the copies differ only in the order in which
+ * a reduction adds its lanes' partial sums. */
+#define QKV__KERNEL_BODY static inline __attribute__((always_inline))
+
+#if QKV__CPU_X86
+/* QKV__KERNEL(name, (params), (args)) defines `static void name(params)`,
+ * running name##_body(args) compiled for the active path. */
+#define QKV__KERNEL(name, params, args)                                                            \
+    static __attribute__((target("avx512f,fma"))) void name##_avx512 params                        \
+    {                                                                                              \
+        name##_body args;                                                                          \
+    }                                                                                              \
+    static __attribute__((target("avx2,fma"))) void name##_avx2 params                             \
+    {                                                                                              \
+        name##_body args;                                                                          \
+    }                                                                                              \
+    static void name##_portable params { name##_body args; }                                       \
+    static void name params                                                                        \
+    {                                                                                              \
+        switch (qkv__cpu_active()) {                                                               \
+        case QKV__CPU_AVX512:                                                                      \
+            name##_avx512 args;                                                                    \
+            break;                                                                                 \
+        case QKV__CPU_AVX2:                                                                        \
+            name##_avx2 args;                                                                      \
+            break;                                                                                 \
+        default:                                                                                   \
+            name##_portable args;                                                                  \
+        }                                                                                          \
+    }
+#else
+/* One copy: the build's own vectors (NEON is aarch64's baseline), and the
+ * double build, whose gradient checks want plain C. */
+#define QKV__KERNEL(name, params, args)                                                            \
+    static void name params { name##_body args; }
+#endif
+
+#endif

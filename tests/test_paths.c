@@ -1,0 +1,260 @@
+/* Every vector path this CPU runs (tensor/kernels/cpu.h) against the portable
+ * one: each hot kernel's results, a short training run's losses, the
+ * float-vs-double tour; on each path 1 and 2 threads write byte-identical
+ * checkpoints; no path's kernels have fallen back to scalar code (the quick
+ * form of `qkv bench --ops`); and the program refuses a path the CPU lacks. */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../tensor/kernels/cpu.h"
+#include "../tensor/kernels/hot.h"
+#include "testing.h"
+
+enum { N = 4096, COLS = 128, BUFFERS = 5 };
+
+/* The buffers of qkv__hot_data, refilled from one seed: a..d in [-1, 1), e in [0.1, 1). */
+static void fill(qkv_real *mem)
+{
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 21);
+    for (size_t i = 0; i < BUFFERS * (size_t)N; i++)
+        mem[i] = (qkv_real)(i < 4 * (size_t)N ? 2 * qkv_rng_uniform(&rng) - 1
+                                              : 0.1 + 0.9 * qkv_rng_uniform(&rng));
+}
+
+static qkv__hot_data data_in(qkv_real *mem)
+{
+    return (qkv__hot_data){mem, mem + N, mem + 2 * N, mem + 3 * N, mem + 4 * N, N, COLS};
+}
+
+START_TEST(test_every_kernel_matches_portable)
+{
+    /* Each kernel's outputs on every path, from the same inputs, within
+     * float rounding of the portable path's: the paths differ only in the
+     * order of a sum's terms. Every buffer is compared, so a kernel that
+     * writes where it should not is caught too. */
+    qkv_real *want = malloc(BUFFERS * N * sizeof *want), *got = malloc(BUFFERS * N * sizeof *got);
+    ck_assert(want && got);
+    int n_kernels, compared = 0;
+    const qkv__hot_kernel *const *kernels = qkv__hot_kernels(&n_kernels);
+    ck_assert_int_ge(n_kernels, 18);
+    for (int ki = 0; ki < n_kernels; ki++) {
+        const qkv__hot_kernel *k = kernels[ki];
+        fill(want);
+        qkv__hot_data dw = data_in(want);
+        ck_assert_int_eq(qkv__cpu_force(QKV__CPU_PORTABLE), 0);
+        k->run(&dw);
+        for (int p = 0; p < QKV__CPU_N_PATHS; p++) {
+            if (p == QKV__CPU_PORTABLE || qkv__cpu_force(p) != 0)
+                continue;
+            fill(got);
+            qkv__hot_data dg = data_in(got);
+            k->run(&dg);
+            double worst = 0;
+            size_t at = 0;
+            for (size_t i = 0; i < BUFFERS * (size_t)N; i++) {
+                double err = fabs((double)got[i] - want[i]) / (1 + fabs((double)want[i]));
+                if (!(err <= worst)) /* NaN counts as the worst */
+                    worst = err, at = i;
+            }
+            ck_assert_msg(worst <= 1e-5, "%s on %s: value %zu is %g, portable %g", k->name,
+                          qkv__cpu_name(p), at, (double)got[at], (double)want[at]);
+            compared++;
+        }
+    }
+    qkv__cpu_force(-1);
+    printf("test_paths: %d kernels x paths matched the portable path\n", compared);
+    free(want);
+    free(got);
+}
+END_TEST
+
+/* A short text, repeated, in a temporary file (its name into path), loaded:
+ * a text the model learns within the steps, so a wrong kernel moves the loss. */
+static qkv_corpus *repeated_text(char *path)
+{
+    snprintf(path, 64, "/tmp/qkv_paths_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 200; i++)
+        fputs("the quick brown fox jumps over the lazy dog; attention is all you need.\n", f);
+    fclose(f);
+    qkv_corpus *c = qkv_corpus_load(path, NULL);
+    ck_assert_qkv(c);
+    return c;
+}
+
+/* Train `steps` steps of a small model (rows of 64: whole AVX-512 vectors,
+ * with the norm, activation and attention options on or off) on `threads`
+ * threads, on the active path; the last loss, and the checkpoint in ckpt. */
+static double train(qkv_corpus *c, bool options, int threads, int steps, const char *ckpt)
+{
+    omp_set_num_threads(threads);
+    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 32, .n_layer = 2, .n_head = 2,
+                         .n_embd = 64, .rope = options, .rmsnorm = options, .relu2 = options};
+    qkv_train_config tc = qkv_train_defaults();
+    tc.iters = steps;
+    tc.batch_size = 6;
+    tc.warmup = 5;
+    tc.lr = 3e-3;
+    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    ck_assert_qkv(t);
+    double loss = 0;
+    for (int i = 0; i < steps; i++)
+        ck_assert_msg(qkv_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_trainer_save(t, ckpt) == 0, "%s", qkv_last_error());
+    qkv_trainer_free(t);
+    return loss;
+}
+
+/* Whether files x and y hold the same bytes. */
+static bool same_bytes(const char *x, const char *y)
+{
+    FILE *f = fopen(x, "rb"), *g = fopen(y, "rb");
+    ck_assert(f && g);
+    int a, b;
+    do {
+        a = fgetc(f), b = fgetc(g);
+    } while (a == b && a != EOF);
+    fclose(f);
+    fclose(g);
+    return a == b;
+}
+
+START_TEST(test_training_on_every_path)
+{
+    /* On every path: 1 and 2 threads give the same checkpoint, byte for byte;
+     * and after 40 steps the loss is the portable path's within float
+     * rounding: the paths differ only in the order of a sum's terms (measured:
+     * 1.2e-7 apart); 1e-5 still catches a kernel off by 1e-4 (2.5e-5 apart). */
+    char text[64], dir[64], one[128], two[128];
+    qkv_corpus *c = repeated_text(text);
+    qkv_test_make_tmpdir(dir, sizeof dir, "qkv_paths");
+    snprintf(one, sizeof one, "%s/one.ckpt", dir);
+    snprintf(two, sizeof two, "%s/two.ckpt", dir);
+    for (int options = 0; options < 2; options++) {
+        double portable = NAN;
+        for (int p = QKV__CPU_N_PATHS - 1; p >= 0; p--) { /* the portable path first */
+            if (qkv__cpu_force(p) != 0)
+                continue;
+            double l1 = train(c, options, 1, 40, one), l2 = train(c, options, 2, 40, two);
+            ck_assert_msg(same_bytes(one, two), "%s, options %d: 1 and 2 threads differ",
+                          qkv__cpu_name(p), options);
+            ck_assert(l1 == l2);
+            if (p == QKV__CPU_PORTABLE)
+                portable = l1;
+            ck_assert_msg(fabs(l1 - portable) < 1e-5, "%s, options %d: loss %.9f, portable %.9f",
+                          qkv__cpu_name(p), options, l1, portable);
+            printf("test_paths: %s, options %d: loss after 40 steps %.9f (portable %.9f)\n",
+                   qkv__cpu_name(p), options, l1, portable);
+        }
+    }
+    qkv__cpu_force(-1);
+    qkv_test_remove_tmpdir(dir);
+    qkv_corpus_free(c);
+    unlink(text);
+}
+END_TEST
+
+/* Run a shell command; its exit status (-1 if it did not exit). */
+static int run(const char *cmd)
+{
+    int status = system(cmd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char *build_dir(void)
+{
+    const char *dir = getenv("QKV_TEST_BUILD");
+    return dir ? dir : "build";
+}
+
+START_TEST(test_tour_on_every_path)
+{
+    /* The float-vs-double op tour (test_precision) with each path forced. */
+    for (int p = 0; p < QKV__CPU_N_PATHS; p++) {
+        if (!qkv__cpu_supported(p))
+            continue;
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "QKV_CPU=%s CK_VERBOSITY=silent %s/tests/test_precision",
+                 qkv__cpu_name(p), build_dir());
+        ck_assert_msg(run(cmd) == 0, "the tour fails on %s: %s", qkv__cpu_name(p), cmd);
+    }
+}
+END_TEST
+
+START_TEST(test_no_scalar_fallback)
+{
+    /* qkv bench --ops --quick: each path's kernels at least 1.2x as fast as
+     * the next narrower path's, best of short rounds taken in turn (lenient
+     * for a shared machine; a scalar copy of a kernel is 2-8x slower). */
+#if defined(__SANITIZE_ADDRESS__)
+    /* The sanitizers' checks inside the loops keep the compiler from vectorizing them at all. */
+    printf("test_paths: scalar-fallback check SKIPPED: a sanitizer build vectorizes no kernel\n");
+#else
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s/qkv bench --ops --quick --no-gemm --no-train --no-sample",
+             build_dir());
+    ck_assert_msg(run(cmd) == 0, "a kernel's wider path is not faster: see the table above");
+#endif
+}
+END_TEST
+
+START_TEST(test_choosing_a_path)
+{
+    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_PORTABLE), 0);
+    ck_assert_int_eq(qkv__cpu_active(), QKV__CPU_PORTABLE);
+    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_N_PATHS), -1);
+    ck_assert_int_eq(qkv__cpu_active(), QKV__CPU_PORTABLE); /* a refused path changes nothing */
+    ck_assert_int_eq(qkv__cpu_force(-1), 0);
+    ck_assert_int_eq(qkv__cpu_parse("avx2"), QKV__CPU_AVX2);
+    ck_assert_int_eq(qkv__cpu_parse("AVX2"), -1);
+    ck_assert_int_eq(qkv__cpu_parse(NULL), -1);
+    ck_assert_int_eq(qkv__cpu_use("--cpu ", "sse9"), -1);
+    ck_assert_msg(strstr(qkv_last_error(), "--cpu sse9") && strstr(qkv_last_error(), "portable"),
+                  "%s", qkv_last_error());
+    char list[64];
+    printf("test_paths: this CPU runs %s\n", qkv__cpu_list(list, sizeof list));
+    /* The program: a named path is used and said; an unknown or unsupported one refused. */
+    char cmd[512];
+    for (int p = 0; p < QKV__CPU_N_PATHS; p++) {
+        snprintf(cmd, sizeof cmd,
+                 "QKV_CPU=%s %s/qkv bench --no-gemm --no-train --no-sample 2>&1 | "
+                 "grep -q '^vector path: %s '",
+                 qkv__cpu_name(p), build_dir(), qkv__cpu_name(p));
+        ck_assert_msg((run(cmd) == 0) == qkv__cpu_supported(p), "%s", cmd);
+    }
+    snprintf(cmd, sizeof cmd, "QKV_CPU=sse9 %s/qkv bench --no-gemm --no-train --no-sample "
+             "2>&1 >/dev/null | grep -q 'QKV_CPU=sse9: no such path'", build_dir());
+    ck_assert_msg(run(cmd) == 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "QKV_CPU=sse9 %s/qkv bench --no-gemm --no-train --no-sample "
+             ">/dev/null 2>&1", build_dir());
+    ck_assert_int_eq(run(cmd), 1);
+    snprintf(cmd, sizeof cmd, "%s/qkv bench --cpu sse9 --no-gemm --no-train --no-sample "
+             ">/dev/null 2>&1", build_dir());
+    ck_assert_int_eq(run(cmd), 2); /* a bad flag value: a usage error */
+}
+END_TEST
+
+static Suite *paths_suite(void)
+{
+    Suite *s = suite_create("paths");
+    TCase *tc = tcase_create("paths");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_choosing_a_path);
+    tcase_add_test(tc, test_every_kernel_matches_portable);
+    tcase_add_test(tc, test_training_on_every_path);
+    tcase_add_test(tc, test_tour_on_every_path);
+    tcase_add_test(tc, test_no_scalar_fallback);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+QKV_TEST_MAIN(paths_suite)
