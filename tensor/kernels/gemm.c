@@ -50,6 +50,10 @@ bool qkv__gemm_path_supported(int id)
     case QKV__GEMM_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
 #endif
+#if QKV__GEMM_AARCH64
+    case QKV__GEMM_NEON:
+        return true; /* every ARMv8-A CPU has NEON, FMA included */
+#endif
     default:
         return false;
     }
@@ -71,6 +75,10 @@ static const qkv__gemm_path *path_by_id(int id)
         return &qkv__gemm_avx512;
     case QKV__GEMM_AVX2:
         return &qkv__gemm_avx2;
+#endif
+#if QKV__GEMM_AARCH64
+    case QKV__GEMM_NEON:
+        return &qkv__gemm_neon;
 #endif
     default:
         return &qkv__gemm_portable;

@@ -17,12 +17,18 @@
 
 #include "qkv/base.h"
 
-/* The SIMD kernels are float-only and x86-64-only; elsewhere, and in the
- * double build, only the portable kernel exists. */
+/* The SIMD kernels are float-only: the AVX ones x86-64-only, the NEON one
+ * aarch64-only. Elsewhere, and in the double build, only the portable kernel
+ * exists. */
 #if defined(__x86_64__) && !defined(QKV_DOUBLE)
 #define QKV__GEMM_X86 1
 #else
 #define QKV__GEMM_X86 0
+#endif
+#if defined(__aarch64__) && !defined(QKV_DOUBLE)
+#define QKV__GEMM_AARCH64 1
+#else
+#define QKV__GEMM_AARCH64 0
 #endif
 
 /* One MR×NR tile of C (see the comment at the top). */
@@ -51,7 +57,7 @@ typedef void qkv__gemm_dot_fn(int m, int n, int k, qkv_real alpha, const qkv_rea
 
 /* A micro-kernel, its tile shape and the packing routines that feed it. */
 typedef struct qkv__gemm_path {
-    const char *name;            /* "avx512", "avx2" or "portable", for tests and benchmarks */
+    const char *name;            /* "avx512", "avx2", "neon" or "portable", for tests and benchmarks */
     int mr, nr;                  /* tile rows (broadcast from A) and columns (vectors of B) */
     qkv__gemm_kernel_fn *kernel; /* computes one tile */
     qkv__gemm_pack_a_fn *pack_a; /* packs a panel of A (transposed or at the bottom edge) */
@@ -60,12 +66,15 @@ typedef struct qkv__gemm_path {
 } qkv__gemm_path;
 
 /* The kernels, fastest first; ids for qkv__gemm_force_path. */
-enum { QKV__GEMM_AVX512, QKV__GEMM_AVX2, QKV__GEMM_PORTABLE, QKV__GEMM_N_PATHS };
+enum { QKV__GEMM_AVX512, QKV__GEMM_AVX2, QKV__GEMM_NEON, QKV__GEMM_PORTABLE, QKV__GEMM_N_PATHS };
 
 extern const qkv__gemm_path qkv__gemm_portable;
 #if QKV__GEMM_X86
 extern const qkv__gemm_path qkv__gemm_avx2;
 extern const qkv__gemm_path qkv__gemm_avx512;
+#endif
+#if QKV__GEMM_AARCH64
+extern const qkv__gemm_path qkv__gemm_neon;
 #endif
 
 /* Largest mr and nr of any path (the driver's stack buffers are sized by them). */
