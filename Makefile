@@ -283,3 +283,42 @@ valgrind: $(BUILD)/qkv
 	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html and four failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)
+
+# ---- aarch64: the library and the core suites, cross-built, run under qemu-user ----
+#   make test-aarch64   build into $(BUILD)/aarch64 with $(AARCH64_CC), run the suites with $(AARCH64_QEMU)
+# Needs gcc-aarch64-linux-gnu, qemu-user and Debian's arm64 multiarch Check, libc
+# and libgomp (dpkg --add-architecture arm64; check:arm64 libsubunit-dev:arm64
+# libgomp1:arm64): the programs run on that loader and those libraries, so qemu
+# gets no -L (the cross toolchain's own libc, an older build, must not meet
+# the multiarch one: threads hang in pthread_create).
+AARCH64_CC     ?= aarch64-linux-gnu-gcc
+AARCH64_QEMU   ?= qemu-aarch64
+AARCH64_PC     := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
+AARCH64_SUITES := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%)
+
+# Any aarch64 build, native or cross. NEON is the baseline there, so the row
+# kernels are compiled once, and these let GCC vectorize them: no FP traps
+# (the selects of GELU, ReLU² and the clamps become vector selects), no errno
+# (AdamW's sqrt), loop unswitching (the norms' `w ? w[j] : 1` becomes two
+# loops); and in the float library, contraction of a·b + c into FMLA (the same
+# values up to float rounding). The double build, the gradient checks' finite
+# differences, keeps separate roundings: contracted, one of them missed 1e-6.
+ifneq ($(filter aarch64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+BASE += -fno-trapping-math -fno-math-errno -funswitch-loops
+$(BUILD)/obj/%.o: BASE += -ffp-contract=fast
+endif
+
+.PHONY: test-aarch64
+test-aarch64:
+	@missing=""; \
+	command -v $(AARCH64_CC) >/dev/null || missing="$$missing $(AARCH64_CC)"; \
+	command -v $(AARCH64_QEMU) >/dev/null || missing="$$missing $(AARCH64_QEMU)"; \
+	$(AARCH64_PC) --exists check 2>/dev/null || missing="$$missing check:arm64"; \
+	[ -e /usr/lib/aarch64-linux-gnu/libgomp.so.1 ] || missing="$$missing libgomp1:arm64"; \
+	if [ -n "$$missing" ]; then echo "test-aarch64: SKIPPED: no$$missing"; exit 0; fi; \
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/aarch64 CC=$(AARCH64_CC) SAN= \
+	    CHECK_CFLAGS="$$($(AARCH64_PC) --cflags check)" CHECK_LIBS="$$($(AARCH64_PC) --libs check)" \
+	    $(AARCH64_SUITES:%=$(BUILD)/aarch64/tests/%) || exit 1; \
+	fail=0; for t in $(AARCH64_SUITES); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
+	    CK_TIMEOUT_MULTIPLIER=5 QKV_TEST_BUILD=$(BUILD)/aarch64 $(AARCH64_QEMU) $(BUILD)/aarch64/tests/$$t || fail=1; done; \
+	if [ $$fail -ne 0 ]; then echo "SOME AARCH64 TEST SUITES FAILED"; exit 1; fi
