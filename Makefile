@@ -320,7 +320,7 @@ test-aarch64 test-aarch64-quick:
 	$(AARCH64_PC) --exists check 2>/dev/null || missing="$$missing check:arm64"; \
 	[ -e /usr/lib/aarch64-linux-gnu/libgomp.so.1 ] || missing="$$missing libgomp1:arm64"; \
 	if [ -n "$$missing" ]; then echo "$@: SKIPPED: no$$missing"; exit 0; fi; \
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/aarch64 CC=$(AARCH64_CC) SAN= \
+	$(MAKE) -s --no-print-directory BUILD=$(BUILD)/aarch64 CC=$(AARCH64_CC) SAN= \
 	    CHECK_CFLAGS="$$($(AARCH64_PC) --cflags check)" CHECK_LIBS="$$($(AARCH64_PC) --libs check)" \
 	    $(AARCH64_SUITES:%=$(BUILD)/aarch64/tests/%) || exit 1; \
 	fail=0; for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
