@@ -285,16 +285,18 @@ valgrind: $(BUILD)/qkv
 -include $(FUZZ_OBJ:.o=.d)
 
 # ---- aarch64: the library and the core suites, cross-built, run under qemu-user ----
-#   make test-aarch64   build into $(BUILD)/aarch64 with $(AARCH64_CC), run the suites with $(AARCH64_QEMU)
+#   make test-aarch64   build into $(BUILD)/aarch64 with $(AARCH64_CC), check that the hot row
+#                       kernels are NEON code (tests/aarch64/neon_kernels.sh), run the suites with $(AARCH64_QEMU)
 # Needs gcc-aarch64-linux-gnu, qemu-user and Debian's arm64 multiarch Check, libc
 # and libgomp (dpkg --add-architecture arm64; check:arm64 libsubunit-dev:arm64
 # libgomp1:arm64): the programs run on that loader and those libraries, so qemu
 # gets no -L (the cross toolchain's own libc, an older build, must not meet
 # the multiarch one: threads hang in pthread_create).
-AARCH64_CC     ?= aarch64-linux-gnu-gcc
-AARCH64_QEMU   ?= qemu-aarch64
-AARCH64_PC     := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
-AARCH64_SUITES := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%)
+AARCH64_CC      ?= aarch64-linux-gnu-gcc
+AARCH64_QEMU    ?= qemu-aarch64
+AARCH64_OBJDUMP ?= $(AARCH64_CC:%gcc=%objdump)
+AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
+AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%)
 
 # Any aarch64 build, native or cross. NEON is the baseline there, so the row
 # kernels are compiled once, and these let GCC vectorize them: no FP traps
@@ -302,7 +304,8 @@ AARCH64_SUITES := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(
 # (AdamW's sqrt), loop unswitching (the norms' `w ? w[j] : 1` becomes two
 # loops); and in the float library, contraction of a·b + c into FMLA (the same
 # values up to float rounding). The double build, the gradient checks' finite
-# differences, keeps separate roundings: contracted, one of them missed 1e-6.
+# differences, keeps separate roundings (contracted, grad_nn's decoder block
+# missed the checks' 1e-6 tolerance).
 ifneq ($(filter aarch64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
 BASE += -fno-trapping-math -fno-math-errno -funswitch-loops
 $(BUILD)/obj/%.o: BASE += -ffp-contract=fast
@@ -323,6 +326,7 @@ test-aarch64 test-aarch64-quick:
 	$(MAKE) -s --no-print-directory BUILD=$(BUILD)/aarch64 CC=$(AARCH64_CC) SAN= \
 	    CHECK_CFLAGS="$$($(AARCH64_PC) --cflags check)" CHECK_LIBS="$$($(AARCH64_PC) --libs check)" \
 	    $(AARCH64_SUITES:%=$(BUILD)/aarch64/tests/%) || exit 1; \
-	fail=0; for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
+	fail=0; sh tests/aarch64/neon_kernels.sh $(BUILD)/aarch64 $(AARCH64_OBJDUMP) || fail=1; \
+	for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
 	    CK_TIMEOUT_MULTIPLIER=5 QKV_TEST_BUILD=$(BUILD)/aarch64 $(AARCH64_QEMU) $(BUILD)/aarch64/tests/$$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "$@: SOME AARCH64 TEST SUITES FAILED"; exit 1; fi
