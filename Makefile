@@ -296,7 +296,10 @@ AARCH64_CC      ?= aarch64-linux-gnu-gcc
 AARCH64_QEMU    ?= qemu-aarch64
 AARCH64_OBJDUMP ?= $(AARCH64_CC:%gcc=%objdump)
 AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
-AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%)
+# The core suites, and the others that run in a second or less under qemu (the
+# rest run the program, or dump programs, as child processes: qemu-user cannot).
+AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%) \
+                   test_optim test_nn test_attention_core test_training test_generate
 
 # Any aarch64 build, native or cross. NEON is the baseline there, so the row
 # kernels are compiled once, and these let GCC vectorize them: no FP traps
