@@ -137,7 +137,7 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # MPI launcher through QKV_MPIRUN.
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v $(MPIRUN) >/dev/null && echo 1)
 
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage $(if $(SAN),,fuzz-smoke)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage $(if $(SAN),,fuzz-smoke test-aarch64-quick)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) QKV_MPIRUN=$(MPIRUN) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
@@ -286,3 +286,53 @@ valgrind: $(BUILD)/qkv
 	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html and four failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)
+
+# ---- aarch64: the library and the core suites, cross-built, run under qemu-user ----
+#   make test-aarch64   build into $(BUILD)/aarch64 with $(AARCH64_CC), check that the hot row
+#                       kernels are NEON code (tests/aarch64/neon_kernels.sh), run the suites with $(AARCH64_QEMU)
+# Needs gcc-aarch64-linux-gnu, qemu-user and Debian's arm64 multiarch Check, libc
+# and libgomp (dpkg --add-architecture arm64; check:arm64 libsubunit-dev:arm64
+# libgomp1:arm64): the programs run on that loader and those libraries, so qemu
+# gets no -L (the cross toolchain's own libc, an older build, must not meet
+# the multiarch one: threads hang in pthread_create).
+AARCH64_CC      ?= aarch64-linux-gnu-gcc
+AARCH64_QEMU    ?= qemu-aarch64
+AARCH64_OBJDUMP ?= $(AARCH64_CC:%gcc=%objdump)
+AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
+# The core suites, and the others that run in a second or less under qemu (the
+# rest run the program, or dump programs, as child processes: qemu-user cannot).
+AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%) \
+                   test_optim test_nn test_attention_core test_training test_generate
+
+# Any aarch64 build, native or cross. NEON is the baseline there, so the row
+# kernels are compiled once, and these let GCC vectorize them: no FP traps
+# (the selects of GELU, ReLU² and the clamps become vector selects), no errno
+# (AdamW's sqrt), loop unswitching (the norms' `w ? w[j] : 1` becomes two
+# loops); and in the float library, contraction of a·b + c into FMLA (the same
+# values up to float rounding). The double build, the gradient checks' finite
+# differences, keeps separate roundings (contracted, grad_nn's decoder block
+# missed the checks' 1e-6 tolerance).
+ifneq ($(filter aarch64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+BASE += -fno-trapping-math -fno-math-errno -funswitch-loops
+$(BUILD)/obj/%.o: BASE += -ffp-contract=fast
+endif
+
+# make test runs the quick form: every suite built, all but test_gpt run
+# (about a minute under qemu on a busy 2-core machine; test_gpt alone takes 80 s).
+.PHONY: test-aarch64 test-aarch64-quick
+test-aarch64: AARCH64_RUN := $(AARCH64_SUITES)
+test-aarch64-quick: AARCH64_RUN := $(filter-out test_gpt,$(AARCH64_SUITES))
+test-aarch64 test-aarch64-quick:
+	@missing=""; \
+	command -v $(AARCH64_CC) >/dev/null || missing="$$missing $(AARCH64_CC)"; \
+	command -v $(AARCH64_QEMU) >/dev/null || missing="$$missing $(AARCH64_QEMU)"; \
+	$(AARCH64_PC) --exists check 2>/dev/null || missing="$$missing check:arm64"; \
+	[ -e /usr/lib/aarch64-linux-gnu/libgomp.so.1 ] || missing="$$missing libgomp1:arm64"; \
+	if [ -n "$$missing" ]; then echo "$@: SKIPPED: no$$missing"; exit 0; fi; \
+	$(MAKE) -s --no-print-directory BUILD=$(BUILD)/aarch64 CC=$(AARCH64_CC) SAN= \
+	    CHECK_CFLAGS="$$($(AARCH64_PC) --cflags check)" CHECK_LIBS="$$($(AARCH64_PC) --libs check)" \
+	    $(AARCH64_SUITES:%=$(BUILD)/aarch64/tests/%) || exit 1; \
+	fail=0; sh tests/aarch64/neon_kernels.sh $(BUILD)/aarch64 $(AARCH64_OBJDUMP) || fail=1; \
+	for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
+	    CK_TIMEOUT_MULTIPLIER=5 QKV_TEST_BUILD=$(BUILD)/aarch64 $(AARCH64_QEMU) $(BUILD)/aarch64/tests/$$t || fail=1; done; \
+	if [ $$fail -ne 0 ]; then echo "$@: SOME AARCH64 TEST SUITES FAILED"; exit 1; fi

@@ -6,6 +6,7 @@
  * multiply and an add on SSE2's xmm for the portable path): a peak, since
  * other work on the machine only lowers it. Each GEMM figure is the median of several
  * timed runs after two warm-up runs. */
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +29,6 @@ static double largest(const double *v, int n)
     return m;
 }
 
-#if QKV__CPU_X86
-#include <immintrin.h>
-
 /* `chains` independent FMA chains (a multiple of 4), every accumulator in a
  * register beside the two constants: enough chains to cover the FMA latency
  * on both pipes (4 cycles × 2 needs 8), few enough not to spill. */
@@ -47,6 +45,9 @@ static double largest(const double *v, int n)
         s += out[0];                                                                          \
     }                                                                                         \
     return s
+
+#if QKV__CPU_X86
+#include <immintrin.h>
 
 /* 24 of AVX-512's 32 zmm registers: its kernel's 12×32 tile holds as many. */
 enum { CHAINS_AVX512 = 24, CHAINS_AVX2 = 12, CHAINS_SSE2 = 12 };
@@ -72,15 +73,57 @@ static float mul_add_loop_sse2(long iters)
     PEAK_LOOP(__m128, _mm_set1_ps, mul_add, 4, CHAINS_SSE2);
 }
 
+/* The active path's FMA loop, its vector width and its chains. */
+static float fma_loop(long iters, int *lanes, int *chains)
+{
+    switch (qkv__cpu_active()) {
+    case QKV__CPU_AVX512:
+        *lanes = 16, *chains = CHAINS_AVX512;
+        return iters ? fma_loop_avx512(iters) : 0;
+    case QKV__CPU_AVX2:
+        *lanes = 8, *chains = CHAINS_AVX2;
+        return iters ? fma_loop_avx2(iters) : 0;
+    default:
+        *lanes = 4, *chains = CHAINS_SSE2;
+        return iters ? mul_add_loop_sse2(iters) : 0;
+    }
+}
+#elif QKV__CPU_AARCH64
+#include <arm_neon.h>
+
+/* 24 of NEON's 32 q registers, as many as its GEMM kernel's 8×12 tile holds. */
+enum { CHAINS_NEON = 24 };
+
+static inline float32x4_t fma_neon(float32x4_t a, float32x4_t x, float32x4_t y)
+{
+    return vfmaq_f32(y, a, x); /* a·x + y, as _mm256_fmadd_ps(a, x, y) */
+}
+static float fma_loop_neon(long iters)
+{
+    PEAK_LOOP(float32x4_t, vdupq_n_f32, fma_neon, 4, CHAINS_NEON);
+}
+
+/* NEON's FMA loop (every path runs it: NEON is aarch64's baseline). */
+static float fma_loop(long iters, int *lanes, int *chains)
+{
+    *lanes = 4, *chains = CHAINS_NEON;
+    return iters ? fma_loop_neon(iters) : 0;
+}
+#else
+/* No vector FMA loop for this CPU: one scalar multiply-add chain per slot. */
+static float fma_loop(long iters, int *lanes, int *chains)
+{
+    *lanes = 1, *chains = 4;
+    PEAK_LOOP(float, (float), fmaf, 1, 4);
+}
+#endif
+
 /* fp32 GFLOP/s of `threads` threads each running the active path's FMA loop
  * (total over threads). */
 static double measure_peak(int threads)
 {
-    const qkv__cpu_path path = qkv__cpu_active();
-    const int lanes = path == QKV__CPU_AVX512 ? 16 : path == QKV__CPU_AVX2 ? 8 : 4;
-    const int chains = path == QKV__CPU_AVX512 ? CHAINS_AVX512
-                       : path == QKV__CPU_AVX2 ? CHAINS_AVX2
-                                               : CHAINS_SSE2;
+    int lanes, chains;
+    fma_loop(0, &lanes, &chains);
     /* many short runs (~5 ms): on a shared machine some run undisturbed */
     enum { PEAK_RUNS = 41 };
     const long iters = 32 * 1000 * 1000 / chains;
@@ -89,20 +132,11 @@ static double measure_peak(int threads)
     for (int r = 0; r < PEAK_RUNS; r++) {
         double t0 = cli_now();
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
-        sink += path == QKV__CPU_AVX512 ? fma_loop_avx512(iters)
-                : path == QKV__CPU_AVX2 ? fma_loop_avx2(iters)
-                                        : mul_add_loop_sse2(iters);
+        sink += fma_loop(iters, &(int){0}, &(int){0});
         runs[r] = flops_per_iter * (double)iters * threads / (cli_now() - t0) * 1e-9;
     }
     return largest(runs, PEAK_RUNS); /* a peak: other work on the machine only lowers it */
 }
-#else
-static double measure_peak(int threads)
-{
-    (void)threads;
-    return 0; /* no FMA loop for this CPU yet: percentages print as 0 */
-}
-#endif
 
 typedef struct shape {
     const char *what;  /* M x N x K, and where the model uses it */

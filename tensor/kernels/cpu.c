@@ -10,6 +10,7 @@
 static const char *const names[QKV__CPU_N_PATHS] = {
     [QKV__CPU_AVX512] = "avx512",
     [QKV__CPU_AVX2] = "avx2",
+    [QKV__CPU_NEON] = "neon",
     [QKV__CPU_PORTABLE] = "portable",
 };
 
@@ -31,6 +32,10 @@ bool qkv__cpu_supported(int path)
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case QKV__CPU_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#endif
+#if QKV__CPU_AARCH64
+    case QKV__CPU_NEON:
+        return true;
 #endif
     default:
         return false;
@@ -102,7 +107,7 @@ int qkv__cpu_use(const char *what, const char *name)
         return 0;
     char list[64];
     return qkv_set_error("%s%s: %s (this CPU runs: %s)", what, name,
-                         p < 0 ? "no such path (avx512, avx2 or portable)"
+                         p < 0 ? "no such path (avx512, avx2, neon or portable)"
                                : "this CPU does not support it",
                          qkv__cpu_list(list, sizeof list));
 }

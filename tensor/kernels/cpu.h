@@ -21,6 +21,7 @@
 typedef enum qkv__cpu_path {
     QKV__CPU_AVX512,   /* x86-64 with AVX-512F and FMA: 16 floats per vector */
     QKV__CPU_AVX2,     /* x86-64 with AVX2 and FMA: 8 floats */
+    QKV__CPU_NEON,     /* aarch64 (NEON and FMA are its baseline): 4 floats */
     QKV__CPU_PORTABLE, /* plain C at the build's baseline (SSE2 on x86-64): any CPU */
     QKV__CPU_N_PATHS
 } qkv__cpu_path;
@@ -58,6 +59,11 @@ const char *qkv__cpu_list(char *buf, int size);
 #define QKV__CPU_X86 1
 #else
 #define QKV__CPU_X86 0
+#endif
+#if defined(__aarch64__) && !defined(QKV_DOUBLE)
+#define QKV__CPU_AARCH64 1 /* the NEON GEMM kernel; the row kernels are compiled once */
+#else
+#define QKV__CPU_AARCH64 0
 #endif
 
 /* What a kernel body is: inlined into each path's copy, which then compiles

@@ -46,6 +46,10 @@ const qkv__gemm_path *qkv__gemm_active_path(void)
     case QKV__CPU_AVX2:
         return &qkv__gemm_avx2;
 #endif
+#if QKV__CPU_AARCH64
+    case QKV__CPU_NEON:
+        return &qkv__gemm_neon;
+#endif
     default:
         return &qkv__gemm_portable;
     }

@@ -18,8 +18,9 @@
 #include "cpu.h"
 #include "qkv/base.h"
 
-/* The SIMD kernels are float-only and x86-64-only (QKV__CPU_X86); elsewhere,
- * and in the double build, only the portable kernel exists. */
+/* The SIMD kernels are float-only: the AVX ones x86-64-only (QKV__CPU_X86),
+ * the NEON one aarch64-only (QKV__CPU_AARCH64). Elsewhere, and in the double
+ * build, only the portable kernel exists. */
 
 /* One MR×NR tile of C (see the comment at the top). */
 typedef void qkv__gemm_kernel_fn(int kc, const qkv_real *a, ptrdiff_t rs_a, ptrdiff_t cs_a,
@@ -64,7 +65,7 @@ typedef void qkv__gemm_dot_fn(int m, int n, int k, qkv_real alpha, const qkv_rea
 
 /* A micro-kernel, its tile shape and the packing routines that feed it. */
 typedef struct qkv__gemm_path {
-    const char *name;            /* "avx512", "avx2" or "portable", for tests and benchmarks */
+    const char *name;            /* "avx512", "avx2", "neon" or "portable", for tests and benchmarks */
     int mr, nr;                  /* tile rows (broadcast from A) and columns (vectors of B) */
     qkv__gemm_kernel_fn *kernel; /* computes one tile */
     qkv__gemm_pack_a_fn *pack_a; /* packs a panel of A (transposed or at the bottom edge) */
@@ -76,6 +77,9 @@ extern const qkv__gemm_path qkv__gemm_portable;
 #if QKV__CPU_X86
 extern const qkv__gemm_path qkv__gemm_avx2;
 extern const qkv__gemm_path qkv__gemm_avx512;
+#endif
+#if QKV__CPU_AARCH64
+extern const qkv__gemm_path qkv__gemm_neon;
 #endif
 
 /* Largest mr and nr of any path (the driver's stack buffers are sized by them). */
