@@ -152,6 +152,13 @@ START_TEST(test_schedule_warmup_stable_decay)
     s.wsd_decay = 1;
     ck_assert_double_eq(qkv_lr_at(&s, 100), 1e-3);
     ck_assert_double_eq_tol(qkv_lr_at(&s, 1050), 5.5e-4, 1e-15);
+    /* The decay spans a whole number of steps, round(wsd_decay·decay) (qkv/optim.h):
+     * 0.25 of 10 is 2.5 steps, rounded to 3, so it starts at step 7 and step 8
+     * is a third of the way down (7.0e-4), not a fifth from 7.5 (8.2e-4). */
+    qkv_lr_schedule r = {.lr = 1e-3, .min_lr = 1e-4, .decay_iters = 10, .wsd_decay = 0.25};
+    ck_assert_double_eq(qkv_lr_at(&r, 6), 1e-3);
+    ck_assert_double_eq_tol(qkv_lr_at(&r, 7), 1e-3, 1e-15);
+    ck_assert_double_eq_tol(qkv_lr_at(&r, 8), 7e-4, 1e-15);
 }
 END_TEST
 

@@ -110,8 +110,9 @@ typedef struct qkv_lr_schedule {
 /* The learning rate for step it (from 0): lr·(it+1)/(warmup+1) while
  * it < warmup; then, with wsd_decay = 0,
  * min_lr + ½(1 + cos(π·(it−warmup)/(decay−warmup)))·(lr − min_lr) up to
- * decay_iters; with wsd_decay > 0, lr until s = decay − wsd_decay·decay (at
- * least warmup), then lr + (min_lr − lr)·(it − s)/(decay − s); then min_lr
+ * decay_iters; with wsd_decay > 0, lr until s = decay − round(wsd_decay·decay)
+ * (rounded to the nearest step, halves away from 0, so the decay spans a whole
+ * number of steps; at least warmup), then lr + (min_lr − lr)·(it − s)/(decay − s); then min_lr
  * (with decay_iters 0: lr after the warmup). NAN (with a message) for a NULL
  * s or a negative it. */
 double qkv_lr_at(const qkv_lr_schedule *s, int64_t it);
