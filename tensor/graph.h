@@ -51,9 +51,6 @@ void *qkv__set_ctx(qkv_arena *a, qkv_node *n, const void *ctx, size_t size);
 qkv_tensor *qkv__shape_error(const char *op, const char *what, const qkv_tensor *a,
                              const qkv_tensor *b);
 
-/* y (rows, cols) += b (cols) on every row, in place (a bias). */
-void qkv__add_rows(qkv_real *y, const qkv_real *b, size_t rows, size_t cols);
-
 /* dst (cols) += the column sums of src (rows, cols), the same at any thread count. */
 void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_t cols);
 

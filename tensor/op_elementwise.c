@@ -129,10 +129,6 @@ static void binary_backward_y(qkv_real *dy, const qkv_real *dout, const qkv_real
     }
 }
 
-void qkv__add_rows(qkv_real *y, const qkv_real *b, size_t rows, size_t cols)
-{
-    over_rows(binary_row, y, y, b, (rows_view){rows * cols, cols, 0}, OP_ADD);
-}
 
 void qkv__add_column_sums(qkv_real *dst, const qkv_real *src, size_t rows, size_t cols)
 {
