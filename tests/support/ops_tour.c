@@ -126,6 +126,19 @@ int ops_tour(int passes, tour_report_fn report, void *ud)
     check(&t, "attention", qkv_attention(t.a, q, k, v, &mask, 0, NULL, &weights));
     if (weights) /* for inspection only: no gradient flows through it */
         report(ud, "attention weights", weights->data, weights->size);
+
+    /* The Linear as one node, and the modern options' ops (--relu2, --rmsnorm,
+     * --rope), feeding multi-head attention with the heads side by side. */
+    qkv_tensor *lin = check(&t, "affine", qkv_affine(t.a, h, w, bias));
+    check(&t, "relu2", qkv_relu2(t.a, lin));
+    qkv_tensor *rms = check(&t, "rmsnorm", qkv_rmsnorm(t.a, lin, bias, 1e-5));
+    qkv_tensor *rq = check(&t, "rope", qkv_rope(t.a, rms, H, 1));
+    qkv_tensor *rk = qkv_rope(t.a, x, H, 0);
+    qkv_tensor *heads_weights = NULL;
+    check(&t, "attention_heads",
+          qkv_attention_heads(t.a, rq, rk, e, H, &mask, 0, NULL, &heads_weights));
+    if (heads_weights)
+        report(ud, "attention_heads weights", heads_weights->data, heads_weights->size);
     qkv_tensor *logits = qkv_matmul(t.a, ln, head, false, true);
     check(&t, "cross_entropy", qkv_cross_entropy(t.a, logits, targets, -1));
 
