@@ -22,15 +22,8 @@ static void make_tmpdir(void) { qkv_test_make_tmpdir(tmpdir, sizeof tmpdir, "qkv
 
 static void remove_tmpdir(void) { qkv_test_remove_tmpdir(tmpdir); }
 
-/* tmpdir/name (a static buffer per slot, so two can be held at once). */
-static const char *tmp_path(const char *name)
-{
-    static char paths[2][128];
-    static int slot;
-    slot ^= 1;
-    snprintf(paths[slot], sizeof paths[slot], "%s/%s", tmpdir, name);
-    return paths[slot];
-}
+/* tmpdir/name (see qkv_test_path). */
+static const char *tmp_path(const char *name) { return qkv_test_path(tmpdir, name); }
 
 /* The bytes of a file (malloc'd) and their number. */
 static unsigned char *read_all(const char *path, size_t *n)

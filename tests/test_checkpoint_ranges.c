@@ -19,15 +19,8 @@ static void make_tmpdir(void) { qkv_test_make_tmpdir(tmpdir, sizeof tmpdir, "qkv
 
 static void remove_tmpdir(void) { qkv_test_remove_tmpdir(tmpdir); }
 
-/* tmpdir/name (a static buffer per slot, so three can be held at once). */
-static const char *tmp_path(const char *name)
-{
-    static char paths[3][128];
-    static int slot;
-    slot = (slot + 1) % 3;
-    snprintf(paths[slot], sizeof paths[slot], "%s/%s", tmpdir, name);
-    return paths[slot];
-}
+/* tmpdir/name (see qkv_test_path). */
+static const char *tmp_path(const char *name) { return qkv_test_path(tmpdir, name); }
 
 /* n bytes of made-up text (lower-case letters, spaces, newlines) at name. */
 static const char *write_text(const char *name, size_t n)

@@ -51,16 +51,6 @@ static void empty_dir(const char *dir)
     closedir(d);
 }
 
-/* root/sub/name in a static buffer (two slots, so two can be held at once). */
-static const char *in_dir(const char *dir, const char *name)
-{
-    static char paths[2][256];
-    static int slot;
-    slot ^= 1;
-    snprintf(paths[slot], sizeof paths[slot], "%s/%s", dir, name);
-    return paths[slot];
-}
-
 /* ---- the suite's directories and corpora (made by the parent process) ---- */
 
 static const char *TEXT =
@@ -77,8 +67,8 @@ static void make_dirs(void)
     ck_assert_int_eq(mkdir(data, 0700), 0);
     snprintf(text_path, sizeof text_path, "%s/text.txt", data);
     write_file(text_path, TEXT, strlen(TEXT), 60);
-    write_file(in_dir(data, "empty.txt"), "", 0, 1);
-    write_file(in_dir(data, "short.txt"), "0123456789", 10, 1);
+    write_file(qkv_test_path(data, "empty.txt"), "", 0, 1);
+    write_file(qkv_test_path(data, "short.txt"), "0123456789", 10, 1);
 }
 
 static void remove_dirs(void)
@@ -373,8 +363,8 @@ START_TEST(test_text_outside_the_vocabulary)
     result_free(&r);
     /* A truncated checkpoint says so. */
     size_t n;
-    char *bytes = qkv_test_read_file(in_dir(work, "run.ckpt"), &n);
-    write_file(in_dir(work, "cut.ckpt"), bytes, n / 2, 1);
+    char *bytes = qkv_test_read_file(qkv_test_path(work, "run.ckpt"), &n);
+    write_file(qkv_test_path(work, "cut.ckpt"), bytes, n / 2, 1);
     free(bytes);
     r = RUN("sample", "--ckpt", "cut.ckpt");
     EXPECT(r, 1, "checkpoint 'cut.ckpt' is truncated");
@@ -422,8 +412,8 @@ END_TEST
 static void assert_same_checkpoint(const char *a, const char *b)
 {
     size_t n_a, n_b;
-    char *bytes_a = qkv_test_read_file(in_dir(work, a), &n_a);
-    char *bytes_b = qkv_test_read_file(in_dir(work, b), &n_b);
+    char *bytes_a = qkv_test_read_file(qkv_test_path(work, a), &n_a);
+    char *bytes_b = qkv_test_read_file(qkv_test_path(work, b), &n_b);
     ck_assert_uint_eq(n_a, n_b);
     ck_assert_msg(memcmp(bytes_a, bytes_b, n_a) == 0,
                   "the resumed run's checkpoint %s differs from the uninterrupted run's %s", b, a);
@@ -478,7 +468,7 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     result_free(&r);
 
     qkv_tokenizer vocab;
-    qkv_checkpoint *ck = qkv_checkpoint_open(in_dir(work, "run.ckpt"), "gpt");
+    qkv_checkpoint *ck = qkv_checkpoint_open(qkv_test_path(work, "run.ckpt"), "gpt");
     ck_assert_qkv(ck);
     ck_assert_int_eq(ck->step, step);
     qkv_checkpoint_close(ck);
@@ -495,8 +485,8 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
     size_t n_full, n_run;
     char *full, *run;
     /* The loss log continues the saved run's: the same rows as the uninterrupted run's. */
-    full = qkv_test_read_file(in_dir(work, "full.ckpt.csv"), &n_full);
-    run = qkv_test_read_file(in_dir(work, "run.ckpt.csv"), &n_run);
+    full = qkv_test_read_file(qkv_test_path(work, "full.ckpt.csv"), &n_full);
+    run = qkv_test_read_file(qkv_test_path(work, "run.ckpt.csv"), &n_run);
     size_t same = 0;
     while (same < n_full && same < n_run && full[same] == run[same])
         same++;
@@ -505,7 +495,7 @@ START_TEST(test_sigint_saves_and_resume_continues_exactly)
                   "\"%.60s\" vs \"%.60s\"", same, full + same, run + same);
     free(full);
     free(run);
-    qkv_gpt *m = qkv_gpt_load(in_dir(work, "run.ckpt"), &vocab);
+    qkv_gpt *m = qkv_gpt_load(qkv_test_path(work, "run.ckpt"), &vocab);
     ck_assert_qkv(m);
     qkv_gpt_free(m);
 #undef RUN_FLAGS
@@ -546,7 +536,7 @@ START_TEST(test_time_budget_ends_on_time_with_the_schedule_done)
     ck_assert_msg(step > 100, "only %ld steps in %gs", step, budget);
     ck_assert_msg(fabs(lr - 2e-05) < 1e-07, "the lr ended at %g, not at --min-lr 2e-05", lr);
     result_free(&r);
-    qkv_checkpoint *ck = qkv_checkpoint_open(in_dir(work, "t.ckpt"), "gpt");
+    qkv_checkpoint *ck = qkv_checkpoint_open(qkv_test_path(work, "t.ckpt"), "gpt");
     ck_assert_qkv(ck);
     ck_assert_int_eq(ck->step, step);
     qkv_train_config tc;
@@ -560,7 +550,7 @@ START_TEST(test_time_budget_ends_on_time_with_the_schedule_done)
     secs = done_seconds(r.out);
     ck_assert_msg(secs > 0.5 && secs < 1.5, "a 1s resumed budget took %gs:\n%s", secs, r.out);
     result_free(&r);
-    ck_assert_qkv(ck = qkv_checkpoint_open(in_dir(work, "t.ckpt"), "gpt"));
+    ck_assert_qkv(ck = qkv_checkpoint_open(qkv_test_path(work, "t.ckpt"), "gpt"));
     ck_assert_int_gt(ck->step, step);
     qkv_checkpoint_close(ck);
 }
@@ -605,7 +595,7 @@ START_TEST(test_diverging_run_stops_and_keeps_a_good_checkpoint)
     ck_assert_msg(!strstr(r.err, "nan"), "printf's nan in: %s", r.err); /* "NaN (not a number)" */
     result_free(&r);
     qkv_tokenizer vocab;
-    qkv_gpt *m = qkv_gpt_load(in_dir(work, "div.ckpt"), &vocab);
+    qkv_gpt *m = qkv_gpt_load(qkv_test_path(work, "div.ckpt"), &vocab);
     ck_assert_qkv(m);
     for (size_t i = 0; i < m->params->total; i++)
         ck_assert_msg(isfinite(m->params->data[i]), "value %zu is %g", i,
@@ -617,7 +607,7 @@ END_TEST
 /* ======================================================== files: nothing the program does destroys one */
 
 /* The bytes of work/name (malloc'd) and their number. */
-static char *work_bytes(const char *name, size_t *n) { return qkv_test_read_file(in_dir(work, name), n); }
+static char *work_bytes(const char *name, size_t *n) { return qkv_test_read_file(qkv_test_path(work, name), n); }
 
 /* work/name must hold exactly the n bytes of want. */
 static void expect_unchanged(const char *name, const char *want, size_t n)
@@ -640,7 +630,7 @@ static void patch_checkpoint(const char *from, const char *to, size_t at, uint64
     uint32_t crc = qkv_crc32(0, b, len - 4);
     for (int i = 0; i < 4; i++)
         b[len - 4 + (size_t)i] = (char)(crc >> (8 * i));
-    write_file(in_dir(work, to), b, len, 1);
+    write_file(qkv_test_path(work, to), b, len, 1);
     free(b);
 }
 
@@ -690,7 +680,7 @@ static result drain(piped *p)
 /* The number of lines of work/name (0 if it does not exist); each must be whole. */
 static int csv_rows(const char *name)
 {
-    if (access(in_dir(work, name), F_OK) != 0)
+    if (access(qkv_test_path(work, name), F_OK) != 0)
         return 0;
     size_t n;
     char *b = work_bytes(name, &n);
@@ -732,7 +722,7 @@ START_TEST(test_out_that_is_not_a_regular_file_is_refused)
         EXPECT(r, 1, "only ever replaces regular files");
         result_free(&r);
         struct stat st;
-        ck_assert_int_eq(lstat(in_dir(work, names[i]), &st), 0);
+        ck_assert_int_eq(lstat(qkv_test_path(work, names[i]), &st), 0);
         ck_assert_msg((st.st_mode & S_IFMT) == kinds[i], "%s was replaced", names[i]);
     }
     ck_assert_str_eq(qkv_test_listing(work), root_user ? " adir fifo node" : " adir fifo");
@@ -746,9 +736,9 @@ START_TEST(test_out_that_is_an_input_is_refused)
 {
     size_t n;
     char *text = qkv_test_read_file(text_path, &n);
-    write_file(in_dir(work, "c.txt"), text, n, 1);
-    ck_assert_int_eq(link(in_dir(work, "c.txt"), in_dir(work, "link.txt")), 0);
-    write_file(in_dir(work, "run.csv"), text, n, 1);
+    write_file(qkv_test_path(work, "c.txt"), text, n, 1);
+    ck_assert_int_eq(link(qkv_test_path(work, "c.txt"), qkv_test_path(work, "link.txt")), 0);
+    write_file(qkv_test_path(work, "run.csv"), text, n, 1);
     const char *cases[][3] = {{"c.txt", "c.txt", "'c.txt': it is the same file as the input"},
                               {"c.txt", "link.txt", "'link.txt': it is the same file as the input"},
                               {"run.csv", "run", "'run.csv': it is the same file as the input"}};
@@ -820,7 +810,7 @@ START_TEST(test_a_second_run_writing_the_same_checkpoint_fails_at_once)
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "done: "));
     result_free(&r);
-    qkv_checkpoint *ck = qkv_checkpoint_open(in_dir(work, "same.ckpt"), "gpt");
+    qkv_checkpoint *ck = qkv_checkpoint_open(qkv_test_path(work, "same.ckpt"), "gpt");
     ck_assert_qkv(ck);
     ck_assert_int_eq(ck->step, 400);
     qkv_checkpoint_close(ck);
@@ -939,7 +929,7 @@ START_TEST(test_ctrl_c_says_so_at_once_and_more_signals_keep_the_save)
     ck_assert_ptr_nonnull(strstr(r.out, ": saved int.ckpt\n"));
     result_free(&r);
     qkv_tokenizer vocab;
-    qkv_gpt *m = qkv_gpt_load(in_dir(work, "int.ckpt"), &vocab);
+    qkv_gpt *m = qkv_gpt_load(qkv_test_path(work, "int.ckpt"), &vocab);
     ck_assert_qkv(m);
     qkv_gpt_free(m);
 }
@@ -979,7 +969,7 @@ START_TEST(test_write_errors_are_errors_naming_the_file)
                    "--out", "full.ckpt");
     EXPECT(r, 1, "cannot write 'full.ckpt': File too large");
     result_free(&r);
-    ck_assert_int_eq(access(in_dir(work, "full.ckpt"), F_OK), -1);
+    ck_assert_int_eq(access(qkv_test_path(work, "full.ckpt"), F_OK), -1);
     ck_assert_ptr_null(strstr(qkv_test_listing(work), ".tmp"));
 }
 END_TEST
@@ -988,9 +978,9 @@ END_TEST
 START_TEST(test_a_fifo_is_refused_without_blocking)
 {
     train_tiny("r.ckpt");
-    ck_assert_int_eq(mkfifo(in_dir(work, "f"), 0600), 0);
-    ck_assert_int_eq(unlink(in_dir(work, "r.ckpt.csv")), 0);
-    ck_assert_int_eq(mkfifo(in_dir(work, "r.ckpt.csv"), 0600), 0);
+    ck_assert_int_eq(mkfifo(qkv_test_path(work, "f"), 0600), 0);
+    ck_assert_int_eq(unlink(qkv_test_path(work, "r.ckpt.csv")), 0);
+    ck_assert_int_eq(mkfifo(qkv_test_path(work, "r.ckpt.csv"), 0600), 0);
     const char *cases[][24] = {
         {"train", "--data", "f", TINY},
         {"sample", "--ckpt", "f"},
@@ -1074,8 +1064,8 @@ START_TEST(test_messages_say_what_is_meant)
     EXPECT(r, 1, "reports a size of 0 but has content");
     result_free(&r);
     /* A text without a newline: the default prompt is not in its vocabulary. */
-    write_file(in_dir(data, "line.txt"), "abcdefgh ijklmnop ", 18, 40);
-    r = RUN("train", "--data", in_dir(data, "line.txt"), TINY, "--iters", "2", "--out", "l.ckpt");
+    write_file(qkv_test_path(data, "line.txt"), "abcdefgh ijklmnop ", 18, 40);
+    r = RUN("train", "--data", qkv_test_path(data, "line.txt"), TINY, "--iters", "2", "--out", "l.ckpt");
     EXPECT(r, 0, "");
     result_free(&r);
     r = RUN("sample", "--ckpt", "l.ckpt", "--tokens", "5");
@@ -1086,7 +1076,7 @@ START_TEST(test_messages_say_what_is_meant)
             "--tokens", "5", "--threads", "1");
     EXPECT(r, 0, "");
     result_free(&r);
-    ck_assert_int_eq(remove(in_dir(data, "line.txt")), 0);
+    ck_assert_int_eq(remove(qkv_test_path(data, "line.txt")), 0);
 }
 END_TEST
 

@@ -124,11 +124,7 @@ void qkv_cli_result_free(qkv_cli_result *r)
 
 const char *qkv_cli_path(const qkv_cli *cli, const char *name)
 {
-    static char paths[2][256];
-    static int slot;
-    slot ^= 1;
-    snprintf(paths[slot], sizeof paths[slot], "%s/%s", cli->work, name);
-    return paths[slot];
+    return qkv_test_path(cli->work, name);
 }
 
 /* qsort's order for names. */

@@ -65,7 +65,7 @@ qkv_cli_result qkv_cli_run(const qkv_cli *cli, const qkv_cli_opts *opts, const c
 
 void qkv_cli_result_free(qkv_cli_result *r);
 
-/* cli->work/name in a static buffer (two slots, so two can be held at once). */
+/* cli->work/name (qkv_test_path: three slots, so three can be held at once). */
 const char *qkv_cli_path(const qkv_cli *cli, const char *name);
 
 /* The names of the files in dir, sorted, each after a space ("" when empty). */

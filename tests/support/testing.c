@@ -93,3 +93,12 @@ void qkv_test_program(char *path, size_t len)
     snprintf(path, len, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "", build ? build : "build");
     ck_assert_msg(access(path, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", path);
 }
+
+const char *qkv_test_path(const char *dir, const char *name)
+{
+    static char paths[3][256];
+    static int slot;
+    slot = (slot + 1) % 3;
+    snprintf(paths[slot], sizeof paths[slot], "%s/%s", dir, name);
+    return paths[slot];
+}

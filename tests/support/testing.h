@@ -55,4 +55,7 @@ void qkv_test_program(char *path, size_t len);
  * on fd itself would make the program's own writes fail. */
 void qkv_test_fill_pipe(int fd);
 
+/* dir/name in a static buffer (three slots, so three can be held at once). */
+const char *qkv_test_path(const char *dir, const char *name);
+
 #endif
