@@ -451,19 +451,22 @@ START_TEST(test_backward_matches_plain)
 {
     /* Several heads and batch entries; Tq != Tk; no mask, causal, padding
      * and both; longer than a block of queries (the causal core skips the
-     * masked triangle block by block in backward too). */
-    enum { TK = 40 };
+     * masked triangle block by block in backward too); and, with 2 threads
+     * or more, enough heads of enough size (B·H·Tq·Tk >= QKV__PAR_MIN) for
+     * the core to share whole heads out among the threads. */
+    enum { TK = 70 };
     uint8_t valid[2 * TK]; /* entry 0: the last 5 keys padding; entry 1: keys 23..29 */
     for (int j = 0; j < 2 * TK; j++)
-        valid[j] = j < 35 || (j >= TK && j < TK + 23) || j >= TK + 30;
+        valid[j] = j < TK - 5 || (j >= TK && j < TK + 23) || j >= TK + 30;
     const qkv_mask none = {0}, causal = {.causal = true}, padding = {.key_valid = valid},
                    both = {.causal = true, .key_valid = valid};
     const struct { const qkv_mask *m; const char *what; } masks[] = {
         {&none, "no mask"}, {&causal, "causal"}, {&padding, "padding"}, {&both, "causal + padding"}};
     for (int side_by_side = 0; side_by_side < 2; side_by_side++)
         for (int i = 0; i < 4; i++) {
-            check_backward(side_by_side, 2, 3, TK, TK, 8, masks[i].m, masks[i].what);
+            check_backward(side_by_side, 2, 3, 40, TK, 8, masks[i].m, masks[i].what);
             check_backward(side_by_side, 2, 2, 5, TK, 4, masks[i].m, masks[i].what);
+            check_backward(side_by_side, 2, 4, TK, TK, 8, masks[i].m, masks[i].what);
         }
 }
 END_TEST
