@@ -37,9 +37,7 @@ typedef struct attn_ctx {
     qkv_real keep_scale;    /* 1/(1 - dropout): the factor on kept weights */
 } attn_ctx;
 
-/* Scores are divided by √d: a dot product of d unit-variance terms has
- * variance d, and unscaled scores would push the softmax towards one-hot
- * weights whose gradients vanish. */
+/* The scores' factor, 1/√d (why √d: attention_plain.c, step 1). */
 static inline qkv_real score_scale(int d) { return 1 / sqrt((qkv_real)d); }
 
 /* For each problem: C = alpha · op(A) · op(B) + beta · C, where op(A) is m×k
