@@ -387,8 +387,8 @@ static void assert_grad_close(const qkv_real *got, const qkv_real *want, int row
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < d; c++) {
             double g = got[(size_t)r * pitch + c], w = want[(size_t)r * d + c];
-            ck_assert_msg(fabs(g - w) <= 2e-5 * fmax(1, fabs(w)), "%s: %s[%d][%d] = %.9g, want %.9g",
-                          what, grad, r, c, g, w);
+            ck_assert_msg(fabs(g - w) <= 2e-5 * fmax(1, fabs(w)),
+                          "%s: %s[%d][%d] = %.9g, want %.9g", what, grad, r, c, g, w);
         }
 }
 
@@ -426,8 +426,9 @@ static void check_backward(bool side_by_side, int B, int H, int tq, int tk, int 
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             /* Where head (b, h) starts in q-like and k-like tensors, its rows pitch apart. */
-            size_t at_q = side_by_side ? (size_t)b * tq * C + (size_t)h * d : ((size_t)b * H + h) * nq;
-            size_t at_k = side_by_side ? (size_t)b * tk * C + (size_t)h * d : ((size_t)b * H + h) * nk;
+            size_t head = (size_t)b * H + h;
+            size_t at_q = side_by_side ? (size_t)b * tq * C + (size_t)h * d : head * nq;
+            size_t at_k = side_by_side ? (size_t)b * tk * C + (size_t)h * d : head * nk;
             int pitch = side_by_side ? C : d;
             gather(hq, q->data + at_q, tq, d, pitch);
             gather(hk, k->data + at_k, tk, d, pitch);
@@ -464,7 +465,10 @@ START_TEST(test_backward_matches_plain)
     const qkv_mask none = {0}, causal = {.causal = true}, padding = {.key_valid = valid},
                    both = {.causal = true, .key_valid = valid};
     const struct { const qkv_mask *m; const char *what; } masks[] = {
-        {&none, "no mask"}, {&causal, "causal"}, {&padding, "padding"}, {&both, "causal + padding"}};
+        {&none, "no mask"},
+        {&causal, "causal"},
+        {&padding, "padding"},
+        {&both, "causal + padding"}};
     for (int side_by_side = 0; side_by_side < 2; side_by_side++)
         for (int i = 0; i < 4; i++) {
             check_backward(side_by_side, 2, 3, 40, TK, 8, masks[i].m, masks[i].what);
