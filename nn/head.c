@@ -1,5 +1,8 @@
 /* One head of self-attention, the lesson version (see qkv/nn.h). The
- * multi-head module computes exactly this for every head at once. */
+ * multi-head module computes exactly this for every head at once. The
+ * attention itself, softmax(Q·Kᵀ/√d + mask)·V and its backward, is easiest
+ * read as plain loops in tensor/attention_plain.c; qkv_attention
+ * (tensor/op_attention.c) is the fast version of the same steps. */
 #include "internal.h"
 
 int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_embd, int head_size,

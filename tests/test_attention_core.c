@@ -1,55 +1,39 @@
 /* The attention core, softmax(Q·Kᵀ/√d + mask)·V (float build): a worked
- * example, causality, and tests that catch the classic mistakes. The
- * reference is the formula computed directly in double. */
+ * example, causality, tests that catch the classic mistakes, and the
+ * gradients. The reference is tensor/attention_plain.c, the formula as plain
+ * loops (sums in double), in the same precision as the fast core, so the
+ * comparisons need only float tolerances. */
+#include "../tensor/attention_plain.h"
 #include "testing.h"
 
-/* Reference attention over bh heads: w (bh,tq,tk) and out (bh,tq,d) in double
- * from q (bh,tq,d), k and v (bh,tk,d). scale multiplies the scores (1/√d is
- * right); valid is (B, tk) with heads_per_batch heads per batch entry. */
-static void reference(double *out, double *w, const qkv_real *q, const qkv_real *k,
-                      const qkv_real *v, int bh, int tq, int tk, int d, double scale, bool causal,
+/* The reference, qkv__attention_plain, over bh heads packed one after the
+ * other: w (bh,tq,tk) and out (bh,tq,d) from q (bh,tq,d), k and v (bh,tk,d);
+ * valid is (B, tk) with heads_per_batch heads per batch entry. */
+static void reference(qkv_real *out, qkv_real *w, const qkv_real *q, const qkv_real *k,
+                      const qkv_real *v, int bh, int tq, int tk, int d, bool causal,
                       const uint8_t *valid, int heads_per_batch)
 {
     for (int h = 0; h < bh; h++)
-        for (int i = 0; i < tq; i++) {
-            const qkv_real *qi = q + ((size_t)h * tq + i) * d;
-            double *wi = w + ((size_t)h * tq + i) * tk, max = -INFINITY, sum = 0;
-            for (int j = 0; j < tk; j++) {
-                const qkv_real *kj = k + ((size_t)h * tk + j) * d;
-                bool seen = !(causal && j > i + tk - tq) &&
-                            !(valid && !valid[(h / heads_per_batch) * tk + j]);
-                double s = 0;
-                for (int c = 0; c < d; c++)
-                    s += (double)qi[c] * kj[c];
-                wi[j] = seen ? scale * s : -INFINITY;
-                max = fmax(max, wi[j]);
-            }
-            for (int j = 0; j < tk; j++)
-                sum += wi[j] = exp(wi[j] - max);
-            for (int j = 0; j < tk; j++)
-                wi[j] /= sum;
-            for (int c = 0; c < d; c++) {
-                double o = 0;
-                for (int j = 0; j < tk; j++)
-                    o += wi[j] * v[((size_t)h * tk + j) * d + c];
-                out[((size_t)h * tq + i) * d + c] = o;
-            }
-        }
+        qkv__attention_plain(out + (size_t)h * tq * d, w + (size_t)h * tq * tk,
+                             q + (size_t)h * tq * d, k + (size_t)h * tk * d, v + (size_t)h * tk * d,
+                             tq, tk, d, causal, valid ? valid + (h / heads_per_batch) * tk : NULL);
 }
 
-static void assert_close_double(const qkv_tensor *t, const double *want, double tol,
-                                const char *what)
+static void assert_close(const qkv_tensor *t, const qkv_real *want, double tol, const char *what)
 {
     for (size_t i = 0; i < t->size; i++)
         ck_assert_msg(fabs(t->data[i] - want[i]) <= tol, "%s value %zu: got %.9g, want %.9g", what,
-                      i, (double)t->data[i], want[i]);
+                      i, (double)t->data[i], (double)want[i]);
 }
 
-static double max_abs_diff(const double *x, const double *y, size_t n)
+static double max_abs_diff(const qkv_real *x, const qkv_real *y, size_t n)
 {
     double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fmax(m, fabs(x[i] - y[i]));
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)x[i] - y[i]);
+        if (e > m) /* not fmax: the aarch64 gcc 12 vectorizer crashes on fmax of floats here */
+            m = e;
+    }
     return m;
 }
 
@@ -93,15 +77,15 @@ START_TEST(test_worked_example)
     ck_assert_int_eq(w->shape[0], 1);
     ck_assert_int_eq(w->shape[1], 3);
     ck_assert_int_eq(w->shape[2], 3);
-    double want_w[9], want_out[6];
-    reference(want_out, want_w, qk, qk, vv, 1, 3, 3, 2, 1 / sqrt(2.0), false, NULL, 1);
-    assert_close_double(w, want_w, 1e-5, "weights");
-    assert_close_double(out, want_out, 1e-5, "output");
+    qkv_real want_w[9], want_out[6];
+    reference(want_out, want_w, qk, qk, vv, 1, 3, 3, 2, false, NULL, 1);
+    assert_close(w, want_w, 1e-5, "weights");
+    assert_close(out, want_out, 1e-5, "output");
     /* The same, as rounded by hand. */
-    const double rounded_w[9] = {0.40, 0.20, 0.40, 0.20, 0.40, 0.40, 0.25, 0.25, 0.50};
-    const double rounded_out[6] = {3.0, 4.0, 3.41, 4.41, 3.51, 4.51};
-    assert_close_double(w, rounded_w, 1e-2, "rounded weights");
-    assert_close_double(out, rounded_out, 1e-2, "rounded output");
+    const qkv_real rounded_w[9] = {0.40, 0.20, 0.40, 0.20, 0.40, 0.40, 0.25, 0.25, 0.50};
+    const qkv_real rounded_out[6] = {3.0, 4.0, 3.41, 4.41, 3.51, 4.51};
+    assert_close(w, rounded_w, 1e-2, "rounded weights");
+    assert_close(out, rounded_out, 1e-2, "rounded output");
     ck_assert(!w->requires_grad && w->node == NULL);
     qkv_arena_free(a);
 }
@@ -123,19 +107,19 @@ static qkv3 random_qkv(qkv_arena *a, qkv_rng *rng, int ndim, const int *lead, in
 
 /* Compare qkv_attention on random inputs with the reference; return the
  * reference's output, and the weights qkv_attention gave when asked. */
-static double *check_against_reference(qkv_arena *a, qkv3 x, const qkv_mask *m,
+static qkv_real *check_against_reference(qkv_arena *a, qkv3 x, const qkv_mask *m,
                                        int heads_per_batch, const char *what, qkv_tensor **weights)
 {
     int nd = x.q->ndim, tq = x.q->shape[nd - 2], tk = x.k->shape[nd - 2], d = x.q->shape[nd - 1];
     int bh = (int)(x.q->size / ((size_t)tq * d));
     qkv_tensor *w = NULL, *out = qkv_attention(a, x.q, x.k, x.v, m, 0, NULL, &w);
     ck_assert_qkv(out);
-    double *want_w = qkv_arena_alloc(a, (size_t)bh * tq * tk * sizeof(double));
-    double *want = qkv_arena_alloc(a, x.q->size * sizeof(double));
-    reference(want, want_w, x.q->data, x.k->data, x.v->data, bh, tq, tk, d, 1 / sqrt((double)d),
-              m && m->causal, m ? m->key_valid : NULL, heads_per_batch);
-    assert_close_double(w, want_w, 1e-5, what);
-    assert_close_double(out, want, 1e-5, what);
+    qkv_real *want_w = qkv_arena_alloc(a, (size_t)bh * tq * tk * sizeof(qkv_real));
+    qkv_real *want = qkv_arena_alloc(a, x.q->size * sizeof(qkv_real));
+    reference(want, want_w, x.q->data, x.k->data, x.v->data, bh, tq, tk, d, m && m->causal,
+              m ? m->key_valid : NULL, heads_per_batch);
+    assert_close(w, want_w, 1e-5, what);
+    assert_close(out, want, 1e-5, what);
     if (weights)
         *weights = w;
     return want;
@@ -219,9 +203,12 @@ START_TEST(test_scores_scaled_by_sqrt_d)
     qkv_arena *a = qkv_arena_new(1 << 18);
     enum { T = 4, D = 16 };
     qkv3 x = random_qkv(a, &rng, 3, (const int[]){1}, T, T, D);
-    double *want = check_against_reference(a, x, NULL, 1, "1/sqrt(d)", NULL);
-    double unscaled[T * D], w[T * T];
-    reference(unscaled, w, x.q->data, x.k->data, x.v->data, 1, T, T, D, 1, false, NULL, 1);
+    qkv_real *want = check_against_reference(a, x, NULL, 1, "1/sqrt(d)", NULL);
+    /* Without the 1/√d: the scores of queries √d times larger. */
+    qkv_real unscaled[T * D], w[T * T], q_times_sqrt_d[T * D];
+    for (int i = 0; i < T * D; i++)
+        q_times_sqrt_d[i] = x.q->data[i] * (qkv_real)sqrt((double)D);
+    reference(unscaled, w, q_times_sqrt_d, x.k->data, x.v->data, 1, T, T, D, false, NULL, 1);
     ck_assert_double_gt(max_abs_diff(want, unscaled, T * D), 0.1); /* the test can tell */
     qkv_arena_free(a);
 }
@@ -235,10 +222,9 @@ START_TEST(test_keys_and_values_not_swapped)
     qkv_arena *a = qkv_arena_new(1 << 18);
     enum { TQ = 3, TK = 5, D = 4 };
     qkv3 x = random_qkv(a, &rng, 3, (const int[]){1}, TQ, TK, D);
-    double *want = check_against_reference(a, x, NULL, 1, "keys vs values", NULL);
-    double swapped[TQ * D], w[TQ * TK];
-    reference(swapped, w, x.q->data, x.v->data, x.k->data, 1, TQ, TK, D, 1 / sqrt((double)D), false,
-              NULL, 1);
+    qkv_real *want = check_against_reference(a, x, NULL, 1, "keys vs values", NULL);
+    qkv_real swapped[TQ * D], w[TQ * TK];
+    reference(swapped, w, x.q->data, x.v->data, x.k->data, 1, TQ, TK, D, false, NULL, 1);
     ck_assert_double_gt(max_abs_diff(want, swapped, TQ * D), 0.1);
     qkv_arena_free(a);
 }
@@ -387,6 +373,111 @@ START_TEST(test_heads_side_by_side_match_split_heads)
 }
 END_TEST
 
+/* rows×d values from src, rows pitch apart, packed into dst. */
+static void gather(qkv_real *dst, const qkv_real *src, int rows, int d, int pitch)
+{
+    for (int r = 0; r < rows; r++)
+        memcpy(dst + (size_t)r * d, src + (size_t)r * pitch, (size_t)d * sizeof *dst);
+}
+
+/* got's rows×d values, rows pitch apart, against the packed want. */
+static void assert_grad_close(const qkv_real *got, const qkv_real *want, int rows, int d, int pitch,
+                              const char *what, const char *grad)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < d; c++) {
+            double g = got[(size_t)r * pitch + c], w = want[(size_t)r * d + c];
+            ck_assert_msg(fabs(g - w) <= 2e-5 * fmax(1, fabs(w)),
+                          "%s: %s[%d][%d] = %.9g, want %.9g", what, grad, r, c, g, w);
+        }
+}
+
+/* The gradients of q, k and v (B,H,T,d) from qkv_attention, or (B,T,H·d)
+ * from qkv_attention_heads when side_by_side, for the loss Σ out ⊙ r (so
+ * dO = r), against qkv__attention_plain_backward head by head. Keys the
+ * padding mask hides get gradients exactly 0. */
+static void check_backward(bool side_by_side, int B, int H, int tq, int tk, int d,
+                           const qkv_mask *m, const char *what)
+{
+    qkv_arena *a = qkv_arena_new(1 << 22);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 41);
+    int C = H * d;
+    int nd = side_by_side ? 3 : 4;
+    const int *qs = side_by_side ? (const int[]){B, tq, C} : (const int[]){B, H, tq, d};
+    const int *ks = side_by_side ? (const int[]){B, tk, C} : (const int[]){B, H, tk, d};
+    qkv_tensor *q = qkv_randn(a, nd, qs, 1.5, &rng), *k = qkv_randn(a, nd, ks, 1.5, &rng);
+    qkv_tensor *v = qkv_randn(a, nd, ks, 1.5, &rng), *r = qkv_randn(a, nd, qs, 1, &rng);
+    qkv_set_requires_grad(q, true);
+    qkv_set_requires_grad(k, true);
+    qkv_set_requires_grad(v, true);
+    qkv_tensor *out = side_by_side ? qkv_attention_heads(a, q, k, v, H, m, 0, NULL, NULL)
+                                   : qkv_attention(a, q, k, v, m, 0, NULL, NULL);
+    ck_assert_qkv(out);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, out, r))), 0);
+
+    size_t nq = (size_t)tq * d, nk = (size_t)tk * d;
+    qkv_real *hq = qkv_arena_alloc(a, 2 * (nq + nk) * 2 * sizeof(qkv_real));
+    qkv_real *hk = hq + nq, *hv = hk + nk, *hdo = hv + nk, *o = hdo + nq, *dq = o + nq;
+    qkv_real *dk = dq + nq, *dv = dk + nk;
+    qkv_real *p = qkv_arena_alloc(a, (size_t)tq * tk * sizeof *p);
+    qkv_real *ds = qkv_arena_alloc(a, (size_t)tq * tk * sizeof *ds);
+    ck_assert(hq && p && ds);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            /* Where head (b, h) starts in q-like and k-like tensors, its rows pitch apart. */
+            size_t head = (size_t)b * H + h;
+            size_t at_q = side_by_side ? (size_t)b * tq * C + (size_t)h * d : head * nq;
+            size_t at_k = side_by_side ? (size_t)b * tk * C + (size_t)h * d : head * nk;
+            int pitch = side_by_side ? C : d;
+            gather(hq, q->data + at_q, tq, d, pitch);
+            gather(hk, k->data + at_k, tk, d, pitch);
+            gather(hv, v->data + at_k, tk, d, pitch);
+            gather(hdo, r->data + at_q, tq, d, pitch);
+            const uint8_t *valid = m && m->key_valid ? m->key_valid + (size_t)b * tk : NULL;
+            qkv__attention_plain(o, p, hq, hk, hv, tq, tk, d, m && m->causal, valid);
+            qkv__attention_plain_backward(dq, dk, dv, ds, hq, hk, hv, p, hdo, tq, tk, d);
+            assert_grad_close(q->grad + at_q, dq, tq, d, pitch, what, "dq");
+            assert_grad_close(k->grad + at_k, dk, tk, d, pitch, what, "dk");
+            assert_grad_close(v->grad + at_k, dv, tk, d, pitch, what, "dv");
+            for (int j = 0; valid && j < tk; j++)
+                for (int c = 0; c < d && !valid[j]; c++) {
+                    size_t at = at_k + (size_t)j * pitch + c;
+                    ck_assert_msg(k->grad[at] == 0 && v->grad[at] == 0 && dk[j * d + c] == 0 &&
+                                      dv[j * d + c] == 0,
+                                  "%s: padded key %d of entry %d has a gradient", what, j, b);
+                }
+        }
+    qkv_arena_free(a);
+}
+
+START_TEST(test_backward_matches_plain)
+{
+    /* Several heads and batch entries; Tq != Tk; no mask, causal, padding
+     * and both; longer than a block of queries (the causal core skips the
+     * masked triangle block by block in backward too); and, with 2 threads
+     * or more, enough heads of enough size (B·H·Tq·Tk >= QKV__PAR_MIN) for
+     * the core to share whole heads out among the threads. */
+    enum { TK = 70 };
+    uint8_t valid[2 * TK]; /* entry 0: the last 5 keys padding; entry 1: keys 23..29 */
+    for (int j = 0; j < 2 * TK; j++)
+        valid[j] = j < TK - 5 || (j >= TK && j < TK + 23) || j >= TK + 30;
+    const qkv_mask none = {0}, causal = {.causal = true}, padding = {.key_valid = valid},
+                   both = {.causal = true, .key_valid = valid};
+    const struct { const qkv_mask *m; const char *what; } masks[] = {
+        {&none, "no mask"},
+        {&causal, "causal"},
+        {&padding, "padding"},
+        {&both, "causal + padding"}};
+    for (int side_by_side = 0; side_by_side < 2; side_by_side++)
+        for (int i = 0; i < 4; i++) {
+            check_backward(side_by_side, 2, 3, 40, TK, 8, masks[i].m, masks[i].what);
+            check_backward(side_by_side, 2, 2, 5, TK, 4, masks[i].m, masks[i].what);
+            check_backward(side_by_side, 2, 4, TK, TK, 8, masks[i].m, masks[i].what);
+        }
+}
+END_TEST
+
 START_TEST(test_bad_shapes_are_named)
 {
     qkv_arena *a = qkv_arena_new(1 << 16);
@@ -427,6 +518,7 @@ static Suite *attention_suite(void)
     tcase_add_test(tc, test_heads_share_their_batch_mask);
     tcase_add_test(tc, test_dropout_is_seeded_and_inverted);
     tcase_add_test(tc, test_heads_side_by_side_match_split_heads);
+    tcase_add_test(tc, test_backward_matches_plain);
     tcase_add_test(tc, test_bad_shapes_are_named);
     suite_add_tcase(s, tc);
     return s;
