@@ -13,11 +13,17 @@ static void affine_backward(qkv_node *n)
     qkv_tensor *x = n->in[0], *w = n->in[1], *b = n->n_in > 2 ? n->in[2] : NULL;
     const qkv_real *dy = n->out->grad;
     int M = (int)qkv__rows(x), in = w->shape[1], out = w->shape[0];
-    if (x->grad) /* dx (M×in) (+)= dy (M×out) · W (out×in) */
-        qkv__gemm(1, false, false, M, in, out, 1, dy, out, 0, w->data, in, 0,
-                  qkv__fresh(n, 0) ? 0 : 1, x->grad, in, 0);
-    if (w->grad) /* dW (out×in) += dyᵀ (out×M) · x (M×in) */
-        qkv__gemm(1, true, false, out, in, M, 1, dy, out, 0, x->data, in, 0, 1, w->grad, in, 0);
+    /* dx (M×in) (+)= dy (M×out) · W (out×in); dW (out×in) += dyᵀ (out×M) · x (M×in) */
+    qkv__gemm_product dx = {false, false, M, in, out, 1, dy, out, w->data, in,
+                            qkv__fresh(n, 0) ? 0 : 1, x->grad, in};
+    qkv__gemm_product dw = {true, false, out, in, M, 1, dy, out, x->data, in, 1, w->grad, in};
+    if (x->grad && w->grad) /* the same flops each: one thread apiece */
+        qkv__gemm_two(&dx, &dw);
+    else if (x->grad || w->grad) {
+        const qkv__gemm_product *p = x->grad ? &dx : &dw;
+        qkv__gemm(1, p->trans_a, p->trans_b, p->M, p->N, p->K, p->alpha, p->A, p->lda, 0, p->B,
+                  p->ldb, 0, p->beta, p->C, p->ldc, 0);
+    }
     if (b && b->grad) /* db += the column sums of dy */
         qkv__add_column_sums(b->grad, dy, (size_t)M, (size_t)out);
 }

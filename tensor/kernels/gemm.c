@@ -247,6 +247,73 @@ static void run_item(const heads_call *c, int item)
     run_product(c->path, &g);
 }
 
+/* One qkv__gemm_heads call as a heads_call, not yet cut (parts = pm = pn = 1). */
+static heads_call make_call(int heads, bool trans_a, bool trans_b, int M, int N,
+                            int K, qkv_real alpha, const qkv_real *A, int lda, size_t a_batch,
+                            size_t a_head, const qkv_real *B, int ldb, size_t b_batch,
+                            size_t b_head, qkv_real beta, qkv_real *C, int ldc, size_t c_batch,
+                            size_t c_head, const qkv__gemm_epilogue *ep)
+{
+    const qkv__gemm_path *path = qkv__gemm_active_path();
+    /* A few rows times a transposed B (one position through a Linear):
+     * packing B would cost more than the product. */
+    bool dot = path->dot && !trans_a && trans_b && M <= QKV__GEMM_DOT_M_MAX;
+    return (heads_call){path, heads, 1, 1, 1, trans_a, trans_b, dot,
+                        M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, a_batch, a_head,
+                        b_batch, b_head, c_batch, c_head, ep};
+}
+
+/* The products of one heads_call (none if it is empty). */
+static int products_of(const heads_call *c, int batch)
+{
+    return batch <= 0 || c->heads <= 0 || c->M <= 0 || c->N <= 0 ? 0 : batch * c->heads;
+}
+
+/* Item `item` of the calls[0..n) taken one after the other, calls[i] having items[i]. */
+static void run_any_item(const heads_call *calls, const int *items, int n, int item)
+{
+    for (int i = 0; i < n - 1 && item >= items[i]; i++)
+        item -= items[i], calls++;
+    run_item(calls, item);
+}
+
+/* Runs n calls (n <= 2) of batch[i] products each in one parallel region:
+ * the threads are shared out over all their products, so that independent
+ * products of about the same size (a Linear's dx and dW) each go whole to a
+ * thread rather than each being cut, packed twice, in a region of its own.
+ * How a product is cut never changes its result. */
+static void run_calls(heads_call *calls, const int *batch, int n)
+{
+    int products = 0, items[2];
+    double flops = 0;
+    for (int i = 0; i < n; i++) {
+        products += products_of(&calls[i], batch[i]);
+        flops += 2.0 * products_of(&calls[i], batch[i]) * calls[i].M * calls[i].N * calls[i].K;
+    }
+    if (products == 0)
+        return;
+    /* Inside a parallel region (one per attention problem) the caller's thread does it all. */
+    int threads = flops < PARALLEL_MIN_FLOPS || omp_in_parallel() ? 1 : omp_get_max_threads();
+    /* Whole products per thread when they share out evenly; otherwise each
+     * product is also cut into `parts` rectangles so they do. */
+    int parts = threads / gcd(products, threads), total = 0;
+    for (int i = 0; i < n; i++) {
+        heads_call *c = &calls[i];
+        c->parts = parts;
+        choose_grid(parts, c->M, c->N, c->path->mr, c->path->nr, &c->pm, &c->pn);
+        items[i] = products_of(c, batch[i]) * parts;
+        total += items[i];
+    }
+    if (threads == 1) { /* no parallel region at all: it would cost more than a small product */
+        for (int item = 0; item < total; item++)
+            run_any_item(calls, items, n, item);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int item = 0; item < total; item++)
+        run_any_item(calls, items, n, item);
+}
+
 /* qkv__gemm_heads with an epilogue (only for batch = heads = 1: ep may be NULL otherwise). */
 static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
                        qkv_real alpha, const qkv_real *A, int lda, size_t a_batch, size_t a_head,
@@ -254,31 +321,9 @@ static void gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, 
                        qkv_real *C, int ldc, size_t c_batch, size_t c_head,
                        const qkv__gemm_epilogue *ep)
 {
-    if (batch <= 0 || heads <= 0 || M <= 0 || N <= 0)
-        return;
-    const qkv__gemm_path *path = qkv__gemm_active_path();
-    int products = batch * heads;
-    double flops = 2.0 * products * M * N * K;
-    /* Inside a parallel region (one per attention problem) the caller's thread does it all. */
-    int threads = flops < PARALLEL_MIN_FLOPS || omp_in_parallel() ? 1 : omp_get_max_threads();
-    /* Whole products per thread when they share out evenly; otherwise each
-     * product is also cut into `parts` rectangles so they do. */
-    int parts = threads / gcd(products, threads), pm = 1, pn = 1;
-    choose_grid(parts, M, N, path->mr, path->nr, &pm, &pn);
-    int items = products * parts;
-    /* A few rows times a transposed B (one position through a Linear):
-     * packing B would cost more than the product. */
-    bool dot = path->dot && !trans_a && trans_b && M <= QKV__GEMM_DOT_M_MAX;
-    heads_call c = {path, heads, parts, pm, pn, trans_a, trans_b, dot, M, N, K, alpha, beta,
-                    A, B, C, lda, ldb, ldc, a_batch, a_head, b_batch, b_head, c_batch, c_head, ep};
-    if (threads == 1) { /* no parallel region at all: it would cost more than a small product */
-        for (int item = 0; item < items; item++)
-            run_item(&c, item);
-        return;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int item = 0; item < items; item++)
-        run_item(&c, item);
+    heads_call c = make_call(heads, trans_a, trans_b, M, N, K, alpha, A, lda, a_batch,
+                             a_head, B, ldb, b_batch, b_head, beta, C, ldc, c_batch, c_head, ep);
+    run_calls(&c, &batch, 1);
 }
 
 void qkv__gemm_heads(int batch, int heads, bool trans_a, bool trans_b, int M, int N, int K,
@@ -304,4 +349,16 @@ void qkv__gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_r
 {
     qkv__gemm_heads(batch, 1, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, 0, B, ldb,
                     stride_b, 0, beta, C, ldc, stride_c, 0);
+}
+
+void qkv__gemm_two(const qkv__gemm_product *x, const qkv__gemm_product *y)
+{
+    const qkv__gemm_product *p[2] = {x, y};
+    heads_call calls[2];
+    int batch[2] = {1, 1};
+    for (int i = 0; i < 2; i++)
+        calls[i] = make_call(1, p[i]->trans_a, p[i]->trans_b, p[i]->M, p[i]->N, p[i]->K,
+                             p[i]->alpha, p[i]->A, p[i]->lda, 0, 0, p[i]->B, p[i]->ldb, 0, 0,
+                             p[i]->beta, p[i]->C, p[i]->ldc, 0, 0, NULL);
+    run_calls(calls, batch, 2);
 }

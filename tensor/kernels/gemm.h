@@ -37,4 +37,23 @@ void qkv__gemm_then(bool trans_a, bool trans_b, int M, int N, int K, qkv_real al
                     const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
                     qkv_real *C, int ldc, const qkv__gemm_epilogue *ep);
 
+/* The arguments of one product for qkv__gemm_two (as qkv__gemm's, batch 1). */
+typedef struct qkv__gemm_product {
+    bool trans_a, trans_b;
+    int M, N, K;
+    qkv_real alpha;
+    const qkv_real *A;
+    int lda;
+    const qkv_real *B;
+    int ldb;
+    qkv_real beta;
+    qkv_real *C;
+    int ldc;
+} qkv__gemm_product;
+
+/* Two independent products (their C apart, neither reading the other's C), in
+ * one parallel region: with two threads each product goes whole to one of
+ * them. The same results as two qkv__gemm calls. */
+void qkv__gemm_two(const qkv__gemm_product *x, const qkv__gemm_product *y);
+
 #endif

@@ -24,6 +24,7 @@ AVX2_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a, 
 #pragma GCC unroll 6
     for (int i = 0; i < rows; i++)
         acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+#pragma GCC unroll 4 /* fewer loop instructions competing with the FMAs for their ports */
     for (int p = 0; p < kc; p++, a += cs_a, b += NR) {
         __m256 b0 = _mm256_load_ps(b), b1 = nv > 1 ? _mm256_load_ps(b + 8) : b0;
 #pragma GCC unroll 6

@@ -31,6 +31,7 @@ AVX512_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++)
         acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 4 /* fewer loop instructions competing with the FMAs for their ports */
     for (int p = 0; p < kc; p++, a += cs_a, b += NR) {
         __m512 b0 = _mm512_load_ps(b);
         __m512 b1 = nv > 1 ? _mm512_load_ps(b + 16) : b0;
