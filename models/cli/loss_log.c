@@ -97,9 +97,6 @@ int log_open(loss_log *l, const char *prog, const char *ckpt)
     return l->n > 0 ? log_append(l) : 0;
 }
 
-/* The files of the log beside the checkpoint, in the order of loss_log.aside. */
-static const char *const log_suffixes[2] = {".csv", ".svg"};
-
 /* Put the old run's files moved aside back in place (put_back), or remove them. */
 static void settle_aside(loss_log *l, bool put_back)
 {
@@ -107,7 +104,7 @@ static void settle_aside(loss_log *l, bool put_back)
     for (int i = 0; i < 2; i++) {
         if (!l->aside[i])
             continue;
-        snprintf(path, sizeof path, "%s%s", l->ckpt, log_suffixes[i]);
+        snprintf(path, sizeof path, "%s%s", l->ckpt, cli_log_suffixes[i]);
         if (put_back && rename(l->aside[i], path) != 0)
             fprintf(stderr, "%s: cannot put '%s' back (%s): it is kept as '%s'\n", l->prog, path,
                     strerror(errno), l->aside[i]);
@@ -127,7 +124,7 @@ int log_saving(loss_log *l)
         l->old_ino = st.st_ino;
     }
     for (int i = 0; l->waits && i < 2; i++) {
-        snprintf(path, sizeof path, "%s%s", l->ckpt, log_suffixes[i]);
+        snprintf(path, sizeof path, "%s%s", l->ckpt, cli_log_suffixes[i]);
         if (lstat(path, &st) != 0)
             continue; /* the old run left none */
         /* A fresh name of our own beside it, which the rename then takes over. */

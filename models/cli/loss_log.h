@@ -19,7 +19,7 @@ typedef struct loss_log {
     bool failed;                /* a write failed: said once, the log is written no more */
     bool waits;                 /* another run's checkpoint is at ckpt: no file is written
                                    until the first save replaces it (see log_saving) */
-    char *aside[2];             /* that run's CKPT.csv and CKPT.svg, moved aside during the save */
+    char *aside[2];             /* that run's CKPT.csv and CKPT.svg (cli_log_suffixes), moved aside during the save */
     dev_t old_dev;              /* and its checkpoint's device and inode, to tell after a */
     ino_t old_ino;              /* failed save whether it was replaced all the same */
 } loss_log;

@@ -167,14 +167,15 @@ int cli_claim(const char *cmd, const char *flag, const char *path, bool force)
     return claim_one(cmd, flag, path, force, false, NULL);
 }
 
+const char *const cli_log_suffixes[2] = {".csv", ".svg"};
+
 int cli_claim_outputs(const char *cmd, const char *out, bool replace, const char *resumed)
 {
     bool continued = resumed && same_target(out, resumed);
     int rc = claim_one(cmd, "--out", out, replace, continued, out);
     char path[4096];
-    const char *suffixes[] = {".csv", ".svg"};
     for (int i = 0; rc == 0 && i < 2; i++) {
-        snprintf(path, sizeof path, "%s%s", out, suffixes[i]);
+        snprintf(path, sizeof path, "%s%s", out, cli_log_suffixes[i]);
         rc = claim_one(cmd, "--out", path, replace, continued, NULL);
     }
     if (rc < 0)

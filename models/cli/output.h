@@ -21,6 +21,10 @@
  * stays claimed: cli_release_outputs gives it back). */
 int cli_claim(const char *cmd, const char *flag, const char *path, bool force);
 
+/* The files of a training run's log beside its checkpoint CKPT: CKPT.csv
+ * (the losses) and CKPT.svg (their plot), claimed and replaced with it. */
+extern const char *const cli_log_suffixes[2];
+
 /* Claim the outputs of a training run of `qkv CMD`: the checkpoint out and
  * its loss log OUT.csv and plot OUT.svg, as one set. They may replace existing
  * files with replace (--force), or when out is the checkpoint resumed (resumed,

@@ -214,8 +214,9 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     st->save_s = fmax(st->save_s, cli_now() - ts);
     st->saved_step = s;
     log_plot(&st->log); /* a failed plot is said and the run goes on; its status says so */
-    st->t_last += cli_now() - te; /* evaluation time is not training speed */
-    st->aside += cli_now() - te;
+    double spent = cli_now() - te; /* evaluating and saving: not training speed */
+    st->t_last += spent;
+    st->aside += spent;
     return 0;
 }
 
