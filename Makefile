@@ -14,10 +14,11 @@ WARN    := -Wall -Wextra
 # No FP traps and no errno from libm: what lets GCC vectorize the kernels'
 # selects and square roots on AVX2 and SSE2 (tensor/kernels/cpu.h); no value changes.
 MATH    := -fno-trapping-math -fno-math-errno
-BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -fvisibility=hidden -Iinclude $(WARN) $(MATH) $(OPT) -g $(SAN)
+# -I. lets internal headers be named from the top ("tensor/check.h"), never by "../".
+BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -fvisibility=hidden -Iinclude -I. $(WARN) $(MATH) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/viz/*.c data/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/gpt/*.c models/seq2seq/*.c models/cli/viz/*.c data/*.c)
 # The program's sources but for how it trains over several processes: one
 # rank (dist_none.c), or MPI (dist_mpi.c, compiled and linked with $(MPICC)).
 # `make MPI=1` makes build/qkv the MPI flavour; the library never links MPI.
@@ -221,7 +222,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -Iinclude $(WARN) -Wno-pass-failed -O1 -g $(FUZZ_SAN)
+FUZZ_BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -Iinclude -I. $(WARN) -Wno-pass-failed -O1 -g $(FUZZ_SAN)
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_ARGS    := -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 

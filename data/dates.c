@@ -4,7 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 
 /* Formats as small templates, read by put_field():
  *   %d day   %D day, two digits   %o day as an ordinal ("3rd")

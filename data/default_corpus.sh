@@ -7,7 +7,7 @@
 #
 # Files, each group in sorted (C locale) order, each file preceded by a line
 # "==> path <==": README.md, docs/**/*.md, include/qkv/*.h, tensor/*.c,
-# nn/*.c, train/*.c, models/*.c, data/*.c. Groups that do not exist are skipped.
+# nn/*.c, train/*.c, models/*.c, models/gpt/*.c, models/seq2seq/*.c, data/*.c. Groups that do not exist are skipped.
 set -euo pipefail
 
 if [[ $# -ne 1 ]]; then
@@ -28,7 +28,7 @@ if [[ -d docs ]]; then
     mapfile -t docs < <(find docs -type f -name '*.md' | sort)
     files+=("${docs[@]}")
 fi
-for pattern in 'include/qkv/*.h' 'tensor/*.c' 'nn/*.c' 'train/*.c' 'models/*.c' 'data/*.c'; do
+for pattern in 'include/qkv/*.h' 'tensor/*.c' 'nn/*.c' 'train/*.c' 'models/*.c' 'models/gpt/*.c' 'models/seq2seq/*.c' 'data/*.c'; do
     # shellcheck disable=SC2206 # the glob is meant to expand here; globs sort in LC_ALL=C order
     group=($pattern)
     files+=("${group[@]}")

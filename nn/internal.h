@@ -2,8 +2,8 @@
 #ifndef QKV_NN_INTERNAL_H
 #define QKV_NN_INTERNAL_H
 
-#include "../tensor/activation.h"
-#include "../tensor/check.h"
+#include "tensor/activation.h"
+#include "tensor/check.h"
 #include "qkv/nn.h"
 
 /* ---- names and configuration (common.c) ---- */

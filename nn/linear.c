@@ -1,5 +1,5 @@
 /* Linear: y = x·Wᵀ + b (see qkv/nn.h). */
-#include "../tensor/op_affine.h"
+#include "tensor/op_affine.h"
 #include "internal.h"
 
 int qkv_linear_init(qkv_linear *m, qkv_params *p, const char *name, int in, int out, bool bias,

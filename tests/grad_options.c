@@ -5,7 +5,7 @@
  * error (the figure the README quotes). */
 #include <omp.h>
 
-#include "../tensor/op_affine.h"
+#include "tensor/op_affine.h"
 
 #include "gradcheck.h"
 #include "testing.h"

@@ -3,7 +3,7 @@
  * gradients. The reference is tensor/attention_plain.c, the formula as plain
  * loops (sums in double), in the same precision as the fast core, so the
  * comparisons need only float tolerances. */
-#include "../tensor/attention_plain.h"
+#include "tensor/attention_plain.h"
 #include "testing.h"
 
 /* The reference, qkv__attention_plain, over bh heads packed one after the

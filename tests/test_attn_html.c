@@ -1,4 +1,4 @@
-/* The attention page (models/viz/attn_*.c): the record of a forward's
+/* The attention page (models/cli/viz/attn_*.c): the record of a forward's
  * attention calls holds exactly what the attention used; the data block a
  * page embeds, read back as JSON, has the model's shapes, rows that sum to 1,
  * exact zeros where the causal mask or the padding forbid a key, and the

@@ -6,8 +6,8 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "../tensor/kernels/gemm.h"
-#include "../tensor/kernels/gemm_kernel.h"
+#include "tensor/kernels/gemm.h"
+#include "tensor/kernels/gemm_kernel.h"
 #include "testing.h"
 
 /* One call of qkv__gemm to check. */

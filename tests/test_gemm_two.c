@@ -4,8 +4,8 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "../tensor/kernels/cpu.h"
-#include "../tensor/kernels/gemm.h"
+#include "tensor/kernels/cpu.h"
+#include "tensor/kernels/gemm.h"
 #include "testing.h"
 
 /* A buffer of n values in [-1, 1). */

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../tensor/kernels/cpu.h"
-#include "../tensor/kernels/hot.h"
+#include "tensor/kernels/cpu.h"
+#include "tensor/kernels/hot.h"
 #include "testing.h"
 
 enum { N = 4096, COLS = 128, BUFFERS = 5 };

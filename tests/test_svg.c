@@ -1,4 +1,4 @@
-/* SVG heatmaps and line plots (models/svg.c): well-formed XML, one element per
+/* SVG heatmaps and line plots (models/cli/viz/svg.c): well-formed XML, one element per
  * cell or series, escaped labels, the colour scale, errors that name the path. */
 #include <stdlib.h>
 #include <unistd.h>

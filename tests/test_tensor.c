@@ -3,8 +3,8 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "../tensor/kernels/gemm_kernel.h"
-#include "../tensor/op_affine.h"
+#include "tensor/kernels/gemm_kernel.h"
+#include "tensor/op_affine.h"
 
 #include "error_text.h"
 #include "ops_tour.h"

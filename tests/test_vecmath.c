@@ -1,5 +1,5 @@
 /* The vectorizable exp and tanh of the float build against libm in double. */
-#include "../tensor/kernels/vecmath.h"
+#include "tensor/kernels/vecmath.h"
 #include "testing.h"
 
 START_TEST(test_exp_matches_libm)

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 
 int qkv_batcher_init(qkv_batcher *s, const qkv_corpus *c, qkv_split split, int batch_size,
                      int block_size, uint64_t seed)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "bytes.h"
 #include "internal.h"
 #include "qkv/file.h"

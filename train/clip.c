@@ -1,7 +1,7 @@
 /* Global-norm gradient clipping (see qkv/optim.h). */
 #include "qkv/optim.h"
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 
 #include <math.h>
 

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "internal.h"
 
 /* The one place a corpus is built: len bytes of text encoded with vocab (or

@@ -2,7 +2,7 @@
  * (see qkv/checkpoint.h), a byte at a time from a 256-entry table. */
 #include "qkv/checkpoint.h"
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 
 #include <pthread.h>
 

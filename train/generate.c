@@ -2,7 +2,7 @@
  * protocol and sampling, in one loop (see qkv/generate.h). */
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "decode.h"
 #include "internal.h"
 

@@ -1,6 +1,6 @@
 /* Every hot kernel family in one list (see tensor/kernels/hot.h): here, in
  * train/, since AdamW's family lives in this layer and the others below it. */
-#include "../tensor/kernels/hot.h"
+#include "tensor/kernels/hot.h"
 
 const qkv__hot_kernel *const *qkv__hot_kernels(int *n)
 {

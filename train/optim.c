@@ -3,9 +3,9 @@
 
 #include <math.h>
 
-#include "../tensor/check.h"
-#include "../tensor/kernels/cpu.h"
-#include "../tensor/kernels/hot.h"
+#include "tensor/check.h"
+#include "tensor/kernels/cpu.h"
+#include "tensor/kernels/hot.h"
 #include "internal.h"
 
 /* Square root in the precision of qkv_real. */

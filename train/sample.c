@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "decode.h"
 
 int qkv__check_sample_opts(const char *fn, const qkv_sample_opts *o)

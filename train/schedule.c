@@ -2,7 +2,7 @@
  * (see qkv/optim.h). */
 #include "qkv/optim.h"
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 
 #include <math.h>
 

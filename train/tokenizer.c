@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "internal.h"
 
 /* Fill tok from a table of which bytes are present: ids in byte order. */

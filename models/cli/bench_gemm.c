@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tensor/kernels/cpu.h"
-#include "../../tensor/kernels/gemm.h"
-#include "../../tensor/kernels/gemm_kernel.h"
+#include "tensor/kernels/cpu.h"
+#include "tensor/kernels/gemm.h"
+#include "tensor/kernels/gemm_kernel.h"
 #include "bench.h"
 #include "qkv/qkv.h"
 #include "runtime.h"

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../tensor/kernels/cpu.h"
-#include "../../tensor/kernels/hot.h"
+#include "tensor/kernels/cpu.h"
+#include "tensor/kernels/hot.h"
 #include "bench.h"
 #include "qkv/qkv.h"
 #include "runtime.h"

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../tensor/kernels/cpu.h"
-#include "../../tensor/profile.h"
+#include "tensor/kernels/cpu.h"
+#include "tensor/profile.h"
 #include "args.h"
 #include "bench.h"
 #include "commands.h"

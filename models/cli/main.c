@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../tensor/kernels/cpu.h"
+#include "tensor/kernels/cpu.h"
 
 static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},

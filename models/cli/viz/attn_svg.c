@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../../tensor/check.h"
+#include "tensor/check.h"
 #include "qkv/viz.h"
 
 static int attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)

@@ -3,11 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tensor/check.h"
-#include "../train/bytes.h"
-#include "seq2seq_internal.h"
-#include "sizes.h"
-#include "transformer.h"
+#include "tensor/check.h"
+#include "train/bytes.h"
+#include "internal.h"
+#include "models/transformer.h"
 
 enum { N_SIZES = 5 };
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../tensor/check.h"
+#include "tensor/check.h"
 #include "qkv/file.h"
 
 #define REPLACEMENT_CHAR "\xEF\xBF\xBD" /* U+FFFD '�' */

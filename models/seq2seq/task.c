@@ -3,9 +3,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "qkv/dates.h"
-#include "seq2seq_internal.h"
+#include "internal.h"
 
 static const qkv_seq2seq_task tasks[] = {
     {"dates", qkv_dates_vocab, QKV_DATES_INPUT_MAX, QKV_DATES_OUTPUT_LEN, qkv_dates_sample_split},

@@ -1,9 +1,9 @@
 /* Generation from the GPT, with or without its key/value cache: the GPT's
  * forward as a qkv_lm for the model-agnostic loop in train/generate.c
  * (see qkv/gpt.h). */
-#include "../tensor/check.h"
-#include "../train/decode.h"
-#include "gpt_internal.h"
+#include "tensor/check.h"
+#include "train/decode.h"
+#include "internal.h"
 
 /* A GPT as generation sees it: the qkv_lm (first, so a qkv_lm * is a
  * gpt_lm *), the model and, when used, its cache. */

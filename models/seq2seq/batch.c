@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tensor/check.h"
+#include "tensor/check.h"
 #include "qkv/seq2seq.h"
 
 qkv_seq2seq_batch *qkv_seq2seq_batch_new(const qkv_seq2seq *m, int cap)

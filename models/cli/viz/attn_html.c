@@ -9,7 +9,7 @@
 
 #include "viz_internal.h"
 
-#include "../../train/internal.h"
+#include "train/internal.h"
 #include "qkv/file.h"
 
 /* A growing text; a failed allocation sticks, so only the end checks. */

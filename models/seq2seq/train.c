@@ -5,9 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../tensor/check.h"
-#include "../train/resume.h"
-#include "seq2seq_internal.h"
+#include "tensor/check.h"
+#include "train/resume.h"
+#include "internal.h"
 
 /* Draw the next batch_size training pairs and put pairs [lo, hi) into t->batch. */
 static int next_batch(qkv_seq2seq_trainer *t, int lo, int hi)

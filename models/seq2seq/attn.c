@@ -1,7 +1,7 @@
 /* The encoder-decoder's attention while it decodes one input (see
- * qkv/seq2seq.h and seq2seq_internal.h). */
-#include "../tensor/check.h"
-#include "seq2seq_internal.h"
+ * qkv/seq2seq.h and internal.h). */
+#include "tensor/check.h"
+#include "internal.h"
 
 int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
                         const uint8_t *src_valid, int Ts, char *output, int *Tt,

@@ -1,9 +1,8 @@
 /* The character GPT: config, parameters, forward to logits and loss (see qkv/gpt.h). */
-#include "../tensor/check.h"
-#include "../train/bytes.h"
-#include "gpt_internal.h"
-#include "sizes.h"
-#include "transformer.h"
+#include "tensor/check.h"
+#include "train/bytes.h"
+#include "internal.h"
+#include "models/transformer.h"
 
 #include <stdio.h>
 #include <string.h>

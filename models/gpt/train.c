@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "../tensor/check.h"
-#include "../train/resume.h"
-#include "gpt_internal.h"
+#include "tensor/check.h"
+#include "train/resume.h"
+#include "internal.h"
 
 /* The GPT's loss for the run: draw the next training batch (all of it, see
  * qkv_loss_fn) and the mean loss of its rows [lo, hi). */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../tensor/check.h"
-#include "../seq2seq_internal.h"
+#include "tensor/check.h"
+#include "models/seq2seq/internal.h"
 #include "viz_internal.h"
 
 /* A record of up to n calls, from arena a; NULL when out of memory. */

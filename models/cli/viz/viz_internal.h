@@ -1,4 +1,4 @@
-/* Internal to models/viz/: what the picture writers share. Not installed. */
+/* Internal to models/cli/viz/: what the picture writers share. Not installed. */
 #ifndef QKV_VIZ_INTERNAL_H
 #define QKV_VIZ_INTERNAL_H
 

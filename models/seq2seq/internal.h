@@ -1,4 +1,4 @@
-/* Internal to models/: the encoder-decoder's pieces that decoding reuses. Not installed. */
+/* Internal to models/seq2seq/: the encoder-decoder's pieces that decoding reuses. Not installed. */
 #ifndef QKV_SEQ2SEQ_INTERNAL_H
 #define QKV_SEQ2SEQ_INTERNAL_H
 

@@ -2,9 +2,9 @@
  * cache (see qkv/seq2seq.h). */
 #include <string.h>
 
-#include "../tensor/check.h"
-#include "../train/decode.h"
-#include "seq2seq_internal.h"
+#include "tensor/check.h"
+#include "train/decode.h"
+#include "internal.h"
 
 /* Columns [from, from+n) of the rows of ids (B, width), as a new (B,n) array in a. */
 static int32_t *columns(qkv_arena *a, const int32_t *ids, int B, int width, int from, int n)

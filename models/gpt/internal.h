@@ -1,4 +1,4 @@
-/* Internal to models/: the GPT's pieces that generation reuses. Not installed. */
+/* Internal to models/gpt/: the GPT's pieces that generation reuses. Not installed. */
 #ifndef QKV_GPT_INTERNAL_H
 #define QKV_GPT_INTERNAL_H
 
