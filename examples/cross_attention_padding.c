@@ -61,14 +61,14 @@ int main(void)
     qkv_arena *a = qkv_arena_new(1 << 20);
     if (!a)
         return fail(a, p);
-    qkv_run run;
-    memset(&run, 0, sizeof run); /* not training: no dropout, no rng */
-    run.arena = a;
+    qkv_ctx ctx;
+    memset(&ctx, 0, sizeof ctx); /* not training: no dropout, no rng */
+    ctx.arena = a;
     qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(B, TQ, C), x_values);
     qkv_tensor *memory = qkv_from_array(a, QKV_SHAPE(B, TK, C_MEM), mem_values);
     qkv_set_requires_grad(memory, true);
     qkv_tensor *weights = NULL; /* (B, H, TQ, TK) */
-    qkv_tensor *out = qkv_cross_attn_forward(&cross, &run, x, memory, mem_valid, &weights);
+    qkv_tensor *out = qkv_cross_attn_forward(&cross, &ctx, x, memory, mem_valid, &weights);
     if (!out)
         return fail(a, p);
 
@@ -95,7 +95,7 @@ int main(void)
     /* The same item alone, its memory cut to its 3 real positions, no mask. */
     qkv_tensor *x1 = qkv_from_array(a, QKV_SHAPE(1, TQ, C), x_values + TQ * C);
     qkv_tensor *mem1 = qkv_from_array(a, QKV_SHAPE(1, lengths[1], C_MEM), mem_values + TK * C_MEM);
-    qkv_tensor *out1 = qkv_cross_attn_forward(&cross, &run, x1, mem1, NULL, NULL);
+    qkv_tensor *out1 = qkv_cross_attn_forward(&cross, &ctx, x1, mem1, NULL, NULL);
     if (!out1)
         return fail(a, p);
     double diff = 0;

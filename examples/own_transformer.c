@@ -50,34 +50,34 @@ static int tiny_init(tiny *m, int vocab, uint64_t seed)
 }
 
 /* Logits (B, T, V) for token ids (B, T) at positions 0..T-1. */
-static qkv_tensor *tiny_forward(const tiny *m, const qkv_run *r, const int32_t *ids, int B, int T)
+static qkv_tensor *tiny_forward(const tiny *m, const qkv_ctx *ctx, const int32_t *ids, int B, int T)
 {
     int32_t pos[BLOCK];
     for (int t = 0; t < T; t++)
         pos[t] = t;
-    qkv_tensor *x = qkv_add(r->arena, qkv_embed_forward(&m->wte, r, ids, QKV_SHAPE(B, T)),
-                            qkv_embed_forward(&m->wpe, r, pos, QKV_SHAPE(T))); /* (T,C) over each b */
+    qkv_tensor *x = qkv_add(ctx->arena, qkv_embed_forward(&m->wte, ctx, ids, QKV_SHAPE(B, T)),
+                            qkv_embed_forward(&m->wpe, ctx, pos, QKV_SHAPE(T))); /* (T,C) over each b */
     for (int l = 0; l < N_LAYER; l++)
-        x = qkv_block_forward(&m->h[l], r, x, NULL, NULL);
-    return qkv_linear_forward(&m->lm_head, r, qkv_ln_forward(&m->ln_f, r, x));
+        x = qkv_block_forward(&m->h[l], ctx, x, NULL, NULL);
+    return qkv_linear_forward(&m->lm_head, ctx, qkv_ln_forward(&m->ln_f, ctx, x));
 }
 
 /* The run's loss callback: the mean next-token cross-entropy of rows
  * [lo, hi) of a fresh batch (drawn whole, whatever the slice). */
-static qkv_tensor *tiny_loss(void *model, const qkv_run *r, int lo, int hi)
+static qkv_tensor *tiny_loss(void *model, const qkv_ctx *ctx, int lo, int hi)
 {
     tiny *m = model;
     qkv_batcher_next(&m->batches, m->x, m->y);
-    qkv_tensor *logits = tiny_forward(m, r, m->x + lo * BLOCK, hi - lo, BLOCK);
-    return qkv_cross_entropy(r->arena, logits, m->y + lo * BLOCK, -1);
+    qkv_tensor *logits = tiny_forward(m, ctx, m->x + lo * BLOCK, hi - lo, BLOCK);
+    return qkv_cross_entropy(ctx->arena, logits, m->y + lo * BLOCK, -1);
 }
 
 /* Generation's logits callback. Without a key/value cache the model is
  * given the whole window every time, so it always starts at position 0. */
-static qkv_tensor *tiny_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
 {
     (void)pos;
-    return tiny_forward(model, r, ids, 1, n);
+    return tiny_forward(model, ctx, ids, 1, n);
 }
 
 static int print_text(const char *text, size_t len, void *ud)

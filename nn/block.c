@@ -30,36 +30,36 @@ int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_bloc
 }
 
 /* x + mlp(ln(x)): the second half of every block. */
-static qkv_tensor *mlp_residual(const qkv_ln *ln, const qkv_mlp *mlp, const qkv_run *r,
+static qkv_tensor *mlp_residual(const qkv_ln *ln, const qkv_mlp *mlp, const qkv_ctx *ctx,
                                 qkv_tensor *x)
 {
-    return qkv_add(r->arena, x, qkv_mlp_forward(mlp, r, qkv_ln_forward(ln, r, x)));
+    return qkv_add(ctx->arena, x, qkv_mlp_forward(mlp, ctx, qkv_ln_forward(ln, ctx, x)));
 }
 
-qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_ctx *ctx, qkv_tensor *x,
                               const uint8_t *key_valid, qkv_tensor **weights)
 {
-    if (qkv__check_forward("qkv_block_forward", m, r, m ? m->ln_1.weight : NULL) < 0 ||
+    if (qkv__check_forward("qkv_block_forward", m, ctx, m ? m->ln_1.weight : NULL) < 0 ||
         qkv__check_btc("qkv_block_forward", x, m->attn.n_embd) < 0)
         return NULL;
     /* Positions exchange information through attention... */
-    qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x),
+    qkv_tensor *attn = qkv_self_attn_forward(&m->attn, ctx, qkv_ln_forward(&m->ln_1, ctx, x),
                                              key_valid, weights);
     /* ...then each one thinks about what it gathered, on its own. */
     return qkv__result("qkv_block_forward",
-                       mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn)));
+                       mlp_residual(&m->ln_2, &m->mlp, ctx, qkv_add(ctx->arena, x, attn)));
 }
 
-qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_ctx *ctx, qkv_tensor *x,
                                      qkv_kv_cache *c, int layer)
 {
-    if (qkv__check_forward("qkv_block_forward_cached", m, r, m ? m->ln_1.weight : NULL) < 0 ||
+    if (qkv__check_forward("qkv_block_forward_cached", m, ctx, m ? m->ln_1.weight : NULL) < 0 ||
         qkv__null("qkv_block_forward_cached", "c", c))
         return NULL;
     qkv_tensor *attn =
-        qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
+        qkv_self_attn_forward_cached(&m->attn, ctx, qkv_ln_forward(&m->ln_1, ctx, x), c, layer);
     return qkv__result("qkv_block_forward_cached",
-                       mlp_residual(&m->ln_2, &m->mlp, r, qkv_add(r->arena, x, attn)));
+                       mlp_residual(&m->ln_2, &m->mlp, ctx, qkv_add(ctx->arena, x, attn)));
 }
 
 int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
@@ -82,41 +82,41 @@ int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
 
 /* After the self-attention: h + cross(ln_2(h)) over the memory's keys and
  * values, then the MLP half. */
-static qkv_tensor *cross_block_rest(const qkv_cross_block *m, const qkv_run *r, qkv_tensor *h,
+static qkv_tensor *cross_block_rest(const qkv_cross_block *m, const qkv_ctx *ctx, qkv_tensor *h,
                                     qkv_tensor *k, qkv_tensor *v, const uint8_t *mem_valid,
                                     qkv_tensor **cross_weights)
 {
-    qkv_tensor *cross = qkv_cross_attn_forward_kv(&m->cross, r, qkv_ln_forward(&m->ln_2, r, h), k,
+    qkv_tensor *cross = qkv_cross_attn_forward_kv(&m->cross, ctx, qkv_ln_forward(&m->ln_2, ctx, h), k,
                                                   v, mem_valid, cross_weights);
-    return mlp_residual(&m->ln_3, &m->mlp, r, qkv_add(r->arena, h, cross));
+    return mlp_residual(&m->ln_3, &m->mlp, ctx, qkv_add(ctx->arena, h, cross));
 }
 
-qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_ctx *ctx, qkv_tensor *x,
                                     qkv_tensor *memory, const uint8_t *mem_valid,
                                     qkv_tensor **self_weights, qkv_tensor **cross_weights)
 {
     qkv_tensor *k, *v;
-    if (qkv__check_forward("qkv_cross_block_forward", m, r, m ? m->ln_1.weight : NULL) < 0 ||
+    if (qkv__check_forward("qkv_cross_block_forward", m, ctx, m ? m->ln_1.weight : NULL) < 0 ||
         qkv__check_same_batch("qkv_cross_block_forward", x, memory) < 0 ||
-        qkv_cross_attn_memory(&m->cross, r, memory, &k, &v) < 0)
+        qkv_cross_attn_memory(&m->cross, ctx, memory, &k, &v) < 0)
         return NULL;
-    qkv_tensor *attn = qkv_self_attn_forward(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), NULL,
+    qkv_tensor *attn = qkv_self_attn_forward(&m->attn, ctx, qkv_ln_forward(&m->ln_1, ctx, x), NULL,
                                              self_weights);
-    return qkv__result("qkv_cross_block_forward", cross_block_rest(m, r, qkv_add(r->arena, x, attn),
+    return qkv__result("qkv_cross_block_forward", cross_block_rest(m, ctx, qkv_add(ctx->arena, x, attn),
                                                                    k, v, mem_valid, cross_weights));
 }
 
-qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_run *r,
+qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_ctx *ctx,
                                            qkv_tensor *x, qkv_kv_cache *c, int layer,
                                            qkv_tensor *k, qkv_tensor *v,
                                            const uint8_t *mem_valid)
 {
     const char *fn = "qkv_cross_block_forward_cached";
-    if (qkv__check_forward(fn, m, r, m ? m->ln_1.weight : NULL) < 0 || qkv__null(fn, "c", c) ||
+    if (qkv__check_forward(fn, m, ctx, m ? m->ln_1.weight : NULL) < 0 || qkv__null(fn, "c", c) ||
         qkv__check_input(fn, "k", k) < 0 || qkv__check_input(fn, "v", v) < 0)
         return NULL;
     qkv_tensor *attn =
-        qkv_self_attn_forward_cached(&m->attn, r, qkv_ln_forward(&m->ln_1, r, x), c, layer);
+        qkv_self_attn_forward_cached(&m->attn, ctx, qkv_ln_forward(&m->ln_1, ctx, x), c, layer);
     return qkv__result(fn,
-                       cross_block_rest(m, r, qkv_add(r->arena, x, attn), k, v, mem_valid, NULL));
+                       cross_block_rest(m, ctx, qkv_add(ctx->arena, x, attn), k, v, mem_valid, NULL));
 }

@@ -29,12 +29,12 @@ int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const ch
     return qkv__null(fn, "m", m) || qkv__null(fn, "p", p) || qkv__null(fn, "name", name) ? -1 : 0;
 }
 
-int qkv__check_forward(const char *fn, const void *m, const qkv_run *r, const qkv_tensor *param)
+int qkv__check_forward(const char *fn, const void *m, const qkv_ctx *ctx, const qkv_tensor *param)
 {
-    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r))
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "ctx", ctx))
         return -1;
-    if (!r->arena)
-        return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward "
+    if (!ctx->arena)
+        return qkv_set_error("%s: ctx->arena is NULL: a qkv_ctx needs the arena the forward "
                              "builds in",
                              fn);
     if (!param)
@@ -46,10 +46,10 @@ int qkv__check_forward(const char *fn, const void *m, const qkv_run *r, const qk
     return 0;
 }
 
-int qkv__check_dropout(const char *fn, const qkv_run *r, qkv_real p)
+int qkv__check_dropout(const char *fn, const qkv_ctx *ctx, qkv_real p)
 {
-    if (r->train && p > 0 && !r->rng)
-        return qkv_set_error("%s: training with dropout %g needs r->rng, which is NULL", fn,
+    if (ctx->train && p > 0 && !ctx->rng)
+        return qkv_set_error("%s: training with dropout %g needs ctx->rng, which is NULL", fn,
                              (double)p);
     return 0;
 }

@@ -20,11 +20,11 @@ int qkv_cross_attn_init(qkv_cross_attn *m, qkv_params *p, const char *name,
     return 0;
 }
 
-int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *memory,
+int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_ctx *ctx, qkv_tensor *memory,
                           qkv_tensor **k, qkv_tensor **v)
 {
     const char *fn = "qkv_cross_attn_memory";
-    if (qkv__check_forward(fn, m, r, m ? m->c_kv.weight : NULL) < 0 || qkv__null(fn, "k", k) ||
+    if (qkv__check_forward(fn, m, ctx, m ? m->c_kv.weight : NULL) < 0 || qkv__null(fn, "k", k) ||
         qkv__null(fn, "v", v))
         return -1;
     *k = *v = NULL;
@@ -32,18 +32,18 @@ int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor 
         return -1;
     int C = m->n_embd;
     /* W_kv stacks W_K (rows [0,C)) and W_V ([C,2C)). */
-    *k = qkv__linear_part(&m->c_kv, r, memory, 0, C);
-    *v = qkv__linear_part(&m->c_kv, r, memory, C, C);
+    *k = qkv__linear_part(&m->c_kv, ctx, memory, 0, C);
+    *v = qkv__linear_part(&m->c_kv, ctx, memory, C, C);
     return *k && *v ? 0 : qkv__fail_in(fn);
 }
 
-qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                       qkv_tensor *k, qkv_tensor *v, const uint8_t *mem_valid,
                                       qkv_tensor **weights)
 {
     const char *fn = "qkv_cross_attn_forward_kv";
-    if (qkv__check_forward(fn, m, r, m ? m->c_q.weight : NULL) < 0 ||
-        qkv__check_dropout(fn, r, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
+    if (qkv__check_forward(fn, m, ctx, m ? m->c_q.weight : NULL) < 0 ||
+        qkv__check_dropout(fn, ctx, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
         qkv__check_input(fn, "k", k) < 0 || qkv__check_input(fn, "v", v) < 0)
         return NULL;
     if (k->ndim != 3 || k->shape[0] != x->shape[0] || k->shape[2] != m->n_embd ||
@@ -56,22 +56,22 @@ qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r,
                       qkv_shape_str(x, sx, sizeof sx), x->shape[0], m->n_embd);
         return NULL;
     }
-    qkv_tensor *q = qkv_linear_forward(&m->c_q, r, x);
+    qkv_tensor *q = qkv_linear_forward(&m->c_q, ctx, x);
     /* No causal mask: every query may look at the whole memory, but never at
      * its padding. */
     qkv_mask mask = {.key_valid = mem_valid};
     return qkv__result(fn,
-                       qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
+                       qkv__attend(ctx, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
 }
 
-qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                    qkv_tensor *memory, const uint8_t *mem_valid,
                                    qkv_tensor **weights)
 {
     qkv_tensor *k, *v;
     const char *fn = "qkv_cross_attn_forward";
-    if (qkv__check_forward(fn, m, r, m ? m->c_q.weight : NULL) < 0 ||
-        qkv__check_same_batch(fn, x, memory) < 0 || qkv_cross_attn_memory(m, r, memory, &k, &v) < 0)
+    if (qkv__check_forward(fn, m, ctx, m ? m->c_q.weight : NULL) < 0 ||
+        qkv__check_same_batch(fn, x, memory) < 0 || qkv_cross_attn_memory(m, ctx, memory, &k, &v) < 0)
         return NULL;
-    return qkv__result(fn, qkv_cross_attn_forward_kv(m, r, x, k, v, mem_valid, weights));
+    return qkv__result(fn, qkv_cross_attn_forward_kv(m, ctx, x, k, v, mem_valid, weights));
 }

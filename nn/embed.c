@@ -10,11 +10,11 @@ int qkv_embed_init(qkv_embed *m, qkv_params *p, const char *name, int vocab, int
     return m->weight ? 0 : qkv__fail_in("qkv_embed_init");
 }
 
-qkv_tensor *qkv_embed_forward(const qkv_embed *m, const qkv_run *r, const int32_t *ids, int ndim,
+qkv_tensor *qkv_embed_forward(const qkv_embed *m, const qkv_ctx *ctx, const int32_t *ids, int ndim,
                               const int *shape)
 {
     const char *fn = "qkv_embed_forward";
-    if (qkv__check_forward(fn, m, r, m ? m->weight : NULL) < 0 || qkv__null(fn, "ids", ids))
+    if (qkv__check_forward(fn, m, ctx, m ? m->weight : NULL) < 0 || qkv__null(fn, "ids", ids))
         return NULL;
-    return qkv__result(fn, qkv_embedding(r->arena, m->weight, ids, ndim, shape));
+    return qkv__result(fn, qkv_embedding(ctx->arena, m->weight, ids, ndim, shape));
 }

@@ -19,22 +19,22 @@ int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_
     return 0;
 }
 
-qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_ctx *ctx, qkv_tensor *x,
                              qkv_tensor **weights)
 {
-    if (qkv__check_forward("qkv_attn_head_forward", m, r, m ? m->query.weight : NULL) < 0 ||
+    if (qkv__check_forward("qkv_attn_head_forward", m, ctx, m ? m->query.weight : NULL) < 0 ||
         qkv__check_btc("qkv_attn_head_forward", x, m->query.in) < 0)
         return NULL;
-    qkv_arena *a = r->arena;
+    qkv_arena *a = ctx->arena;
 
     /* Every position t of x (B,T,C) makes three vectors of size d from its
      * embedding, each by its own learned matrix:
      *   its query q_t: what this position is looking for,
      *   its key   k_t: what this position offers to be found by,
      *   its value v_t: what it hands over to whoever attends to it. */
-    qkv_tensor *q = qkv_linear_forward(&m->query, r, x); /* (B,T,d) */
-    qkv_tensor *k = qkv_linear_forward(&m->key, r, x);   /* (B,T,d) */
-    qkv_tensor *v = qkv_linear_forward(&m->value, r, x); /* (B,T,d) */
+    qkv_tensor *q = qkv_linear_forward(&m->query, ctx, x); /* (B,T,d) */
+    qkv_tensor *k = qkv_linear_forward(&m->key, ctx, x);   /* (B,T,d) */
+    qkv_tensor *v = qkv_linear_forward(&m->value, ctx, x); /* (B,T,d) */
 
     /* How much position t attends to position s is the match q_t·k_s, scaled
      * by 1/√d so the scores stay O(1) as d grows, then softmaxed over s into

@@ -22,24 +22,24 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 
 /* Outputs [first, first + count) of the Linear m: x·W[first:first+count]ᵀ +
  * b[first:first+count], the weight rows used in place (linear.c). */
-qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
+qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x, int first,
                              int count);
 
 /* act(the Linear m of x), GELU or ReLU² fused into the product (linear.c). */
-qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x,
                             qkv__activation act);
 
 /* 0 when an init's arguments are there (m, p, name); else -1 naming fn. */
 int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const char *name);
 
-/* 0 when a forward can run: m and r are there, r has an arena, and param (the
+/* 0 when a forward can run: m and ctx are there, ctx has an arena, and param (the
  * module's first parameter, NULL when m was never initialised) has values;
  * else -1 naming fn and what is missing. Pass m ? m->weight : NULL. */
-int qkv__check_forward(const char *fn, const void *m, const qkv_run *r, const qkv_tensor *param);
+int qkv__check_forward(const char *fn, const void *m, const qkv_ctx *ctx, const qkv_tensor *param);
 
-/* 0 unless a forward in training mode (r->train) with dropout p > 0 has no
- * r->rng to draw the masks from; then -1 naming fn. */
-int qkv__check_dropout(const char *fn, const qkv_run *r, qkv_real p);
+/* 0 unless a forward in training mode (ctx->train) with dropout p > 0 has no
+ * ctx->rng to draw the masks from; then -1 naming fn. */
+int qkv__check_dropout(const char *fn, const qkv_ctx *ctx, qkv_real p);
 
 /* 0 when cfg describes a usable module; otherwise -1 with a message naming the
  * module kind (who), its name and the numbers at fault. */
@@ -65,18 +65,18 @@ int qkv__check_same_batch(const char *who, const qkv_tensor *x, const qkv_tensor
 /* The common end of multi-head attention: the attention of every head over
  * q (B,Tq,C) and k, v (B,Tk,C), heads side by side (head h owns columns
  * [h·D, (h+1)·D)), with mask; then the output projection c_proj, then dropout. */
-qkv_tensor *qkv__attend(const qkv_run *r, const qkv_linear *c_proj, int n_head, qkv_real dropout,
+qkv_tensor *qkv__attend(const qkv_ctx *ctx, const qkv_linear *c_proj, int n_head, qkv_real dropout,
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
-/* Append one attention call to r->record when there is one (the weights w
+/* Append one attention call to ctx->record when there is one (the weights w
  * may be NULL). k and v may be views into the key/value cache: for a batch
  * of more than one their entries are Tmax·C apart (qkv__kv_cache_append). */
-void qkv__attend_record(const qkv_run *r, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
+void qkv__attend_record(const qkv_ctx *ctx, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                         qkv_tensor *w, qkv_tensor *y, const qkv_mask *mask, int n_head);
 
 /* Its last part: y, what the heads found (B,Tq,C), through c_proj, then dropout. */
-qkv_tensor *qkv__attend_project(const qkv_run *r, const qkv_linear *c_proj, qkv_real dropout,
+qkv_tensor *qkv__attend_project(const qkv_ctx *ctx, const qkv_linear *c_proj, qkv_real dropout,
                                 qkv_tensor *y);
 
 /* ---- key/value cache (kv_cache.c) ---- */

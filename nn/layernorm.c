@@ -24,12 +24,12 @@ int qkv_rmsnorm_init(qkv_ln *m, qkv_params *p, const char *name, int dim)
     return 0;
 }
 
-qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_run *r, qkv_tensor *x)
+qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    if (qkv__check_forward("qkv_ln_forward", m, r, m ? m->weight : NULL) < 0 ||
+    if (qkv__check_forward("qkv_ln_forward", m, ctx, m ? m->weight : NULL) < 0 ||
         qkv__check_input("qkv_ln_forward", "x", x) < 0)
         return NULL;
     if (m->rms)
-        return qkv__result("qkv_ln_forward", qkv_rmsnorm(r->arena, x, m->weight, m->eps));
-    return qkv__result("qkv_ln_forward", qkv_layernorm(r->arena, x, m->weight, m->bias, m->eps));
+        return qkv__result("qkv_ln_forward", qkv_rmsnorm(ctx->arena, x, m->weight, m->eps));
+    return qkv__result("qkv_ln_forward", qkv_layernorm(ctx->arena, x, m->weight, m->bias, m->eps));
 }

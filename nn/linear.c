@@ -25,9 +25,9 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 }
 
 /* 0 when x's last dim is the layer's input width, else -1 with a message. */
-static int check_input(const char *fn, const qkv_linear *m, const qkv_run *r, const qkv_tensor *x)
+static int check_input(const char *fn, const qkv_linear *m, const qkv_ctx *ctx, const qkv_tensor *x)
 {
-    if (qkv__check_forward(fn, m, r, m ? m->weight : NULL) < 0 || qkv__check_input(fn, "x", x) < 0)
+    if (qkv__check_forward(fn, m, ctx, m ? m->weight : NULL) < 0 || qkv__check_input(fn, "x", x) < 0)
         return -1;
     if (x->shape[x->ndim - 1] == m->in)
         return 0;
@@ -38,20 +38,20 @@ static int check_input(const char *fn, const qkv_linear *m, const qkv_run *r, co
                          m->in);
 }
 
-qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor *x)
+qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    if (check_input("qkv_linear_forward", m, r, x) < 0)
+    if (check_input("qkv_linear_forward", m, ctx, x) < 0)
         return NULL;
     /* W is stored (out, in): y = x·Wᵀ + b, one fused op. */
-    return qkv__result("qkv_linear_forward", qkv_affine(r->arena, x, m->weight, m->bias));
+    return qkv__result("qkv_linear_forward", qkv_affine(ctx->arena, x, m->weight, m->bias));
 }
 
-qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x,
                             qkv__activation act)
 {
-    if (check_input("qkv_linear_forward", m, r, x) < 0) /* the messages the unfused forward gives */
+    if (check_input("qkv_linear_forward", m, ctx, x) < 0) /* the messages the unfused forward gives */
         return NULL;
-    return qkv__affine_act(r->arena, x, m->weight, m->bias, act);
+    return qkv__affine_act(ctx->arena, x, m->weight, m->bias, act);
 }
 
 /* Rows [first, first + count) of the parameter t, sharing its values and its
@@ -75,12 +75,12 @@ static qkv_tensor *rows_of(qkv_arena *a, const qkv_tensor *t, int first, int cou
     return v;
 }
 
-qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_run *r, qkv_tensor *x, int first,
+qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x, int first,
                              int count)
 {
-    if (check_input("qkv_linear_forward", m, r, x) < 0)
+    if (check_input("qkv_linear_forward", m, ctx, x) < 0)
         return NULL;
-    qkv_arena *a = r->arena;
+    qkv_arena *a = ctx->arena;
     qkv_tensor *w = rows_of(a, m->weight, first, count);
     qkv_tensor *b = m->bias ? rows_of(a, m->bias, first, count) : NULL;
     if (!w || (m->bias && !b))

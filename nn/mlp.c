@@ -15,14 +15,14 @@ int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_co
     return 0;
 }
 
-qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x)
+qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    if (qkv__check_forward("qkv_mlp_forward", m, r, m ? m->c_fc.weight : NULL) < 0 ||
-        qkv__check_dropout("qkv_mlp_forward", r, m->dropout) < 0 ||
+    if (qkv__check_forward("qkv_mlp_forward", m, ctx, m ? m->c_fc.weight : NULL) < 0 ||
+        qkv__check_dropout("qkv_mlp_forward", ctx, m->dropout) < 0 ||
         qkv__check_input("qkv_mlp_forward", "x", x) < 0)
         return NULL;
     /* Widen to 4C, bend with GELU or ReLU² (fused into the product), project back to C. */
-    qkv_tensor *h = qkv__linear_act(&m->c_fc, r, x, m->relu2 ? QKV__RELU2 : QKV__GELU);
-    qkv_tensor *y = qkv_linear_forward(&m->c_proj, r, h);
-    return qkv__result("qkv_mlp_forward", qkv_dropout(r->arena, y, m->dropout, r->rng, r->train));
+    qkv_tensor *h = qkv__linear_act(&m->c_fc, ctx, x, m->relu2 ? QKV__RELU2 : QKV__GELU);
+    qkv_tensor *y = qkv_linear_forward(&m->c_proj, ctx, h);
+    return qkv__result("qkv_mlp_forward", qkv_dropout(ctx->arena, y, m->dropout, ctx->rng, ctx->train));
 }

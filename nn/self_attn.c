@@ -28,60 +28,60 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
 
 /* norm applied to each head of x (B,T,H·D) on its own: viewed as (B,T,H,D),
  * every row of D values is one head's vector. */
-static qkv_tensor *per_head_norm(const qkv_ln *norm, const qkv_run *r, qkv_tensor *x, int H)
+static qkv_tensor *per_head_norm(const qkv_ln *norm, const qkv_ctx *ctx, qkv_tensor *x, int H)
 {
     int B = x->shape[0], T = x->shape[1], C = x->shape[2];
-    qkv_tensor *heads = qkv_reshape(r->arena, x, QKV_SHAPE(B, T, H, C / H));
-    return qkv_reshape(r->arena, qkv_ln_forward(norm, r, heads), QKV_SHAPE(B, T, C));
+    qkv_tensor *heads = qkv_reshape(ctx->arena, x, QKV_SHAPE(B, T, H, C / H));
+    return qkv_reshape(ctx->arena, qkv_ln_forward(norm, ctx, heads), QKV_SHAPE(B, T, C));
 }
 
 /* The queries, keys and values of every head, (B,T,C) each, for the rows of
  * x at positions pos0... W_attn stacks W_Q (rows [0,C)), W_K ([C,2C)) and
  * W_V ([2C,3C)); within each product, head h owns the columns [h·D, (h+1)·D).
  * 0 or -1. */
-static int project_qkv(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x, int pos0,
+static int project_qkv(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x, int pos0,
                        qkv_tensor **q, qkv_tensor **k, qkv_tensor **v)
 {
     int C = m->n_embd, H = m->n_head;
-    *q = qkv__linear_part(&m->c_attn, r, x, 0, C);
-    *k = qkv__linear_part(&m->c_attn, r, x, C, C);
-    *v = qkv__linear_part(&m->c_attn, r, x, 2 * C, C);
+    *q = qkv__linear_part(&m->c_attn, ctx, x, 0, C);
+    *k = qkv__linear_part(&m->c_attn, ctx, x, C, C);
+    *v = qkv__linear_part(&m->c_attn, ctx, x, 2 * C, C);
     if (!*q || !*k || !*v)
         return -1;
     /* QK-norm: every head's query and key rescaled to unit root mean square
      * (times a learned scale), so no score can grow without bound. */
     if (m->qk_norm) {
-        *q = per_head_norm(&m->q_norm, r, *q, H);
-        *k = per_head_norm(&m->k_norm, r, *k, H);
+        *q = per_head_norm(&m->q_norm, ctx, *q, H);
+        *k = per_head_norm(&m->k_norm, ctx, *k, H);
     }
     /* RoPE: queries and keys turned by their position, so that q_t·k_s sees
      * only t − s. The values are not rotated: they carry content, not place. */
     if (m->rope) {
-        *q = qkv_rope(r->arena, *q, H, pos0);
-        *k = qkv_rope(r->arena, *k, H, pos0);
+        *q = qkv_rope(ctx->arena, *q, H, pos0);
+        *k = qkv_rope(ctx->arena, *k, H, pos0);
     }
     return *q && *k ? 0 : -1;
 }
 
-qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                   const uint8_t *key_valid, qkv_tensor **weights)
 {
     qkv_tensor *q, *k, *v;
     const char *fn = "qkv_self_attn_forward";
-    if (qkv__check_forward(fn, m, r, m ? m->c_attn.weight : NULL) < 0 ||
-        qkv__check_dropout(fn, r, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
-        project_qkv(m, r, x, 0, &q, &k, &v) < 0)
+    if (qkv__check_forward(fn, m, ctx, m ? m->c_attn.weight : NULL) < 0 ||
+        qkv__check_dropout(fn, ctx, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
+        project_qkv(m, ctx, x, 0, &q, &k, &v) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
     return qkv__result(fn,
-                       qkv__attend(r, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
+                       qkv__attend(ctx, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
 }
 
-qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                          qkv_kv_cache *c, int layer)
 {
     const char *fn = "qkv_self_attn_forward_cached";
-    if (qkv__check_forward(fn, m, r, m ? m->c_attn.weight : NULL) < 0 || qkv__null(fn, "c", c))
+    if (qkv__check_forward(fn, m, ctx, m ? m->c_attn.weight : NULL) < 0 || qkv__null(fn, "c", c))
         return NULL;
     if (layer < 0 || layer >= c->n_layer) {
         qkv_set_error("%s: layer %d does not exist; the cache has %d layers", fn, layer,
@@ -106,16 +106,16 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *
     size_t kv_batch;
     int pos0 = qkv__kv_cache_filled(c, layer);
     if (pos0 < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
-        project_qkv(m, r, x, pos0, &q, &k, &v) < 0 ||
-        qkv__kv_cache_append(c, layer, k, v, r->arena, &k_all, &v_all, &kv_batch) < 0)
+        project_qkv(m, ctx, x, pos0, &q, &k, &v) < 0 ||
+        qkv__kv_cache_append(c, layer, k, v, ctx->arena, &k_all, &v_all, &kv_batch) < 0)
         return NULL;
     /* The new queries are the last Tnew of len positions: the core's causal
      * rule j <= i + (len - Tnew) lets query i see every cached position and
      * the new ones up to itself. The keys and values are read in the cache. */
     qkv_mask mask = {.causal = true};
     qkv_tensor *w = NULL;
-    qkv_tensor *y = qkv__attention_heads_view(r->arena, q, k_all, v_all, kv_batch, m->n_head, &mask,
-                                              r->record ? &w : NULL);
-    qkv__attend_record(r, q, k_all, v_all, w, y, &mask, m->n_head);
-    return qkv__result(fn, qkv__attend_project(r, &m->c_proj, m->dropout, y));
+    qkv_tensor *y = qkv__attention_heads_view(ctx->arena, q, k_all, v_all, kv_batch, m->n_head, &mask,
+                                              ctx->record ? &w : NULL);
+    qkv__attend_record(ctx, q, k_all, v_all, w, y, &mask, m->n_head);
+    return qkv__result(fn, qkv__attend_project(ctx, &m->c_proj, m->dropout, y));
 }

@@ -13,12 +13,12 @@ typedef struct mod_case {
     bool train;           /* training mode: dropout on, redrawn identically every call */
 } mod_case;
 
-/* A run over the gradcheck's arena; in training the rng restarts from the same
+/* A forward context over the gradcheck's arena; in training the rng restarts from the same
  * seed on every call, so each probe sees the same dropout masks. */
-static qkv_run run_for(qkv_arena *a, const mod_case *c, qkv_rng *rng)
+static qkv_ctx ctx_for(qkv_arena *a, const mod_case *c, qkv_rng *rng)
 {
     qkv_rng_seed(rng, 99);
-    return (qkv_run){.arena = a, .train = c->train, .rng = rng};
+    return (qkv_ctx){.arena = a, .train = c->train, .rng = rng};
 }
 
 #define MODULE_FN(fname, call)                                        \
@@ -27,22 +27,22 @@ static qkv_run run_for(qkv_arena *a, const mod_case *c, qkv_rng *rng)
         const mod_case *c = ud;                                       \
         qkv_rng rng;                                                  \
         (void)in; /* the embedding's input is its ids */              \
-        qkv_run r = run_for(a, c, &rng);                              \
+        qkv_ctx ctx = ctx_for(a, c, &rng);                            \
         return call;                                                  \
     }
 
-MODULE_FN(f_linear, qkv_linear_forward(c->m, &r, in[0]))
-MODULE_FN(f_ln, qkv_ln_forward(c->m, &r, in[0]))
-MODULE_FN(f_mlp, qkv_mlp_forward(c->m, &r, in[0]))
-MODULE_FN(f_head, qkv_attn_head_forward(c->m, &r, in[0], NULL))
-MODULE_FN(f_self_attn, qkv_self_attn_forward(c->m, &r, in[0], c->valid, NULL))
-MODULE_FN(f_cross_attn, qkv_cross_attn_forward(c->m, &r, in[0], in[1], c->valid, NULL))
-MODULE_FN(f_block, qkv_block_forward(c->m, &r, in[0], c->valid, NULL))
-MODULE_FN(f_cross_block, qkv_cross_block_forward(c->m, &r, in[0], in[1], c->valid, NULL, NULL))
+MODULE_FN(f_linear, qkv_linear_forward(c->m, &ctx, in[0]))
+MODULE_FN(f_ln, qkv_ln_forward(c->m, &ctx, in[0]))
+MODULE_FN(f_mlp, qkv_mlp_forward(c->m, &ctx, in[0]))
+MODULE_FN(f_head, qkv_attn_head_forward(c->m, &ctx, in[0], NULL))
+MODULE_FN(f_self_attn, qkv_self_attn_forward(c->m, &ctx, in[0], c->valid, NULL))
+MODULE_FN(f_cross_attn, qkv_cross_attn_forward(c->m, &ctx, in[0], in[1], c->valid, NULL))
+MODULE_FN(f_block, qkv_block_forward(c->m, &ctx, in[0], c->valid, NULL))
+MODULE_FN(f_cross_block, qkv_cross_block_forward(c->m, &ctx, in[0], in[1], c->valid, NULL, NULL))
 
 /* 1 and 4 repeat: their rows' gradients must accumulate. */
 static const int32_t embed_ids[2][3] = {{1, 4, 1}, {0, 2, 4}};
-MODULE_FN(f_embed, qkv_embed_forward(c->m, &r, &embed_ids[0][0], QKV_SHAPE(2, 3)))
+MODULE_FN(f_embed, qkv_embed_forward(c->m, &ctx, &embed_ids[0][0], QKV_SHAPE(2, 3)))
 
 /* A module under test: its parameters and an rng for its inputs. */
 typedef struct fixture {

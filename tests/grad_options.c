@@ -148,14 +148,14 @@ static int random_params(qkv_params *p, qkv_rng *rng, qkv_tensor **in, int n)
 
 static qkv_tensor *f_self_attn(qkv_arena *a, qkv_tensor **in, void *ud)
 {
-    qkv_run r = {.arena = a};
-    return qkv_self_attn_forward(ud, &r, in[0], NULL, NULL);
+    qkv_ctx ctx = {.arena = a};
+    return qkv_self_attn_forward(ud, &ctx, in[0], NULL, NULL);
 }
 
 static qkv_tensor *f_block(qkv_arena *a, qkv_tensor **in, void *ud)
 {
-    qkv_run r = {.arena = a};
-    return qkv_block_forward(ud, &r, in[0], NULL, NULL);
+    qkv_ctx ctx = {.arena = a};
+    return qkv_block_forward(ud, &ctx, in[0], NULL, NULL);
 }
 
 START_TEST(test_attention_with_rope_and_qk_norm_grad)
@@ -203,8 +203,8 @@ static const int32_t gpt_targets[2][4] = {{4, 2, 6, 0}, {3, 3, 5, 1}};
 static qkv_tensor *f_gpt(qkv_arena *a, qkv_tensor **in, void *ud)
 {
     (void)in;
-    qkv_run r = {.arena = a};
-    return qkv_gpt_loss(ud, &r, &gpt_ids[0][0], &gpt_targets[0][0], 2, 4);
+    qkv_ctx ctx = {.arena = a};
+    return qkv_gpt_loss(ud, &ctx, &gpt_ids[0][0], &gpt_targets[0][0], 2, 4);
 }
 
 START_TEST(test_gpt_with_every_option_grad)

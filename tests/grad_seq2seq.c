@@ -15,8 +15,8 @@ static qkv_tensor *f_loss(qkv_arena *a, qkv_tensor **in, void *ud)
 {
     (void)in; /* the inputs are the model's own parameters */
     const loss_case *c = ud;
-    qkv_run run = {.arena = a, .train = false, .rng = NULL};
-    return qkv_seq2seq_loss(c->m, &run, c->b);
+    qkv_ctx ctx = {.arena = a, .train = false, .rng = NULL};
+    return qkv_seq2seq_loss(c->m, &ctx, c->b);
 }
 
 START_TEST(test_loss_gradients)

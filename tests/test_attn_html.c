@@ -385,10 +385,10 @@ START_TEST(test_record_holds_what_the_attention_used)
     sharpen(p, 20);
     qkv_attn_call calls[2];
     qkv_attn_record rec = {.calls = calls, .cap = 2};
-    qkv_run run = {.arena = qkv_arena_new(1 << 16), .record = &rec};
+    qkv_ctx ctx = {.arena = qkv_arena_new(1 << 16), .record = &rec};
     int T = 5, C = 8, D = 4;
-    qkv_tensor *x = qkv_randn(run.arena, QKV_SHAPE(1, T, C), 1, &rng), *w = NULL;
-    ck_assert_qkv(qkv_self_attn_forward(&attn, &run, x, NULL, &w));
+    qkv_tensor *x = qkv_randn(ctx.arena, QKV_SHAPE(1, T, C), 1, &rng), *w = NULL;
+    ck_assert_qkv(qkv_self_attn_forward(&attn, &ctx, x, NULL, &w));
     ck_assert_int_eq(rec.n, 1);
     const qkv_attn_call *c = &calls[0];
     ck_assert_ptr_eq(c->weights, w); /* the same weights the caller asked for */
@@ -419,12 +419,12 @@ START_TEST(test_record_holds_what_the_attention_used)
         }
     /* A full record counts the calls it could not keep and writes no further. */
     rec = (qkv_attn_record){.calls = calls, .cap = 0};
-    ck_assert_qkv(qkv_self_attn_forward(&attn, &run, x, NULL, NULL));
+    ck_assert_qkv(qkv_self_attn_forward(&attn, &ctx, x, NULL, NULL));
     ck_assert_int_eq(rec.n, 1);
     rec = (qkv_attn_record){.cap = 4}; /* no slots at all: counted, nothing written */
-    ck_assert_qkv(qkv_self_attn_forward(&attn, &run, x, NULL, NULL));
+    ck_assert_qkv(qkv_self_attn_forward(&attn, &ctx, x, NULL, NULL));
     ck_assert_int_eq(rec.n, 1);
-    qkv_arena_free(run.arena);
+    qkv_arena_free(ctx.arena);
     qkv_params_free(p);
 }
 END_TEST
@@ -450,12 +450,12 @@ START_TEST(test_gpt_page_holds_the_model_weights)
 
     /* The weights are the model's: the same as its forward's weights out parameter. */
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_run run = {.arena = a};
+    qkv_ctx ctx = {.arena = a};
     int32_t ids[64];
     qkv_tensor *w[2];
     ck_assert_int_eq(qkv_encode(&vocab, TEXT, (size_t)T, ids), 0);
     bool was = qkv_set_grad_enabled(false);
-    ck_assert_qkv(qkv_gpt_logits(m, &run, ids, 1, T, w));
+    ck_assert_qkv(qkv_gpt_logits(m, &ctx, ids, 1, T, w));
     qkv_set_grad_enabled(was);
     for (int l = 0; l < 2; l++) {
         const jval *page_w = get(&get(v, "data")->items[l], "w");

@@ -252,30 +252,30 @@ START_TEST(test_module_forwards_reject_bad_input)
     qkv_rng rng;
     qkv_rng_seed(&rng, 3);
     ck_assert_int_eq(qkv_params_alloc(p, &rng), 0);
-    qkv_run run = {.arena = A, .train = false};
-    FAILS_NULL(qkv_linear_forward(&lin, &run, filled(QKV_SHAPE(2, 7))), "fc.weight", "(4,8)",
+    qkv_ctx ctx = {.arena = A, .train = false};
+    FAILS_NULL(qkv_linear_forward(&lin, &ctx, filled(QKV_SHAPE(2, 7))), "fc.weight", "(4,8)",
                "(2,7)", "last dim must be 8");
-    FAILS_NULL(qkv_embed_forward(&emb, &run, (int32_t[]){4, 5}, QKV_SHAPE(1, 2)), "id 5", "[0, 5)");
-    FAILS_NULL(qkv_block_forward(&blk, &run, filled(QKV_SHAPE(3, 8)), NULL, NULL), "(3,8)",
+    FAILS_NULL(qkv_embed_forward(&emb, &ctx, (int32_t[]){4, 5}, QKV_SHAPE(1, 2)), "id 5", "[0, 5)");
+    FAILS_NULL(qkv_block_forward(&blk, &ctx, filled(QKV_SHAPE(3, 8)), NULL, NULL), "(3,8)",
                "expected (B,T,8)");
-    FAILS_NULL(qkv_cross_attn_forward(&ca, &run, filled(QKV_SHAPE(1, 3, 8)),
+    FAILS_NULL(qkv_cross_attn_forward(&ca, &ctx, filled(QKV_SHAPE(1, 3, 8)),
                                       filled(QKV_SHAPE(2, 4, 6)), NULL, NULL),
                "(1,3,8)", "(2,4,6)", "different batch sizes");
-    FAILS_NULL(qkv_cross_attn_forward(&ca, &run, filled(QKV_SHAPE(1, 3, 8)),
+    FAILS_NULL(qkv_cross_attn_forward(&ca, &ctx, filled(QKV_SHAPE(1, 3, 8)),
                                       filled(QKV_SHAPE(1, 4, 8)), NULL, NULL),
                "(1,4,8)", "expected (B,T,6)");
     /* The key/value cache: grad mode on, a full cache, a layer it does not have. */
     qkv_kv_cache *c = qkv_kv_cache_new(&cfg, 1, 4);
     ck_assert_qkv(c);
-    FAILS_NULL(qkv_block_forward_cached(&blk, &run, filled(QKV_SHAPE(1, 2, 8)), c, 0),
+    FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 2, 8)), c, 0),
                "turn grad mode off");
     bool was = qkv_set_grad_enabled(false);
-    ck_assert_qkv(qkv_block_forward_cached(&blk, &run, filled(QKV_SHAPE(1, 3, 8)), c, 0));
-    FAILS_NULL(qkv_block_forward_cached(&blk, &run, filled(QKV_SHAPE(1, 2, 8)), c, 0),
+    ck_assert_qkv(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 3, 8)), c, 0));
+    FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 2, 8)), c, 0),
                "holds 3 of 4 positions; 2 new ones do not fit");
-    FAILS_NULL(qkv_block_forward_cached(&blk, &run, filled(QKV_SHAPE(1, 1, 8)), c, 1),
+    FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 1, 8)), c, 1),
                "layer 1 does not exist");
-    FAILS_NULL(qkv_block_forward_cached(&blk, &run, filled(QKV_SHAPE(2, 1, 8)), c, 0),
+    FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(2, 1, 8)), c, 0),
                "batch 2", "batch 1");
     qkv_set_grad_enabled(was);
     qkv_kv_cache_free(c);
@@ -415,14 +415,14 @@ START_TEST(test_gpt_rejects_bad_ids_and_lengths)
     qkv_gpt_config mc = tiny_gpt(5);
     qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
-    qkv_run run = {.arena = A};
+    qkv_ctx ctx = {.arena = A};
     int32_t idx[9] = {0, 1, 2, 3, 4, 0, 1, 2, 3}, bad[2] = {1, 5};
-    FAILS_NULL(qkv_gpt_logits(m, &run, bad, 1, 2, NULL), "id 5", "[0, 5)");
-    FAILS_NULL(qkv_gpt_logits(m, &run, (int32_t[]){-3}, 1, 1, NULL), "id -3", "[0, 5)");
-    FAILS_NULL(qkv_gpt_logits(m, &run, idx, 1, 9, NULL), "9 positions", "block size 8");
-    FAILS_NULL(qkv_gpt_logits(m, &run, idx, 0, 2, NULL), "batch 0");
-    FAILS_NULL(qkv_gpt_loss(m, &run, idx, bad, 1, 2), "target 5", "[0, 5)");
-    FAILS_NULL(qkv_gpt_loss(m, &run, bad, idx, 1, 2), "id 5", "[0, 5)");
+    FAILS_NULL(qkv_gpt_logits(m, &ctx, bad, 1, 2, NULL), "id 5", "[0, 5)");
+    FAILS_NULL(qkv_gpt_logits(m, &ctx, (int32_t[]){-3}, 1, 1, NULL), "id -3", "[0, 5)");
+    FAILS_NULL(qkv_gpt_logits(m, &ctx, idx, 1, 9, NULL), "9 positions", "block size 8");
+    FAILS_NULL(qkv_gpt_logits(m, &ctx, idx, 0, 2, NULL), "batch 0");
+    FAILS_NULL(qkv_gpt_loss(m, &ctx, idx, bad, 1, 2), "target 5", "[0, 5)");
+    FAILS_NULL(qkv_gpt_loss(m, &ctx, bad, idx, 1, 2), "id 5", "[0, 5)");
     qkv_gpt_free(m);
 }
 END_TEST

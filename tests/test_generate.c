@@ -22,7 +22,7 @@ typedef struct toy {
     bool wrong_shape;  /* return V-1 values instead of rows of V */
 } toy;
 
-static qkv_tensor *toy_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+static qkv_tensor *toy_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
 {
     toy *t = model;
     ck_assert_int_ge(n, 1);
@@ -31,7 +31,7 @@ static qkv_tensor *toy_logits(void *model, const qkv_run *r, const int32_t *ids,
         return NULL;
     }
     if (t->wrong_shape)
-        return qkv_zeros(r->arena, QKV_SHAPE(V - 1));
+        return qkv_zeros(ctx->arena, QKV_SHAPE(V - 1));
     const int32_t *window = ids;
     int len = n;
     if (t->cached) {
@@ -47,7 +47,7 @@ static qkv_tensor *toy_logits(void *model, const qkv_run *r, const int32_t *ids,
     } else {
         ck_assert_int_eq(pos, 0);
     }
-    qkv_tensor *out = qkv_zeros(r->arena, QKV_SHAPE(1, 1, V));
+    qkv_tensor *out = qkv_zeros(ctx->arena, QKV_SHAPE(1, 1, V));
     for (int i = 0; i < len; i++)
         out->data[(window[i] * 3 + i) % V] += (qkv_real)(1 + window[i]) * 0.7f;
     return out;
@@ -119,11 +119,11 @@ START_TEST(test_emit_stops_early_and_zero_tokens_call_nothing)
 END_TEST
 
 /* A model built only from the public API: the GPT's qkv_gpt_logits, without a cache. */
-static qkv_tensor *public_gpt_logits(void *model, const qkv_run *r, const int32_t *ids, int n,
+static qkv_tensor *public_gpt_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n,
                                      int pos)
 {
     ck_assert_int_eq(pos, 0);
-    return qkv_gpt_logits(model, r, ids, 1, n, NULL);
+    return qkv_gpt_logits(model, ctx, ids, 1, n, NULL);
 }
 
 START_TEST(test_a_model_of_ones_own_matches_the_gpt_generation)
@@ -166,7 +166,7 @@ typedef struct tiny {
     qkv_kv_cache *cache; /* NULL: recompute the window */
 } tiny;
 
-static qkv_tensor *tiny_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
 {
     tiny *m = model;
     int32_t at[16];
@@ -174,12 +174,12 @@ static qkv_tensor *tiny_logits(void *model, const qkv_run *r, const int32_t *ids
         at[i] = pos + i;
     if (m->cache && pos == 0)
         qkv_kv_cache_reset(m->cache);
-    qkv_tensor *x = qkv_add(r->arena, qkv_embed_forward(&m->wte, r, ids, QKV_SHAPE(1, n)),
-                            qkv_embed_forward(&m->wpe, r, at, QKV_SHAPE(1, n)));
+    qkv_tensor *x = qkv_add(ctx->arena, qkv_embed_forward(&m->wte, ctx, ids, QKV_SHAPE(1, n)),
+                            qkv_embed_forward(&m->wpe, ctx, at, QKV_SHAPE(1, n)));
     for (int l = 0; l < 2; l++)
-        x = m->cache ? qkv_block_forward_cached(&m->h[l], r, x, m->cache, l)
-                     : qkv_block_forward(&m->h[l], r, x, NULL, NULL);
-    return qkv_linear_forward(&m->head, r, qkv_ln_forward(&m->ln_f, r, x));
+        x = m->cache ? qkv_block_forward_cached(&m->h[l], ctx, x, m->cache, l)
+                     : qkv_block_forward(&m->h[l], ctx, x, NULL, NULL);
+    return qkv_linear_forward(&m->head, ctx, qkv_ln_forward(&m->ln_f, ctx, x));
 }
 
 START_TEST(test_a_home_made_transformer_with_and_without_its_cache)

@@ -380,10 +380,10 @@ START_TEST(test_options_save_and_load)
               m->cfg.relu2 == mc.relu2 && m->cfg.qk_norm == mc.qk_norm &&
               m->cfg.untied == mc.untied);
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_run run = {.arena = a};
+    qkv_ctx ctx = {.arena = a};
     const int32_t ids[5] = {1, 2, 3, 4, 5};
-    qkv_tensor *la = qkv_gpt_logits(t->model, &run, ids, 1, 5, NULL);
-    qkv_tensor *lb = qkv_gpt_logits(m, &run, ids, 1, 5, NULL);
+    qkv_tensor *la = qkv_gpt_logits(t->model, &ctx, ids, 1, 5, NULL);
+    qkv_tensor *lb = qkv_gpt_logits(m, &ctx, ids, 1, 5, NULL);
     ck_assert_qkv(la && lb ? la : NULL);
     ck_assert_int_eq(memcmp(la->data, lb->data, la->size * sizeof(qkv_real)), 0);
     qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
@@ -429,19 +429,19 @@ START_TEST(test_logits_shape_and_bad_ids)
     qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    qkv_ctx ctx = {.arena = a, .train = false, .rng = NULL};
     int32_t ids[2 * 8] = {0};
-    qkv_tensor *logits = qkv_gpt_logits(m, &run, ids, 2, 8, NULL);
+    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 2, 8, NULL);
     ck_assert_qkv(logits);
     ck_assert_int_eq(logits->ndim, 3);
     ck_assert_int_eq(logits->shape[0], 2);
     ck_assert_int_eq(logits->shape[1], 8);
     ck_assert_int_eq(logits->shape[2], 10);
     ids[5] = 10;
-    ck_assert_ptr_null(qkv_gpt_logits(m, &run, ids, 2, 8, NULL));
+    ck_assert_ptr_null(qkv_gpt_logits(m, &ctx, ids, 2, 8, NULL));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "10"));
     ids[5] = 0;
-    ck_assert_ptr_null(qkv_gpt_logits(m, &run, ids, 1, 9, NULL)); /* longer than the block */
+    ck_assert_ptr_null(qkv_gpt_logits(m, &ctx, ids, 1, 9, NULL)); /* longer than the block */
     qkv_arena_free(a);
     qkv_gpt_free(m);
 }

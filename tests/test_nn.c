@@ -4,24 +4,24 @@
 #include "qkv/nn.h"
 #include "testing.h"
 
-/* What most tests need: a parameter list, an rng and a run over an arena. */
+/* What most tests need: a parameter list, an rng and a ctx over an arena. */
 typedef struct fixture {
     qkv_params *p;
     qkv_rng rng;
-    qkv_run run;
+    qkv_ctx ctx;
 } fixture;
 
 static void fx_open(fixture *f, uint64_t seed)
 {
     f->p = qkv_params_new();
     qkv_rng_seed(&f->rng, seed);
-    f->run = (qkv_run){.arena = qkv_arena_new(1 << 20), .train = false, .rng = &f->rng};
-    ck_assert(f->p && f->run.arena);
+    f->ctx = (qkv_ctx){.arena = qkv_arena_new(1 << 20), .train = false, .rng = &f->rng};
+    ck_assert(f->p && f->ctx.arena);
 }
 
 static void fx_close(fixture *f)
 {
-    qkv_arena_free(f->run.arena);
+    qkv_arena_free(f->ctx.arena);
     qkv_params_free(f->p);
 }
 
@@ -36,14 +36,14 @@ static void fx_alloc_random(fixture *f, double std)
 
 static qkv_tensor *randn3(fixture *f, int B, int T, int C)
 {
-    qkv_tensor *x = qkv_randn(f->run.arena, QKV_SHAPE(B, T, C), 1, &f->rng);
+    qkv_tensor *x = qkv_randn(f->ctx.arena, QKV_SHAPE(B, T, C), 1, &f->rng);
     ck_assert_qkv(x);
     return x;
 }
 
 static qkv_tensor *copy_of(fixture *f, const qkv_tensor *t)
 {
-    qkv_tensor *c = qkv_from_array(f->run.arena, t->ndim, t->shape, t->data);
+    qkv_tensor *c = qkv_from_array(f->ctx.arena, t->ndim, t->shape, t->data);
     ck_assert_qkv(c);
     return c;
 }
@@ -52,7 +52,7 @@ static qkv_tensor *copy_of(fixture *f, const qkv_tensor *t)
 static qkv_tensor *rows_of(fixture *f, const qkv_tensor *x, int t0, int n)
 {
     int B = x->shape[0], T = x->shape[1], C = x->shape[2];
-    qkv_tensor *y = qkv_tensor_new(f->run.arena, QKV_SHAPE(B, n, C));
+    qkv_tensor *y = qkv_tensor_new(f->ctx.arena, QKV_SHAPE(B, n, C));
     ck_assert_qkv(y);
     for (int b = 0; b < B; b++)
         memcpy(y->data + (size_t)b * n * C, x->data + ((size_t)b * T + t0) * C,
@@ -97,9 +97,9 @@ START_TEST(test_single_head_worked_example)
     set_identity(head.key.weight->data, 2);
     set_identity(head.value.weight->data, 2);
     const qkv_real xs[3][2] = {{1, 0}, {0, 1}, {1, 1}};
-    qkv_tensor *x = qkv_from_array(f.run.arena, QKV_SHAPE(1, 3, 2), &xs[0][0]);
+    qkv_tensor *x = qkv_from_array(f.ctx.arena, QKV_SHAPE(1, 3, 2), &xs[0][0]);
     qkv_tensor *w = NULL;
-    qkv_tensor *y = qkv_attn_head_forward(&head, &f.run, x, &w);
+    qkv_tensor *y = qkv_attn_head_forward(&head, &f.ctx, x, &w);
     ck_assert_qkv(y);
     ck_assert_qkv(w);
     ck_assert_int_eq(w->ndim, 3);
@@ -154,8 +154,8 @@ START_TEST(test_causal_weights_lower_triangular)
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
     fx_alloc_random(&f, 0.5);
     qkv_tensor *x = randn3(&f, 2, 5, 8), *w1 = NULL, *w2 = NULL;
-    ck_assert_qkv(qkv_attn_head_forward(&head, &f.run, x, &w1));
-    ck_assert_qkv(qkv_self_attn_forward(&attn, &f.run, x, NULL, &w2));
+    ck_assert_qkv(qkv_attn_head_forward(&head, &f.ctx, x, &w1));
+    ck_assert_qkv(qkv_self_attn_forward(&attn, &f.ctx, x, NULL, &w2));
     ck_assert_int_eq(w1->ndim, 3);
     ck_assert(w2->ndim == 4 && w2->shape[0] == 2 && w2->shape[1] == 2 && w2->shape[2] == 5 &&
               w2->shape[3] == 5);
@@ -165,16 +165,16 @@ START_TEST(test_causal_weights_lower_triangular)
 }
 END_TEST
 
-typedef qkv_tensor *(*seq_fn)(void *module, const qkv_run *r, qkv_tensor *x);
+typedef qkv_tensor *(*seq_fn)(void *module, const qkv_ctx *ctx, qkv_tensor *x);
 
-static qkv_tensor *run_self_attn(void *m, const qkv_run *r, qkv_tensor *x)
+static qkv_tensor *run_self_attn(void *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    return qkv_self_attn_forward(m, r, x, NULL, NULL);
+    return qkv_self_attn_forward(m, ctx, x, NULL, NULL);
 }
 
-static qkv_tensor *run_block(void *m, const qkv_run *r, qkv_tensor *x)
+static qkv_tensor *run_block(void *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    return qkv_block_forward(m, r, x, NULL, NULL);
+    return qkv_block_forward(m, ctx, x, NULL, NULL);
 }
 
 /* Changing the tokens after position t must leave outputs 0..t bit-identical. */
@@ -182,14 +182,14 @@ static void assert_no_future_leak(fixture *f, seq_fn fn, void *module, int C)
 {
     int B = 2, T = 6;
     qkv_tensor *x = randn3(f, B, T, C);
-    qkv_tensor *y = fn(module, &f->run, x);
+    qkv_tensor *y = fn(module, &f->ctx, x);
     ck_assert_qkv(y);
     for (int t = 0; t < T - 1; t++) {
         qkv_tensor *x2 = copy_of(f, x);
         for (int b = 0; b < B; b++)
             for (size_t i = ((size_t)b * T + t + 1) * C; i < (size_t)(b + 1) * T * C; i++)
                 x2->data[i] = (qkv_real)qkv_rng_normal(&f->rng);
-        qkv_tensor *y2 = fn(module, &f->run, x2);
+        qkv_tensor *y2 = fn(module, &f->ctx, x2);
         ck_assert_qkv(y2);
         for (int s = 0; s <= t; s++)
             ck_assert_msg(same_position(y, y2, s), "output %d changed when tokens after %d did", s,
@@ -235,8 +235,8 @@ START_TEST(test_one_head_equals_single_head)
     set_identity(attn.c_proj.weight->data, C);
     memset(attn.c_proj.bias->data, 0, C * sizeof(qkv_real));
     qkv_tensor *x = randn3(&f, 2, T, C), *w1 = NULL, *w2 = NULL;
-    qkv_tensor *y1 = qkv_attn_head_forward(&head, &f.run, x, &w1);
-    qkv_tensor *y2 = qkv_self_attn_forward(&attn, &f.run, x, NULL, &w2);
+    qkv_tensor *y1 = qkv_attn_head_forward(&head, &f.ctx, x, &w1);
+    qkv_tensor *y2 = qkv_self_attn_forward(&attn, &f.ctx, x, NULL, &w2);
     ck_assert_qkv(y1);
     ck_assert_qkv(y2);
     ck_assert(qkv_same_shape(y1, y2) && w1->size == w2->size);
@@ -270,9 +270,9 @@ START_TEST(test_self_attention_permutation_equivariant)
     int perm[7];
     qkv_test_random_perm(&f.rng, 7, perm);
     qkv_tensor *x = randn3(&f, 2, 7, 8);
-    qkv_tensor *y = qkv_self_attn_forward(&attn, &f.run, x, NULL, NULL);
+    qkv_tensor *y = qkv_self_attn_forward(&attn, &f.ctx, x, NULL, NULL);
     qkv_tensor *xp = permute_positions(&f, x, perm);
-    qkv_tensor *yp = qkv_self_attn_forward(&attn, &f.run, xp, NULL, NULL);
+    qkv_tensor *yp = qkv_self_attn_forward(&attn, &f.ctx, xp, NULL, NULL);
     ck_assert_qkv(y);
     ck_assert_qkv(yp);
     qkv_tensor *py = permute_positions(&f, y, perm);
@@ -297,8 +297,8 @@ START_TEST(test_cross_attention_memory_permutation_invariant)
         for (int j = 0; j < Tk; j++)
             valid_p[b][j] = valid[b][perm[j]];
     qkv_tensor *x = randn3(&f, 2, 3, 8), *mem = randn3(&f, 2, Tk, 6);
-    qkv_tensor *y = qkv_cross_attn_forward(&cross, &f.run, x, mem, &valid[0][0], NULL);
-    qkv_tensor *yp = qkv_cross_attn_forward(&cross, &f.run, x, permute_positions(&f, mem, perm),
+    qkv_tensor *y = qkv_cross_attn_forward(&cross, &f.ctx, x, mem, &valid[0][0], NULL);
+    qkv_tensor *yp = qkv_cross_attn_forward(&cross, &f.ctx, x, permute_positions(&f, mem, perm),
                                             &valid_p[0][0], NULL);
     ck_assert_qkv(y);
     ck_assert_qkv(yp);
@@ -336,17 +336,17 @@ START_TEST(test_padding_changes_nothing)
     qkv_tensor *x = randn3(&f, 2, 4, 8), *mem = randn3(&f, 2, 5, 8);
     qkv_tensor *mem2 = scramble_padding(&f, mem, &valid[0][0]);
 
-    qkv_tensor *y = qkv_cross_attn_forward(&cross, &f.run, x, mem, &valid[0][0], NULL);
-    qkv_tensor *y2 = qkv_cross_attn_forward(&cross, &f.run, x, mem2, &valid[0][0], NULL);
+    qkv_tensor *y = qkv_cross_attn_forward(&cross, &f.ctx, x, mem, &valid[0][0], NULL);
+    qkv_tensor *y2 = qkv_cross_attn_forward(&cross, &f.ctx, x, mem2, &valid[0][0], NULL);
     ck_assert(y && y2 && memcmp(y->data, y2->data, y->size * sizeof(qkv_real)) == 0);
 
-    y = qkv_cross_block_forward(&dec, &f.run, x, mem, &valid[0][0], NULL, NULL);
-    y2 = qkv_cross_block_forward(&dec, &f.run, x, mem2, &valid[0][0], NULL, NULL);
+    y = qkv_cross_block_forward(&dec, &f.ctx, x, mem, &valid[0][0], NULL, NULL);
+    y2 = qkv_cross_block_forward(&dec, &f.ctx, x, mem2, &valid[0][0], NULL, NULL);
     ck_assert(y && y2 && memcmp(y->data, y2->data, y->size * sizeof(qkv_real)) == 0);
 
     /* In the encoder, padding must not change any real position's output. */
-    y = qkv_block_forward(&enc, &f.run, mem, &valid[0][0], NULL);
-    y2 = qkv_block_forward(&enc, &f.run, mem2, &valid[0][0], NULL);
+    y = qkv_block_forward(&enc, &f.ctx, mem, &valid[0][0], NULL);
+    y2 = qkv_block_forward(&enc, &f.ctx, mem2, &valid[0][0], NULL);
     ck_assert(y && y2);
     for (int b = 0; b < 2; b++)
         for (int t = 0; t < 5; t++)
@@ -369,11 +369,11 @@ START_TEST(test_gradients_reach_memory)
     const uint8_t valid[2][4] = {{1, 1, 0, 0}, {1, 1, 1, 1}};
     qkv_tensor *x = randn3(&f, 2, 3, 8), *mem = randn3(&f, 2, 4, 6);
     qkv_set_requires_grad(mem, true);
-    qkv_tensor *y = qkv_cross_block_forward(&dec, &f.run, x, mem, &valid[0][0], NULL, NULL);
+    qkv_tensor *y = qkv_cross_block_forward(&dec, &f.ctx, x, mem, &valid[0][0], NULL, NULL);
     ck_assert_qkv(y);
-    qkv_tensor *r = qkv_randn(f.run.arena, y->ndim, y->shape, 1, &f.rng);
-    qkv_tensor *loss = qkv_sum(f.run.arena, qkv_mul(f.run.arena, y, r));
-    ck_assert_int_eq(qkv_backward(f.run.arena, loss), 0);
+    qkv_tensor *r = qkv_randn(f.ctx.arena, y->ndim, y->shape, 1, &f.rng);
+    qkv_tensor *loss = qkv_sum(f.ctx.arena, qkv_mul(f.ctx.arena, y, r));
+    ck_assert_int_eq(qkv_backward(f.ctx.arena, loss), 0);
     ck_assert_ptr_nonnull(mem->grad);
     for (int b = 0; b < 2; b++)
         for (int t = 0; t < 4; t++) {
@@ -411,10 +411,10 @@ START_TEST(test_kv_cache_matches_uncached)
     qkv_tensor *x = randn3(&f, B, T, 8), *mem = randn3(&f, B, Tk, 6);
     qkv_tensor *full = x, *full_dec = x, *mk[L], *mv[L];
     for (int l = 0; l < L; l++) {
-        full = qkv_block_forward(&gpt[l], &f.run, full, NULL, NULL);
+        full = qkv_block_forward(&gpt[l], &f.ctx, full, NULL, NULL);
         full_dec =
-            qkv_cross_block_forward(&dec[l], &f.run, full_dec, mem, &valid[0][0], NULL, NULL);
-        ck_assert_int_eq(qkv_cross_attn_memory(&dec[l].cross, &f.run, mem, &mk[l], &mv[l]), 0);
+            qkv_cross_block_forward(&dec[l], &f.ctx, full_dec, mem, &valid[0][0], NULL, NULL);
+        ck_assert_int_eq(qkv_cross_attn_memory(&dec[l].cross, &f.ctx, mem, &mk[l], &mv[l]), 0);
     }
     ck_assert_qkv(full);
     ck_assert_qkv(full_dec);
@@ -426,8 +426,8 @@ START_TEST(test_kv_cache_matches_uncached)
     for (int t0 = 0, n = 3; t0 < T; t0 += n, n = 1) {
         qkv_tensor *h = rows_of(&f, x, t0, n), *h_dec = h;
         for (int l = 0; l < L; l++) {
-            h = qkv_block_forward_cached(&gpt[l], &f.run, h, cache, l);
-            h_dec = qkv_cross_block_forward_cached(&dec[l], &f.run, h_dec, cache_dec, l, mk[l],
+            h = qkv_block_forward_cached(&gpt[l], &f.ctx, h, cache, l);
+            h_dec = qkv_cross_block_forward_cached(&dec[l], &f.ctx, h_dec, cache_dec, l, mk[l],
                                                    mv[l], &valid[0][0]);
         }
         ck_assert_qkv(h);
@@ -470,22 +470,22 @@ START_TEST(test_kv_cache_misuse_is_an_error)
     qkv_kv_cache *c = qkv_kv_cache_new(&cfg, 2, 4);
     ck_assert_qkv(c);
 
-    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), c, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 2, 1, 8), c, 0));
     ASSERT_ERROR_NAMES("grad");
     bool was = qkv_set_grad_enabled(false);
-    ck_assert_qkv(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 3, 8), c, 0));
-    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 2, 8), c, 0));
+    ck_assert_qkv(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 2, 3, 8), c, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 2, 2, 8), c, 0));
     ASSERT_ERROR_NAMES("3 of 4", "2 new");
     ck_assert_int_eq(c->len[0], 3);
-    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 3, 1, 8), c, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 3, 1, 8), c, 0));
     ASSERT_ERROR_NAMES("batch 3", "batch 2");
-    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), c, 1));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 2, 1, 8), c, 1));
     ASSERT_ERROR_NAMES("layer 1");
-    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), NULL, 0));
-    ck_assert_ptr_null(qkv_self_attn_forward_cached(&enc, &f.run, randn3(&f, 2, 1, 8), c, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 2, 1, 8), NULL, 0));
+    ck_assert_ptr_null(qkv_self_attn_forward_cached(&enc, &f.ctx, randn3(&f, 2, 1, 8), c, 0));
     ASSERT_ERROR_NAMES("causal");
     ck_assert_int_eq(c->len[0], 3);
-    ck_assert_qkv(qkv_self_attn_forward_cached(&attn, &f.run, randn3(&f, 2, 1, 8), c, 0));
+    ck_assert_qkv(qkv_self_attn_forward_cached(&attn, &f.ctx, randn3(&f, 2, 1, 8), c, 0));
     ck_assert_int_eq(c->len[0], 4);
     qkv_set_grad_enabled(was);
     qkv_kv_cache_free(c);
@@ -585,7 +585,7 @@ START_TEST(test_no_bias_config)
     ck_assert_ptr_null(block.ln_1.bias);
     ck_assert_ptr_null(block.attn.c_attn.bias);
     fx_alloc_random(&f, 0.5);
-    ck_assert_qkv(qkv_block_forward(&block, &f.run, randn3(&f, 2, 3, 8), NULL, NULL));
+    ck_assert_qkv(qkv_block_forward(&block, &f.ctx, randn3(&f, 2, 3, 8), NULL, NULL));
     fx_close(&f);
 }
 END_TEST
@@ -614,18 +614,18 @@ START_TEST(test_error_messages_name_the_shapes)
     ck_assert_int_eq(qkv_cross_attn_init(&cross, f.p, "cross", &cfg, 6), 0);
     ck_assert_int_eq(qkv_linear_init(&lin, f.p, "fc", 8, 3, true, 1), 0);
     fx_alloc_random(&f, 0.5);
-    ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.run, randn3(&f, 2, 3, 5), NULL, NULL));
+    ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.ctx, randn3(&f, 2, 3, 5), NULL, NULL));
     ASSERT_ERROR_NAMES("(2,3,5)", "(B,T,8)");
-    ck_assert_ptr_null(qkv_linear_forward(&lin, &f.run, randn3(&f, 2, 3, 5)));
+    ck_assert_ptr_null(qkv_linear_forward(&lin, &f.ctx, randn3(&f, 2, 3, 5)));
     ASSERT_ERROR_NAMES("fc.weight", "(3,8)", "(2,3,5)");
     qkv_tensor *x = randn3(&f, 2, 3, 8);
-    ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.run, x, randn3(&f, 2, 4, 7), NULL, NULL));
+    ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.ctx, x, randn3(&f, 2, 4, 7), NULL, NULL));
     ASSERT_ERROR_NAMES("(2,4,7)", "(B,T,6)");
-    ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.run, x, randn3(&f, 3, 4, 6), NULL, NULL));
+    ck_assert_ptr_null(qkv_cross_attn_forward(&cross, &f.ctx, x, randn3(&f, 3, 4, 6), NULL, NULL));
     ASSERT_ERROR_NAMES("(2,3,8)", "(3,4,6)", "batch");
     /* A NULL input (an earlier failure) passes through, its message kept as the cause. */
     qkv_set_error("earlier");
-    ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.run, NULL, NULL, NULL));
+    ck_assert_ptr_null(qkv_self_attn_forward(&attn, &f.ctx, NULL, NULL, NULL));
     ck_assert_str_eq(qkv_last_error(),
                      "qkv_self_attn_forward: input x is NULL: an earlier call failed: earlier");
     fx_close(&f);
@@ -643,11 +643,11 @@ START_TEST(test_weights_through_blocks)
     ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec.0", &cfg, 6), 0);
     fx_alloc_random(&f, 0.5);
     qkv_tensor *w = NULL, *ws = NULL, *wc = NULL;
-    ck_assert_qkv(qkv_block_forward(&block, &f.run, randn3(&f, 2, 3, 8), NULL, &w));
+    ck_assert_qkv(qkv_block_forward(&block, &f.ctx, randn3(&f, 2, 3, 8), NULL, &w));
     ck_assert(w && w->ndim == 4 && w->shape[0] == 2 && w->shape[1] == 2 && w->shape[2] == 3 &&
               w->shape[3] == 3);
     assert_causal_weights(w);
-    ck_assert_qkv(qkv_cross_block_forward(&dec, &f.run, randn3(&f, 2, 3, 8), randn3(&f, 2, 5, 6),
+    ck_assert_qkv(qkv_cross_block_forward(&dec, &f.ctx, randn3(&f, 2, 3, 8), randn3(&f, 2, 5, 6),
                                           NULL, &ws, &wc));
     ck_assert(ws && ws->shape[2] == 3 && ws->shape[3] == 3);
     ck_assert(wc && wc->ndim == 4 && wc->shape[1] == 2 && wc->shape[2] == 3 && wc->shape[3] == 5);
@@ -664,15 +664,15 @@ START_TEST(test_dropout_only_in_training)
     ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
     fx_alloc_random(&f, 0.5);
     qkv_tensor *x = randn3(&f, 2, 4, 8);
-    qkv_tensor *y1 = qkv_block_forward(&block, &f.run, x, NULL, NULL);
-    qkv_tensor *y2 = qkv_block_forward(&block, &f.run, x, NULL, NULL);
+    qkv_tensor *y1 = qkv_block_forward(&block, &f.ctx, x, NULL, NULL);
+    qkv_tensor *y2 = qkv_block_forward(&block, &f.ctx, x, NULL, NULL);
     ck_assert(y1 && y2 && memcmp(y1->data, y2->data, y1->size * sizeof(qkv_real)) == 0);
-    f.run.train = true;
-    qkv_tensor *y3 = qkv_block_forward(&block, &f.run, x, NULL, NULL);
+    f.ctx.train = true;
+    qkv_tensor *y3 = qkv_block_forward(&block, &f.ctx, x, NULL, NULL);
     ck_assert_qkv(y3);
     ck_assert_double_gt(max_abs_diff(y1->data, y3->data, y1->size), 1e-3);
-    f.run.rng = NULL;
-    ck_assert_ptr_null(qkv_block_forward(&block, &f.run, x, NULL, NULL));
+    f.ctx.rng = NULL;
+    ck_assert_ptr_null(qkv_block_forward(&block, &f.ctx, x, NULL, NULL));
     ASSERT_ERROR_NAMES("rng");
     fx_close(&f);
 }
@@ -688,11 +688,11 @@ START_TEST(test_embedding_and_linear)
     ck_assert_int_eq(qkv_linear_init(&lin, f.p, "fc", 3, 2, true, 1), 0);
     fx_alloc_random(&f, 1);
     const int32_t ids[2][2] = {{4, 0}, {2, 4}};
-    qkv_tensor *e = qkv_embed_forward(&wte, &f.run, &ids[0][0], QKV_SHAPE(2, 2));
+    qkv_tensor *e = qkv_embed_forward(&wte, &f.ctx, &ids[0][0], QKV_SHAPE(2, 2));
     ck_assert_qkv(e);
     ck_assert(e->ndim == 3 && e->shape[2] == 3);
     ck_assert_int_eq(memcmp(e->data + 3 * 3, wte.weight->data + 4 * 3, 3 * sizeof(qkv_real)), 0);
-    qkv_tensor *y = qkv_linear_forward(&lin, &f.run, e);
+    qkv_tensor *y = qkv_linear_forward(&lin, &f.ctx, e);
     ck_assert_qkv(y);
     for (int r = 0; r < 4; r++)
         for (int o = 0; o < 2; o++) {

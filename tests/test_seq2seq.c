@@ -49,11 +49,11 @@ START_TEST(test_padding_does_not_change_encoder_output)
     ck_assert_int_eq(qkv_seq2seq_batch_fill(m, padded, 2, two, NULL), 0);
     ck_assert_int_eq(padded->Ts, 11); /* "hello" is followed by 6 PADs */
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_run run = {.arena = a, .train = false, .rng = NULL};
-    qkv_tensor *x = qkv_seq2seq_encode(m, &run, alone->src, alone->src_valid, 1, alone->Ts);
-    qkv_tensor *y = qkv_seq2seq_encode(m, &run, padded->src, padded->src_valid, 2, padded->Ts);
+    qkv_ctx ctx = {.arena = a, .train = false, .rng = NULL};
+    qkv_tensor *x = qkv_seq2seq_encode(m, &ctx, alone->src, alone->src_valid, 1, alone->Ts);
+    qkv_tensor *y = qkv_seq2seq_encode(m, &ctx, padded->src, padded->src_valid, 2, padded->Ts);
     /* Without the mask the real positions see the padding, and their output moves. */
-    qkv_tensor *z = qkv_seq2seq_encode(m, &run, padded->src, NULL, 2, padded->Ts);
+    qkv_tensor *z = qkv_seq2seq_encode(m, &ctx, padded->src, NULL, 2, padded->Ts);
     ck_assert_qkv(x);
     ck_assert_qkv(y);
     ck_assert_qkv(z);
@@ -72,11 +72,11 @@ START_TEST(test_padding_does_not_change_encoder_output)
 END_TEST
 
 /* The loss of a batch of one pair (its mean over target tokens + EOS). */
-static double pair_loss(const qkv_seq2seq *m, qkv_run *run, qkv_seq2seq_batch *b, int n,
+static double pair_loss(const qkv_seq2seq *m, qkv_ctx *ctx, qkv_seq2seq_batch *b, int n,
                         const char *const *in, const char *const *out)
 {
     ck_assert_msg(qkv_seq2seq_batch_fill(m, b, n, in, out) == 0, "%s", qkv_last_error());
-    qkv_tensor *loss = qkv_seq2seq_loss(m, run, b);
+    qkv_tensor *loss = qkv_seq2seq_loss(m, ctx, b);
     ck_assert_qkv(loss);
     return loss->data[0];
 }
@@ -88,10 +88,10 @@ START_TEST(test_loss_skips_padded_targets)
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 2);
     ck_assert_ptr_nonnull(b);
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    qkv_ctx ctx = {.arena = a, .train = false, .rng = NULL};
     const char *in[2] = {"ab", "transformer"}, *out[2] = {"x", "remrofsnart"};
-    double la = pair_loss(m, &run, b, 1, in, out), lb = pair_loss(m, &run, b, 1, in + 1, out + 1);
-    double both = pair_loss(m, &run, b, 2, in, out);
+    double la = pair_loss(m, &ctx, b, 1, in, out), lb = pair_loss(m, &ctx, b, 1, in + 1, out + 1);
+    double both = pair_loss(m, &ctx, b, 2, in, out);
     /* Token-weighted mean: 2 targets (x, EOS) and 12 (11 letters, EOS); the padding counts for nothing. */
     double expected = (2 * la + 12 * lb) / 14;
     ck_assert_int_eq(b->Tt, 12);
@@ -364,12 +364,12 @@ START_TEST(test_attention_picture_has_one_cell_per_weight)
     qkv_seq2seq *m = tiny_model(6);
     sharpen(m, 10);
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_run run = {.arena = a, .train = false, .rng = NULL};
+    qkv_ctx ctx = {.arena = a, .train = false, .rng = NULL};
     char out[13], path[] = "/tmp/qkv_attn_XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    qkv_tensor *w = qkv_seq2seq_cross_weights(m, &run, "hello", 1, out);
+    qkv_tensor *w = qkv_seq2seq_cross_weights(m, &ctx, "hello", 1, out);
     ck_assert_qkv(w);
     int H = 2, Tt = (int)strlen(out) + 1 <= 12 ? (int)strlen(out) + 1 : 12;
     ck_assert_int_eq(w->shape[1], H);
@@ -391,7 +391,7 @@ START_TEST(test_attention_picture_has_one_cell_per_weight)
     spec.head = 2;
     ck_assert_int_eq(qkv_attn_svg(path, causal, &spec), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "head 2"));
-    ck_assert_ptr_null(qkv_seq2seq_cross_weights(m, &run, "hello", 2, out));
+    ck_assert_ptr_null(qkv_seq2seq_cross_weights(m, &ctx, "hello", 2, out));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "layer 2"));
     unlink(path);
     qkv_arena_free(a);

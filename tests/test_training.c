@@ -20,7 +20,7 @@ typedef struct classifier {
     int lo, hi;        /* the slice the last loss was asked for */
 } classifier;
 
-static qkv_tensor *classifier_loss(void *model, const qkv_run *r, int lo, int hi)
+static qkv_tensor *classifier_loss(void *model, const qkv_ctx *ctx, int lo, int hi)
 {
     classifier *m = model;
     m->lo = lo;
@@ -35,8 +35,8 @@ static qkv_tensor *classifier_loss(void *model, const qkv_run *r, int lo, int hi
                 y[i] = j;
         }
     }
-    qkv_tensor *xs = qkv_from_array(r->arena, QKV_SHAPE(hi - lo, IN), x + lo * IN);
-    return qkv_cross_entropy(r->arena, qkv_matmul(r->arena, xs, m->w, false, false), y + lo, -1);
+    qkv_tensor *xs = qkv_from_array(ctx->arena, QKV_SHAPE(hi - lo, IN), x + lo * IN);
+    return qkv_cross_entropy(ctx->arena, qkv_matmul(ctx->arena, xs, m->w, false, false), y + lo, -1);
 }
 
 /* Its one evaluation: the first weight, to tell that `which` and the model arrive. */

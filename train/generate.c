@@ -31,11 +31,11 @@ static int check_request(const char *fn, const qkv_lm *lm, const int32_t *prompt
 
 /* The next token's logits (V values) from lm for the n ids at positions pos..: the
  * callback's tensor's last V values. NULL with a message that starts with fn. */
-static const qkv_real *next_logits(const char *fn, const qkv_lm *lm, const qkv_run *r,
+static const qkv_real *next_logits(const char *fn, const qkv_lm *lm, const qkv_ctx *ctx,
                                    const int32_t *ids, int n, int pos)
 {
     qkv_clear_error();
-    qkv_tensor *t = lm->logits(lm->model, r, ids, n, pos);
+    qkv_tensor *t = lm->logits(lm->model, ctx, ids, n, pos);
     if (!t) {
         if (!qkv_last_error()[0])
             qkv_set_error("the callback returned NULL without a message");
@@ -69,12 +69,12 @@ int qkv__generate(const char *fn, const qkv_lm *lm, const int32_t *prompt, int n
     /* The window holds the newest tokens; a cached model has seen the first `seen` of them. */
     int len = n_prompt < context ? n_prompt : context, seen = 0;
     memcpy(window, prompt + n_prompt - len, (size_t)len * sizeof *window);
-    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
+    qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL};
     for (int i = 0; i < n_new; i++) {
         qkv_arena_reset(arena);
         const qkv_real *logits = lm->cached
-                                     ? next_logits(fn, lm, &run, window + seen, len - seen, seen)
-                                     : next_logits(fn, lm, &run, window, len, 0);
+                                     ? next_logits(fn, lm, &ctx, window + seen, len - seen, seen)
+                                     : next_logits(fn, lm, &ctx, window, len, 0);
         if (!logits)
             goto done;
         seen = len;

@@ -286,13 +286,13 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
         return -1;
     qkv_params *p = t->model.params;
     qkv_params_zero_grad(p);
-    qkv_run run = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
+    qkv_ctx ctx = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
     /* The message is cleared for the loss, so that one failing without a
      * message is told apart from an older failure's, and put back after. */
     char before[1024];
     snprintf(before, sizeof before, "%s", qkv_last_error());
     qkv_clear_error();
-    qkv_tensor *loss = t->model.loss(t->model.model, &run, t->batch_lo, t->batch_hi);
+    qkv_tensor *loss = t->model.loss(t->model.model, &ctx, t->batch_lo, t->batch_hi);
     if (loss)
         qkv_set_error("%s", before);
     else if (!qkv_last_error()[0])

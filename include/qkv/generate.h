@@ -10,12 +10,12 @@
  *     } bigram;
  *
  *     // logits (1, n, V) for the n tokens ids at positions pos, pos+1, ...
- *     static qkv_tensor *bigram_logits(void *model, const qkv_run *r, const int32_t *ids, int n,
+ *     static qkv_tensor *bigram_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n,
  *                                      int pos)
  *     {
  *         bigram *m = model;
  *         (void)pos;                     // a bigram model has no use for positions
- *         return qkv_embed_forward(&m->table, r, ids, QKV_SHAPE(1, n));
+ *         return qkv_embed_forward(&m->table, ctx, ids, QKV_SHAPE(1, n));
  *     }
  *     static int print(const char *text, size_t len, void *ud)
  *     {
@@ -72,14 +72,14 @@ int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o
 
 /* The model's forward for generation: the logits after the n (>= 1) tokens
  * ids, which stand at positions pos .. pos+n-1 of the model's window, built
- * in r's arena (reset before every call; grad mode is off). The last V values
+ * in ctx's arena (reset before every call; grad mode is off). The last V values
  * of the tensor are the next token's logits, so (1,n,V), (n,V) and (1,V)
  * all do. NULL with a message stops the generation.
  * A model without a cache (qkv_lm.cached false) always gets the whole window,
  * pos 0. A cached model gets each token once: the window's tokens it has
  * not seen, pos = how many it has; pos 0 means a new window, so forget
  * (reset) everything kept. */
-typedef qkv_tensor *(*qkv_logits_fn)(void *model, const qkv_run *r, const int32_t *ids, int n,
+typedef qkv_tensor *(*qkv_logits_fn)(void *model, const qkv_ctx *ctx, const int32_t *ids, int n,
                                      int pos);
 
 /* A language model as generation sees it. */

@@ -17,15 +17,15 @@
  *     qkv_gpt *m = qkv_gpt_new(&cfg, 1337);
  *     qkv_rng rng;
  *     qkv_rng_seed(&rng, 1);
- *     qkv_run run = {.arena = qkv_arena_new(1 << 20), .train = true, .rng = &rng};
+ *     qkv_ctx ctx = {.arena = qkv_arena_new(1 << 20), .train = true, .rng = &rng};
  *     int32_t x[2 * 8] = {0}, y[2 * 8] = {1};            // B = 2 sequences of T = 8 ids
- *     qkv_tensor *loss = qkv_gpt_loss(m, &run, x, y, 2, 8);   // mean cross-entropy
- *     qkv_backward(run.arena, loss);
+ *     qkv_tensor *loss = qkv_gpt_loss(m, &ctx, x, y, 2, 8);   // mean cross-entropy
+ *     qkv_backward(ctx.arena, loss);
  *     // ... an optimizer step (qkv/optim.h) ...
  *     int32_t prompt[1] = {0};
  *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40};    // top_p 0: keep all
  *     qkv_gpt_generate(m, prompt, 1, 300, &opts, &rng, true, emit, NULL);
- *     qkv_arena_free(run.arena);
+ *     qkv_arena_free(ctx.arena);
  *     // or text in, text out (qkv/generate.h), here from a saved model and its vocabulary:
  *     qkv_tokenizer vocab;
  *     qkv_gpt *saved = qkv_gpt_load("baby.ckpt", &vocab);
@@ -101,12 +101,12 @@ void qkv_gpt_free(qkv_gpt *m);
 /* Logits (B,T,V) for token ids idx (B,T), T <= block_size. When weights is
  * not NULL it must hold n_layer slots and receives each layer's attention
  * weights (B,H,T,T). An id outside [0, V) is an error naming it. */
-qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx, int B, int T,
                            qkv_tensor **weights);
 
 /* Mean cross-entropy of the next-token predictions for idx (B,T) against
  * targets (B,T), shape (1). */
-qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
+qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx,
                          const int32_t *targets, int B, int T);
 
 /* ---- sampling (the options and the loop are in qkv/generate.h) ---- */

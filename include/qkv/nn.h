@@ -5,7 +5,7 @@
  * (nanoGPT's names: "h.0.attn.c_attn.weight"), so the list is the module's
  * parameters by name, for the optimizer and for checkpoints; the values exist
  * once qkv_params_alloc has run. `*_forward` builds the module's part of the
- * graph in the run's arena and returns its output (NULL with a message on
+ * graph in the ctx's arena and returns its output (NULL with a message on
  * bad shapes, like every op).
  *
  *     qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 2, .dropout = 0.1,
@@ -16,10 +16,10 @@
  *     qkv_rng rng;
  *     qkv_rng_seed(&rng, 1337);
  *     qkv_params_alloc(p, &rng);
- *     qkv_run run = {.arena = qkv_arena_new(1 << 20), .train = true, .rng = &rng};
- *     qkv_tensor *x = qkv_randn(run.arena, QKV_SHAPE(8, 16, 64), 1, &rng);   // (B,T,C)
- *     qkv_tensor *y = qkv_block_forward(&block, &run, x, NULL, NULL);          // (B,T,C)
- *     qkv_arena_free(run.arena);
+ *     qkv_ctx ctx = {.arena = qkv_arena_new(1 << 20), .train = true, .rng = &rng};
+ *     qkv_tensor *x = qkv_randn(ctx.arena, QKV_SHAPE(8, 16, 64), 1, &rng);   // (B,T,C)
+ *     qkv_tensor *y = qkv_block_forward(&block, &ctx, x, NULL, NULL);          // (B,T,C)
+ *     qkv_arena_free(ctx.arena);
  *     qkv_params_free(p);
  *
  * Shapes: B batch, T (Tq, Tk) sequence lengths, C the model width (n_embd),
@@ -58,13 +58,14 @@ typedef struct qkv_attn_record {
     int n;                /* calls made so far; those past cap are counted, not kept */
 } qkv_attn_record;
 
-/* What every forward needs besides its inputs. */
-typedef struct qkv_run {
+/* The context of a forward pass: what every forward needs besides its inputs
+ * (the arena it builds in, training mode, dropout's rng, an optional record). */
+typedef struct qkv_ctx {
     qkv_arena *arena;        /* activations and graph nodes of this forward come from here */
     bool train;              /* training mode: dropout is active */
     qkv_rng *rng;            /* dropout draws from it; may be NULL when nothing drops out */
     qkv_attn_record *record; /* NULL, or every multi-head attention appends its call here */
-} qkv_run;
+} qkv_ctx;
 
 /* The highest dropout probability a model config takes (blocks, the GPT,
  * the encoder-decoder): above it so few activations are kept, scaled up so
@@ -102,7 +103,7 @@ int qkv_linear_init(qkv_linear *m, qkv_params *p, const char *name, int in, int 
                     qkv_real std);
 
 /* x (..., in) -> (..., out). */
-qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_run *r, qkv_tensor *x);
+qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x);
 
 /* A table of learned vectors, one row per token id. */
 typedef struct qkv_embed {
@@ -114,7 +115,7 @@ typedef struct qkv_embed {
 int qkv_embed_init(qkv_embed *m, qkv_params *p, const char *name, int vocab, int dim, qkv_real std);
 
 /* The rows for ids of shape (ndim, shape), e.g. QKV_SHAPE(B, T): result (shape..., C). */
-qkv_tensor *qkv_embed_forward(const qkv_embed *m, const qkv_run *r, const int32_t *ids, int ndim,
+qkv_tensor *qkv_embed_forward(const qkv_embed *m, const qkv_ctx *ctx, const int32_t *ids, int ndim,
                               const int *shape);
 
 /* LayerNorm over the last dim with a learned scale and (optional) shift;
@@ -133,7 +134,7 @@ int qkv_ln_init(qkv_ln *m, qkv_params *p, const char *name, int dim, bool bias);
 int qkv_rmsnorm_init(qkv_ln *m, qkv_params *p, const char *name, int dim);
 
 /* x (..., C) -> (..., C). */
-qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_run *r, qkv_tensor *x);
+qkv_tensor *qkv_ln_forward(const qkv_ln *m, const qkv_ctx *ctx, qkv_tensor *x);
 
 /* The feed-forward part of a block: Linear C→4C, GELU (or ReLU²), Linear 4C→C, dropout. */
 typedef struct qkv_mlp {
@@ -147,7 +148,7 @@ typedef struct qkv_mlp {
 int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_config *cfg);
 
 /* x (..., C) -> (..., C). */
-qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_run *r, qkv_tensor *x);
+qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_ctx *ctx, qkv_tensor *x);
 
 /* ---- attention ----
  * Every attention forward takes an optional `weights` out parameter: when not
@@ -167,7 +168,7 @@ int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_
                   bool causal);
 
 /* x (B,T,C) -> (B,T,d). */
-qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_ctx *ctx, qkv_tensor *x,
                              qkv_tensor **weights);
 
 /* Multi-head self-attention (GPT's CausalSelfAttention; unmasked in an encoder). */
@@ -190,7 +191,7 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
                        const qkv_block_config *cfg, bool causal);
 
 /* x (B,T,C) -> (B,T,C). key_valid (B,T) masks padded positions as keys, or NULL. */
-qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                   const uint8_t *key_valid, qkv_tensor **weights);
 
 /* Multi-head cross-attention: queries from x, keys and values from a memory
@@ -210,7 +211,7 @@ int qkv_cross_attn_init(qkv_cross_attn *m, qkv_params *p, const char *name,
 
 /* x (B,Tq,C) attends over memory (B,Tk,C_mem) -> (B,Tq,C). mem_valid (B,Tk)
  * masks padded memory positions, or NULL. */
-qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                    qkv_tensor *memory, const uint8_t *mem_valid,
                                    qkv_tensor **weights);
 
@@ -218,11 +219,11 @@ qkv_tensor *qkv_cross_attn_forward(const qkv_cross_attn *m, const qkv_run *r, qk
  * [h·D, (h+1)·D)), into *k and *v: computed
  * once per memory and reused by qkv_cross_attn_forward_kv for every decoding
  * step (make them from an arena that outlives those steps). 0 or -1. */
-int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *memory,
+int qkv_cross_attn_memory(const qkv_cross_attn *m, const qkv_ctx *ctx, qkv_tensor *memory,
                           qkv_tensor **k, qkv_tensor **v);
 
 /* qkv_cross_attn_forward with the memory's keys and values already computed. */
-qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_cross_attn_forward_kv(const qkv_cross_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                       qkv_tensor *k, qkv_tensor *v, const uint8_t *mem_valid,
                                       qkv_tensor **weights);
 
@@ -242,7 +243,7 @@ int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_bloc
                    bool causal);
 
 /* x (B,T,C) -> (B,T,C). key_valid (B,T) or NULL; weights as for the attention. */
-qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_block_forward(const qkv_block *m, const qkv_ctx *ctx, qkv_tensor *x,
                               const uint8_t *key_valid, qkv_tensor **weights);
 
 /* The decoder block of an encoder-decoder: x + attn(ln_1(x)) (causal),
@@ -262,7 +263,7 @@ int qkv_cross_block_init(qkv_cross_block *m, qkv_params *p, const char *name,
 
 /* x (B,Tq,C), memory (B,Tk,C_mem) -> (B,Tq,C); mem_valid (B,Tk) or NULL.
  * self_weights / cross_weights receive the two attentions' weights, or are NULL. */
-qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_cross_block_forward(const qkv_cross_block *m, const qkv_ctx *ctx, qkv_tensor *x,
                                     qkv_tensor *memory, const uint8_t *mem_valid,
                                     qkv_tensor **self_weights, qkv_tensor **cross_weights);
 
@@ -296,17 +297,17 @@ void qkv_kv_cache_reset(qkv_kv_cache *c);
  * layer's cache plus themselves: appends their keys and values to the cache.
  * Error (cache untouched) when the cache is full, sizes do not match, the
  * module is not causal or grad mode is on. -> (B,Tnew,C). */
-qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                          qkv_kv_cache *c, int layer);
 
 /* qkv_block_forward of a causal block for the new positions only, using layer's cache. */
-qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_run *r, qkv_tensor *x,
+qkv_tensor *qkv_block_forward_cached(const qkv_block *m, const qkv_ctx *ctx, qkv_tensor *x,
                                      qkv_kv_cache *c, int layer);
 
 /* qkv_cross_block_forward for the new positions only: self-attention through
  * layer's cache, cross-attention over the memory's keys and values k, v from
  * qkv_cross_attn_memory. */
-qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_run *r,
+qkv_tensor *qkv_cross_block_forward_cached(const qkv_cross_block *m, const qkv_ctx *ctx,
                                            qkv_tensor *x, qkv_kv_cache *c, int layer,
                                            qkv_tensor *k, qkv_tensor *v,
                                            const uint8_t *mem_valid);

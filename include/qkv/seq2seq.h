@@ -138,19 +138,19 @@ int qkv_seq2seq_batch_fill(const qkv_seq2seq *m, qkv_seq2seq_batch *b, int n,
 
 /* The memory (B,Ts,C): the encoder's output for src (B,Ts) with padding
  * mask src_valid (B,Ts) (NULL = no padding). */
-qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                                const uint8_t *src_valid, int B, int Ts);
 
 /* Logits (B,Tt,V) of the decoder reading dec_in (B,Tt) over memory, whose
  * padding is masked by src_valid (B,Ts) or NULL. When cross_weights is not
  * NULL it holds n_layer slots and receives each layer's cross-attention
  * weights (B,H,Tt,Ts). */
-qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *memory,
                                const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
                                qkv_tensor **cross_weights);
 
 /* Teacher-forced mean cross-entropy of b's targets (padding skipped), shape (1). */
-qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_seq2seq_batch *b);
+qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_seq2seq_batch *b);
 
 /* ---- greedy decoding ---- */
 
@@ -273,8 +273,8 @@ qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2
  * Ts = strlen(input) columns, one per input character; row t is the
  * decoder position that produced output[t], and the last row the one that
  * produced EOS (Tt = strlen(output) + 1, or max_tgt if no EOS came). The
- * weights come from r's arena. NULL with a message. */
-qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
+ * weights come from ctx's arena. NULL with a message. */
+qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_ctx *ctx, const char *input,
                                       int layer, char *output);
 
 QKV_END_DECLS

@@ -11,7 +11,7 @@
  *         qkv_rng batches;               // its own stream, saved with the run
  *     } line_fit;
  *
- *     static qkv_tensor *line_loss(void *model, const qkv_run *r, int lo, int hi)
+ *     static qkv_tensor *line_loss(void *model, const qkv_ctx *ctx, int lo, int hi)
  *     {
  *         line_fit *m = model;
  *         qkv_real x[16], y[16];         // the whole batch: every stream moves alike
@@ -19,10 +19,10 @@
  *             x[i] = (qkv_real)qkv_rng_normal(&m->batches);
  *             y[i] = 3 * x[i];
  *         }
- *         qkv_tensor *xs = qkv_from_array(r->arena, QKV_SHAPE(hi - lo, 1), x + lo);
- *         qkv_tensor *ys = qkv_from_array(r->arena, QKV_SHAPE(hi - lo, 1), y + lo);
- *         qkv_tensor *err = qkv_sub(r->arena, qkv_matmul(r->arena, xs, m->w, false, false), ys);
- *         return qkv_mean(r->arena, qkv_mul(r->arena, err, err));   // of rows [lo, hi)
+ *         qkv_tensor *xs = qkv_from_array(ctx->arena, QKV_SHAPE(hi - lo, 1), x + lo);
+ *         qkv_tensor *ys = qkv_from_array(ctx->arena, QKV_SHAPE(hi - lo, 1), y + lo);
+ *         qkv_tensor *err = qkv_sub(ctx->arena, qkv_matmul(ctx->arena, xs, m->w, false, false), ys);
+ *         return qkv_mean(ctx->arena, qkv_mul(ctx->arena, err, err));   // of rows [lo, hi)
  *     }
  *
  *     line_fit m = {.params = qkv_params_new()};
@@ -112,11 +112,11 @@ int qkv_train_config_check(const qkv_train_config *tc);
 #define QKV_TRAIN_CONFIG_BYTES_V1 56
 
 /* The mean loss of rows [lo, hi) of the next training batch of the run's
- * batch_size, built in r->arena (r->train is set, r->rng is the dropout
+ * batch_size, built in ctx->arena (ctx->train is set, ctx->rng is the dropout
  * stream). The callback draws the whole batch, whatever the slice, so that
  * processes sharing one batch keep their streams in step. NULL on failure,
  * with a message. */
-typedef qkv_tensor *(*qkv_loss_fn)(void *model, const qkv_run *r, int lo, int hi);
+typedef qkv_tensor *(*qkv_loss_fn)(void *model, const qkv_ctx *ctx, int lo, int hi);
 
 /* Evaluation number `which` of the model (what it means is the model's:
  * the GPT's 0 and 1 are the train and val losses), using arena for its

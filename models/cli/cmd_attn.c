@@ -64,8 +64,8 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
     }
     int rc = -1;
     char *output = malloc((size_t)m->cfg.max_tgt + 2), title[64];
-    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
-    qkv_tensor *w = output ? qkv_seq2seq_cross_weights(m, &run, o->input, layer, output) : NULL;
+    qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL};
+    qkv_tensor *w = output ? qkv_seq2seq_cross_weights(m, &ctx, o->input, layer, output) : NULL;
     if (w) {
         /* Row labels: the output, then ⏎ for the row that chose to stop (EOS). */
         size_t n = strlen(output);
@@ -119,9 +119,9 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
                                  m->cfg.block_size)
                  : qkv_encode(&vocab, o->text, (size_t)T, ids);
     if (rc == 0) {
-        qkv_run run = {.arena = arena, .train = false, .rng = NULL};
+        qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL};
         bool was = qkv_set_grad_enabled(false);
-        qkv_tensor *logits = qkv_gpt_logits(m, &run, ids, 1, T, w);
+        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, w);
         qkv_set_grad_enabled(was);
         char title[64];
         snprintf(title, sizeof title, "causal self-attention, layer %d", layer);

@@ -18,19 +18,19 @@ typedef struct gpt_lm {
  * keys and values come from the cache (pos 0: a new window, an empty cache).
  * Only the last position goes through the head: the others' logits would
  * not be used. */
-static qkv_tensor *gpt_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+static qkv_tensor *gpt_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
 {
     gpt_lm *g = model;
     if (g->cache && pos == 0)
         qkv_kv_cache_reset(g->cache);
-    qkv_tensor *x = qkv__gpt_embed(g->m, r, ids, 1, n, pos);
+    qkv_tensor *x = qkv__gpt_embed(g->m, ctx, ids, 1, n, pos);
     for (int l = 0; l < g->m->cfg.n_layer; l++)
-        x = g->cache ? qkv_block_forward_cached(&g->m->h[l], r, x, g->cache, l)
-                     : qkv_block_forward(&g->m->h[l], r, x, NULL, NULL);
+        x = g->cache ? qkv_block_forward_cached(&g->m->h[l], ctx, x, g->cache, l)
+                     : qkv_block_forward(&g->m->h[l], ctx, x, NULL, NULL);
     int C = g->m->cfg.n_embd;
-    x = qkv_reshape(r->arena, x, QKV_SHAPE(1, n * C));
-    x = qkv_reshape(r->arena, qkv_slice(r->arena, x, (n - 1) * C, C), QKV_SHAPE(1, 1, C));
-    return qkv__gpt_head(g->m, r, x);
+    x = qkv_reshape(ctx->arena, x, QKV_SHAPE(1, n * C));
+    x = qkv_reshape(ctx->arena, qkv_slice(ctx->arena, x, (n - 1) * C, C), QKV_SHAPE(1, 1, C));
+    return qkv__gpt_head(g->m, ctx, x);
 }
 
 qkv_lm *qkv_gpt_lm_new(const qkv_gpt *m, bool use_cache)

@@ -165,7 +165,7 @@ void qkv_gpt_free(qkv_gpt *m)
     qkv_free(m);
 }
 
-qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx, int B, int T,
                            int pos0)
 {
     if (pos0 + T > m->cfg.block_size) {
@@ -174,25 +174,25 @@ qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_run *r, const int32_t *id
         return NULL;
     }
     /* With RoPE the positions enter in attention instead, as rotations. */
-    return qkv__embed_tokens(&m->wte, m->cfg.rope ? NULL : &m->wpe, r, idx, B, T, pos0,
+    return qkv__embed_tokens(&m->wte, m->cfg.rope ? NULL : &m->wpe, ctx, idx, B, T, pos0,
                              (qkv_real)m->cfg.dropout);
 }
 
-qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_run *r, qkv_tensor *x)
+qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
     if (m->cfg.untied)
-        return qkv_linear_forward(&m->lm_head, r, qkv_ln_forward(&m->ln_f, r, x));
-    return qkv__tied_head(&m->ln_f, &m->wte, r, x);
+        return qkv_linear_forward(&m->lm_head, ctx, qkv_ln_forward(&m->ln_f, ctx, x));
+    return qkv__tied_head(&m->ln_f, &m->wte, ctx, x);
 }
 
-/* 0 when a forward of m over idx (B,T) in r can start; else -1 naming fn. */
-static int check_forward(const char *fn, const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
+/* 0 when a forward of m over idx (B,T) in ctx can start; else -1 naming fn. */
+static int check_forward(const char *fn, const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx,
                          int B, int T)
 {
-    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, "idx", idx))
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "ctx", ctx) || qkv__null(fn, "idx", idx))
         return -1;
-    if (!r->arena)
-        return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
+    if (!ctx->arena)
+        return qkv_set_error("%s: ctx->arena is NULL: a qkv_ctx needs the arena the forward builds "
                              "in",
                              fn);
     if (B < 1 || T < 1)
@@ -201,29 +201,29 @@ static int check_forward(const char *fn, const qkv_gpt *m, const qkv_run *r, con
 }
 
 /* The logits, once check_forward passed. */
-static qkv_tensor *logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+static qkv_tensor *logits(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx, int B, int T,
                           qkv_tensor **weights)
 {
-    qkv_tensor *x = qkv__gpt_embed(m, r, idx, B, T, 0);
+    qkv_tensor *x = qkv__gpt_embed(m, ctx, idx, B, T, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
-        x = qkv_block_forward(&m->h[l], r, x, NULL, weights ? &weights[l] : NULL);
-    return qkv__gpt_head(m, r, x);
+        x = qkv_block_forward(&m->h[l], ctx, x, NULL, weights ? &weights[l] : NULL);
+    return qkv__gpt_head(m, ctx, x);
 }
 
-qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+qkv_tensor *qkv_gpt_logits(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx, int B, int T,
                            qkv_tensor **weights)
 {
     const char *fn = "qkv_gpt_logits";
-    if (check_forward(fn, m, r, idx, B, T) < 0)
+    if (check_forward(fn, m, ctx, idx, B, T) < 0)
         return NULL;
-    return qkv__result(fn, logits(m, r, idx, B, T, weights));
+    return qkv__result(fn, logits(m, ctx, idx, B, T, weights));
 }
 
-qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_run *r, const int32_t *idx,
+qkv_tensor *qkv_gpt_loss(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx,
                          const int32_t *targets, int B, int T)
 {
     const char *fn = "qkv_gpt_loss";
-    if (check_forward(fn, m, r, idx, B, T) < 0 || qkv__null(fn, "targets", targets))
+    if (check_forward(fn, m, ctx, idx, B, T) < 0 || qkv__null(fn, "targets", targets))
         return NULL;
-    return qkv__result(fn, qkv_cross_entropy(r->arena, logits(m, r, idx, B, T, NULL), targets, -1));
+    return qkv__result(fn, qkv_cross_entropy(ctx->arena, logits(m, ctx, idx, B, T, NULL), targets, -1));
 }

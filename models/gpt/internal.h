@@ -6,7 +6,7 @@
 
 /* Token plus position embeddings (none with RoPE), then dropout, for ids
  * (B,T) at positions pos0.. -> (B,T,C). */
-qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_run *r, const int32_t *idx, int B, int T,
+qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx, int B, int T,
                            int pos0);
 
 /* How many parameter values a model of config c has, without building it. */
@@ -14,6 +14,6 @@ uint64_t qkv__gpt_n_values(const qkv_gpt_config *c);
 
 /* Final norm, then the lm head: tied to the token embedding (x · wteᵀ) or,
  * untied, lm_head's own -> (B,T,V). */
-qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_run *r, qkv_tensor *x);
+qkv_tensor *qkv__gpt_head(const qkv_gpt *m, const qkv_ctx *ctx, qkv_tensor *x);
 
 #endif

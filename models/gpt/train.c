@@ -10,12 +10,12 @@
 
 /* The GPT's loss for the run: draw the next training batch (all of it, see
  * qkv_loss_fn) and the mean loss of its rows [lo, hi). */
-static qkv_tensor *gpt_loss(void *trainer, const qkv_run *r, int lo, int hi)
+static qkv_tensor *gpt_loss(void *trainer, const qkv_ctx *ctx, int lo, int hi)
 {
     qkv_trainer *t = trainer;
     int T = t->model->cfg.block_size;
     qkv_batcher_next(&t->train, t->x, t->y);
-    return qkv_gpt_loss(t->model, r, t->x + (size_t)lo * T, t->y + (size_t)lo * T, hi - lo, T);
+    return qkv_gpt_loss(t->model, ctx, t->x + (size_t)lo * T, t->y + (size_t)lo * T, hi - lo, T);
 }
 
 /* The mean loss of m over iters batches from s, on rows [lo, hi) of each;
@@ -29,7 +29,7 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_ar
         return NAN;
     }
     bool was = qkv_set_grad_enabled(false);
-    qkv_run run = {.arena = arena, .train = false, .rng = NULL};
+    qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL};
     size_t T = (size_t)s->block_size;
     double sum = 0;
     int i = 0;
@@ -39,7 +39,7 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_ar
         if (isnan(sum))
             continue;
         qkv_batcher_next(s, x, y);
-        qkv_tensor *loss = qkv_gpt_loss(m, &run, x + lo * T, y + lo * T, hi - lo, s->block_size);
+        qkv_tensor *loss = qkv_gpt_loss(m, &ctx, x + lo * T, y + lo * T, hi - lo, s->block_size);
         sum += loss ? loss->data[0] : NAN;
         if (!loss)
             qkv__fail_in("qkv_gpt_mean_loss");

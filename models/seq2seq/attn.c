@@ -3,12 +3,12 @@
 #include "tensor/check.h"
 #include "internal.h"
 
-int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                         const uint8_t *src_valid, int Ts, char *output, int *Tt,
                         qkv_tensor **cross_weights)
 {
     int Tmax = m->cfg.max_tgt;
-    int32_t *out = qkv_arena_alloc(r->arena, 2 * (size_t)Tmax * sizeof *out), *dec_in = out + Tmax;
+    int32_t *out = qkv_arena_alloc(ctx->arena, 2 * (size_t)Tmax * sizeof *out), *dec_in = out + Tmax;
     if (!out || qkv_seq2seq_greedy(m, src, src_valid, 1, Ts, true, out) < 0)
         return -1;
     qkv_seq2seq_detokenize(m, out, output);
@@ -20,21 +20,21 @@ int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *s
         dec_in[n] = out[n - 1];
     *Tt = n;
     bool was = qkv_set_grad_enabled(false);
-    qkv_tensor *memory = qkv_seq2seq_encode(m, r, src, src_valid, 1, Ts);
-    qkv_tensor *logits = qkv_seq2seq_decode(m, r, memory, src_valid, dec_in, 1, n, cross_weights);
+    qkv_tensor *memory = qkv_seq2seq_encode(m, ctx, src, src_valid, 1, Ts);
+    qkv_tensor *logits = qkv_seq2seq_decode(m, ctx, memory, src_valid, dec_in, 1, n, cross_weights);
     qkv_set_grad_enabled(was);
     return logits ? 0 : -1;
 }
 
-qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, const char *input,
+qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_ctx *ctx, const char *input,
                                       int layer, char *output)
 {
     const char *fn = "qkv_seq2seq_cross_weights";
-    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, "input", input) ||
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "ctx", ctx) || qkv__null(fn, "input", input) ||
         qkv__null(fn, "output", output))
         return NULL;
-    if (!r->arena) {
-        qkv_set_error("%s: r->arena is NULL: the weights come from it", fn);
+    if (!ctx->arena) {
+        qkv_set_error("%s: ctx->arena is NULL: the weights come from it", fn);
         return NULL;
     }
     int L = m->cfg.n_layer, Tt;
@@ -44,10 +44,10 @@ qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_run *r, co
         return NULL;
     }
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
-    qkv_tensor **w = qkv_arena_calloc(r->arena, (size_t)L * sizeof *w);
+    qkv_tensor **w = qkv_arena_calloc(ctx->arena, (size_t)L * sizeof *w);
     qkv_tensor *result = NULL;
     if (b && w && qkv_seq2seq_batch_fill(m, b, 1, &input, NULL) == 0 &&
-        qkv__seq2seq_replay(m, r, b->src, b->src_valid, b->Ts, output, &Tt, w) == 0)
+        qkv__seq2seq_replay(m, ctx, b->src, b->src_valid, b->Ts, output, &Tt, w) == 0)
         result = w[layer];
     qkv_seq2seq_batch_free(b);
     if (!result)

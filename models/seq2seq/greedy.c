@@ -17,7 +17,7 @@ static int32_t *columns(qkv_arena *a, const int32_t *ids, int B, int width, int 
 
 /* The logits (B,V per row, at stride row_stride) of the decoder at step t:
  * from the cache, only position t is computed; without, positions 0..t. */
-static const qkv_real *step_logits(const qkv_seq2seq *m, const qkv_run *r, qkv_kv_cache *cache,
+static const qkv_real *step_logits(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_kv_cache *cache,
                                    qkv_tensor *const *k, qkv_tensor *const *v, qkv_tensor *memory,
                                    const uint8_t *src_valid, const int32_t *dec_in, int B, int t,
                                    size_t *row_stride)
@@ -25,14 +25,14 @@ static const qkv_real *step_logits(const qkv_seq2seq *m, const qkv_run *r, qkv_k
     int Tmax = m->cfg.max_tgt, V = m->vocab_size;
     qkv_tensor *logits;
     if (cache) {
-        qkv_tensor *x = qkv__seq2seq_dec_embed(m, r, columns(r->arena, dec_in, B, Tmax, t, 1), B, 1, t);
+        qkv_tensor *x = qkv__seq2seq_dec_embed(m, ctx, columns(ctx->arena, dec_in, B, Tmax, t, 1), B, 1, t);
         for (int l = 0; l < m->cfg.n_layer; l++)
-            x = qkv_cross_block_forward_cached(&m->dec[l], r, x, cache, l, k[l], v[l], src_valid);
-        logits = qkv__seq2seq_head(m, r, x); /* (B,1,V) */
+            x = qkv_cross_block_forward_cached(&m->dec[l], ctx, x, cache, l, k[l], v[l], src_valid);
+        logits = qkv__seq2seq_head(m, ctx, x); /* (B,1,V) */
         *row_stride = (size_t)V;
         return logits ? logits->data : NULL;
     }
-    logits = qkv_seq2seq_decode(m, r, memory, src_valid, columns(r->arena, dec_in, B, Tmax, 0, t + 1),
+    logits = qkv_seq2seq_decode(m, ctx, memory, src_valid, columns(ctx->arena, dec_in, B, Tmax, 0, t + 1),
                                 B, t + 1, NULL); /* (B,t+1,V) */
     *row_stride = (size_t)(t + 1) * V;
     return logits ? logits->data + (size_t)t * V : NULL;
@@ -54,8 +54,8 @@ int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *
     if (!mem_arena || !step_arena || (use_cache && !cache) || !dec_in || !done)
         goto end;
     /* Once per input: the memory, and with the cache every layer's cross-attention keys and values. */
-    qkv_run mem = {.arena = mem_arena, .train = false, .rng = NULL};
-    qkv_run step = {.arena = step_arena, .train = false, .rng = NULL};
+    qkv_ctx mem = {.arena = mem_arena, .train = false, .rng = NULL};
+    qkv_ctx step = {.arena = step_arena, .train = false, .rng = NULL};
     qkv_tensor *memory = qkv_seq2seq_encode(m, &mem, src, src_valid, B, Ts);
     qkv_tensor **k = qkv_arena_alloc(mem_arena, 2 * (size_t)L * sizeof *k), **v = k + L;
     if (!memory || !k)

@@ -22,19 +22,19 @@ int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config 
 
 /* Decoder token plus position embeddings (and dropout) for ids (B,T) at
  * positions pos0.. -> (B,T,C). */
-qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,
+qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *ids,
                                    int B, int T, int pos0);
 
 /* Final decoder LayerNorm, then the lm head tied to dec.wte: x (B,T,C) -> (B,T,V). */
-qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *x);
+qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x);
 
 /* Greedy-decode the input src (1,Ts) (padding masked by src_valid) into
- * output (max_tgt + 1 bytes), then replay the decoding teacher-forced with r
+ * output (max_tgt + 1 bytes), then replay the decoding teacher-forced with ctx
  * (whose record, if any, sees every attention of that replay: the encoder's
  * layers, then each decoder layer's self- and cross-attention): *Tt decoder
  * positions, the cross-attention weights of every layer into cross_weights
  * (n_layer slots, or NULL). 0 or -1. */
-int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                         const uint8_t *src_valid, int Ts, char *output, int *Tt,
                         qkv_tensor **cross_weights);
 

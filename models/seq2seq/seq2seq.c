@@ -180,7 +180,7 @@ void qkv_seq2seq_zero_cross(qkv_seq2seq *m)
 
 /* Token plus position embeddings (then dropout) of ids (B,T) at positions
  * pos0.. -> (B,T,C). */
-static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_run *r, const qkv_embed *wte,
+static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_embed *wte,
                          const qkv_embed *wpe, const int32_t *ids, int B, int T, int pos0)
 {
     if (B < 1 || T < 1 || pos0 + T > wpe->vocab) {
@@ -188,86 +188,86 @@ static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_run *r, const qkv_embed
                       B, T, pos0, wpe->vocab);
         return NULL;
     }
-    return qkv__embed_tokens(wte, wpe, r, ids, B, T, pos0, (qkv_real)m->cfg.dropout);
+    return qkv__embed_tokens(wte, wpe, ctx, ids, B, T, pos0, (qkv_real)m->cfg.dropout);
 }
 
-/* 0 when m and r can run a forward over ids (named what); else -1 naming fn. */
-static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_run *r, const void *ids,
+/* 0 when m and ctx can run a forward over ids (named what); else -1 naming fn. */
+static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_ctx *ctx, const void *ids,
                          const char *what)
 {
-    if (qkv__null(fn, "m", m) || qkv__null(fn, "r", r) || qkv__null(fn, what, ids))
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "ctx", ctx) || qkv__null(fn, what, ids))
         return -1;
-    if (!r->arena)
-        return qkv_set_error("%s: r->arena is NULL: a qkv_run needs the arena the forward builds "
+    if (!ctx->arena)
+        return qkv_set_error("%s: ctx->arena is NULL: a qkv_ctx needs the arena the forward builds "
                              "in",
                              fn);
     return 0;
 }
 
 /* The memory, once check_forward passed. */
-static qkv_tensor *encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+static qkv_tensor *encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                           const uint8_t *src_valid, int B, int Ts)
 {
-    qkv_tensor *x = embed(m, r, &m->enc_wte, &m->enc_wpe, src, B, Ts, 0);
+    qkv_tensor *x = embed(m, ctx, &m->enc_wte, &m->enc_wpe, src, B, Ts, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
-        x = qkv_block_forward(&m->enc[l], r, x, src_valid, NULL);
-    return qkv_ln_forward(&m->enc_ln_f, r, x);
+        x = qkv_block_forward(&m->enc[l], ctx, x, src_valid, NULL);
+    return qkv_ln_forward(&m->enc_ln_f, ctx, x);
 }
 
-qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_run *r, const int32_t *src,
+qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                                const uint8_t *src_valid, int B, int Ts)
 {
     const char *fn = "qkv_seq2seq_encode";
-    if (check_forward(fn, m, r, src, "src") < 0)
+    if (check_forward(fn, m, ctx, src, "src") < 0)
         return NULL;
-    return qkv__result(fn, encode(m, r, src, src_valid, B, Ts));
+    return qkv__result(fn, encode(m, ctx, src, src_valid, B, Ts));
 }
 
-qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_run *r, const int32_t *ids,
+qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *ids,
                                    int B, int T, int pos0)
 {
-    return embed(m, r, &m->dec_wte, &m->dec_wpe, ids, B, T, pos0);
+    return embed(m, ctx, &m->dec_wte, &m->dec_wpe, ids, B, T, pos0);
 }
 
-qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *x)
+qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    return qkv__tied_head(&m->dec_ln_f, &m->dec_wte, r, x);
+    return qkv__tied_head(&m->dec_ln_f, &m->dec_wte, ctx, x);
 }
 
 /* The logits, once check_forward passed. */
-static qkv_tensor *decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+static qkv_tensor *decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *memory,
                           const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
                           qkv_tensor **cross_weights)
 {
-    qkv_tensor *x = qkv__seq2seq_dec_embed(m, r, dec_in, B, Tt, 0);
+    qkv_tensor *x = qkv__seq2seq_dec_embed(m, ctx, dec_in, B, Tt, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
-        x = qkv_cross_block_forward(&m->dec[l], r, x, memory, src_valid, NULL,
+        x = qkv_cross_block_forward(&m->dec[l], ctx, x, memory, src_valid, NULL,
                                     cross_weights ? &cross_weights[l] : NULL);
-    return qkv__seq2seq_head(m, r, x);
+    return qkv__seq2seq_head(m, ctx, x);
 }
 
-qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_run *r, qkv_tensor *memory,
+qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *memory,
                                const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
                                qkv_tensor **cross_weights)
 {
     const char *fn = "qkv_seq2seq_decode";
-    if (check_forward(fn, m, r, dec_in, "dec_in") < 0 || qkv__check_input(fn, "memory", memory) < 0)
+    if (check_forward(fn, m, ctx, dec_in, "dec_in") < 0 || qkv__check_input(fn, "memory", memory) < 0)
         return NULL;
-    return qkv__result(fn, decode(m, r, memory, src_valid, dec_in, B, Tt, cross_weights));
+    return qkv__result(fn, decode(m, ctx, memory, src_valid, dec_in, B, Tt, cross_weights));
 }
 
-qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_run *r, const qkv_seq2seq_batch *b)
+qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_seq2seq_batch *b)
 {
     const char *fn = "qkv_seq2seq_loss";
-    if (check_forward(fn, m, r, b, "b") < 0)
+    if (check_forward(fn, m, ctx, b, "b") < 0)
         return NULL;
     if (b->Tt < 1) {
         qkv_set_error("%s: the batch has no targets", fn);
         return NULL;
     }
-    qkv_tensor *memory = encode(m, r, b->src, b->src_valid, b->B, b->Ts);
-    qkv_tensor *logits = decode(m, r, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
-    return qkv__result(fn, qkv_cross_entropy(r->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE));
+    qkv_tensor *memory = encode(m, ctx, b->src, b->src_valid, b->B, b->Ts);
+    qkv_tensor *logits = decode(m, ctx, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
+    return qkv__result(fn, qkv_cross_entropy(ctx->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE));
 }
 
 int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step)

@@ -23,12 +23,12 @@ static int next_batch(qkv_seq2seq_trainer *t, int lo, int hi)
 
 /* The loss for the run: the next batch of pairs (all of them, see qkv_loss_fn),
  * teacher-forced over pairs [lo, hi). */
-static qkv_tensor *seq2seq_loss(void *trainer, const qkv_run *r, int lo, int hi)
+static qkv_tensor *seq2seq_loss(void *trainer, const qkv_ctx *ctx, int lo, int hi)
 {
     qkv_seq2seq_trainer *t = trainer;
     if (next_batch(t, lo, hi) < 0)
         return NULL;
-    return qkv_seq2seq_loss(t->model, r, t->batch);
+    return qkv_seq2seq_loss(t->model, ctx, t->batch);
 }
 
 /* The evaluation for the run: held-out exact-match accuracy (one kind only). */

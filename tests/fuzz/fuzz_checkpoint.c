@@ -50,8 +50,8 @@ static void exercise(const qkv_gpt *m)
     if (!arena)
         return;
     bool was = qkv_set_grad_enabled(false);
-    qkv_run run = {.arena = arena};
-    if (!qkv_gpt_logits(m, &run, ids, 1, T, NULL))
+    qkv_ctx ctx = {.arena = arena};
+    if (!qkv_gpt_logits(m, &ctx, ids, 1, T, NULL))
         require_message();
     qkv_set_grad_enabled(was);
     qkv_arena_free(arena);

@@ -48,28 +48,28 @@ MISUSE(qkv_gpt_new, zero_vocab)
 MISUSE(qkv_gpt_free, null) { HARMLESS((qkv_gpt_free(NULL), 0)); }
 MISUSE(qkv_gpt_logits, null_model)
 {
-    FAILS_NULL(qkv_gpt_logits(NULL, run(), (int32_t[]){0}, 1, 1, NULL), "m is NULL");
+    FAILS_NULL(qkv_gpt_logits(NULL, ctx(), (int32_t[]){0}, 1, 1, NULL), "m is NULL");
 }
-MISUSE(qkv_gpt_logits, null_run)
+MISUSE(qkv_gpt_logits, null_ctx)
 {
-    FAILS_NULL(qkv_gpt_logits(gpt(), NULL, (int32_t[]){0}, 1, 1, NULL), "r is NULL");
+    FAILS_NULL(qkv_gpt_logits(gpt(), NULL, (int32_t[]){0}, 1, 1, NULL), "ctx is NULL");
 }
 MISUSE(qkv_gpt_logits, run_without_arena)
 {
-    qkv_run r = {0};
-    FAILS_NULL(qkv_gpt_logits(gpt(), &r, (int32_t[]){0}, 1, 1, NULL), "arena is NULL");
+    qkv_ctx ctx = {0};
+    FAILS_NULL(qkv_gpt_logits(gpt(), &ctx, (int32_t[]){0}, 1, 1, NULL), "arena is NULL");
 }
 MISUSE(qkv_gpt_logits, null_idx)
 {
-    FAILS_NULL(qkv_gpt_logits(gpt(), run(), NULL, 1, 1, NULL), "idx is NULL");
+    FAILS_NULL(qkv_gpt_logits(gpt(), ctx(), NULL, 1, 1, NULL), "idx is NULL");
 }
 MISUSE(qkv_gpt_logits, negative_batch)
 {
-    FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[]){0}, -1, 1, NULL), "-1");
+    FAILS_NULL(qkv_gpt_logits(gpt(), ctx(), (int32_t[]){0}, -1, 1, NULL), "-1");
 }
 MISUSE(qkv_gpt_logits, too_long)
 {
-    FAILS_NULL(qkv_gpt_logits(gpt(), run(), (int32_t[9]){0}, 1, 9, NULL), "9");
+    FAILS_NULL(qkv_gpt_logits(gpt(), ctx(), (int32_t[9]){0}, 1, 9, NULL), "9");
 }
 MISUSE(qkv_gpt_logits, dropout_without_rng)
 {
@@ -77,25 +77,25 @@ MISUSE(qkv_gpt_logits, dropout_without_rng)
     c.dropout = 0.5;
     qkv_gpt *m = qkv_gpt_new(&c, 1);
     MISUSE_ASSERT(m != NULL);
-    qkv_run r = {.arena = arena(), .train = true, .rng = NULL};
-    FAILS_NULL(qkv_gpt_logits(m, &r, (int32_t[]){0, 1}, 1, 2, NULL), "rng");
+    qkv_ctx ctx = {.arena = arena(), .train = true, .rng = NULL};
+    FAILS_NULL(qkv_gpt_logits(m, &ctx, (int32_t[]){0, 1}, 1, 2, NULL), "rng");
     qkv_gpt_free(m);
 }
 MISUSE(qkv_gpt_loss, null_targets)
 {
-    FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, NULL, 1, 1), "targets is NULL");
+    FAILS_NULL(qkv_gpt_loss(gpt(), ctx(), (int32_t[]){0}, NULL, 1, 1), "targets is NULL");
 }
 MISUSE(qkv_gpt_loss, null_model)
 {
-    FAILS_NULL(qkv_gpt_loss(NULL, run(), (int32_t[]){0}, (int32_t[]){0}, 1, 1), "m is NULL");
+    FAILS_NULL(qkv_gpt_loss(NULL, ctx(), (int32_t[]){0}, (int32_t[]){0}, 1, 1), "m is NULL");
 }
-MISUSE(qkv_gpt_loss, null_run)
+MISUSE(qkv_gpt_loss, null_ctx)
 {
-    FAILS_NULL(qkv_gpt_loss(gpt(), NULL, (int32_t[]){0}, (int32_t[]){0}, 1, 1), "r is NULL");
+    FAILS_NULL(qkv_gpt_loss(gpt(), NULL, (int32_t[]){0}, (int32_t[]){0}, 1, 1), "ctx is NULL");
 }
 MISUSE(qkv_gpt_loss, bad_target)
 {
-    FAILS_NULL(qkv_gpt_loss(gpt(), run(), (int32_t[]){0}, (int32_t[]){9}, 1, 1), "target 9");
+    FAILS_NULL(qkv_gpt_loss(gpt(), ctx(), (int32_t[]){0}, (int32_t[]){9}, 1, 1), "target 9");
 }
 MISUSE(qkv_gpt_generate, null_model)
 {

@@ -23,15 +23,15 @@ MISUSE(qkv_linear_init, zero_in)
 }
 MISUSE(qkv_linear_forward, null_module)
 {
-    FAILS_NULL(qkv_linear_forward(NULL, run(), btc(4)), "m is NULL");
+    FAILS_NULL(qkv_linear_forward(NULL, ctx(), btc(4)), "m is NULL");
 }
-MISUSE(qkv_linear_forward, null_run)
+MISUSE(qkv_linear_forward, null_ctx)
 {
     qkv_linear l;
     qkv_params *p = fresh();
     qkv_linear_init(&l, p, "l", 4, 4, true, 0.02f);
     alloc(p);
-    FAILS_NULL(qkv_linear_forward(&l, NULL, btc(4)), "r is NULL");
+    FAILS_NULL(qkv_linear_forward(&l, NULL, btc(4)), "ctx is NULL");
 }
 MISUSE(qkv_linear_forward, run_without_arena)
 {
@@ -39,19 +39,19 @@ MISUSE(qkv_linear_forward, run_without_arena)
     qkv_params *p = fresh();
     qkv_linear_init(&l, p, "l", 4, 4, true, 0.02f);
     alloc(p);
-    qkv_run r = {0};
-    FAILS_NULL(qkv_linear_forward(&l, &r, btc(4)), "arena is NULL");
+    qkv_ctx ctx = {0};
+    FAILS_NULL(qkv_linear_forward(&l, &ctx, btc(4)), "arena is NULL");
 }
 MISUSE(qkv_linear_forward, before_params_alloc)
 {
     qkv_linear l;
     qkv_linear_init(&l, fresh(), "l", 4, 4, true, 0.02f);
-    FAILS_NULL(qkv_linear_forward(&l, run(), btc(4)), "qkv_params_alloc");
+    FAILS_NULL(qkv_linear_forward(&l, ctx(), btc(4)), "qkv_params_alloc");
 }
 MISUSE(qkv_linear_forward, zeroed_module)
 {
     qkv_linear l = {0};
-    FAILS_NULL(qkv_linear_forward(&l, run(), btc(4)), "m");
+    FAILS_NULL(qkv_linear_forward(&l, ctx(), btc(4)), "m");
 }
 MISUSE(qkv_linear_forward, null_x)
 {
@@ -59,7 +59,7 @@ MISUSE(qkv_linear_forward, null_x)
     qkv_params *p = fresh();
     qkv_linear_init(&l, p, "l", 4, 4, true, 0.02f);
     alloc(p);
-    FAILS_NULL(qkv_linear_forward(&l, run(), NULL), "x is NULL");
+    FAILS_NULL(qkv_linear_forward(&l, ctx(), NULL), "x is NULL");
 }
 MISUSE(qkv_embed_init, null_module)
 {
@@ -76,25 +76,25 @@ MISUSE(qkv_embed_forward, null_ids)
     qkv_params *p = fresh();
     qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
     alloc(p);
-    FAILS_NULL(qkv_embed_forward(&e, run(), NULL, QKV_SHAPE(1, 2)), "ids is NULL");
+    FAILS_NULL(qkv_embed_forward(&e, ctx(), NULL, QKV_SHAPE(1, 2)), "ids is NULL");
 }
 MISUSE(qkv_embed_forward, null_module)
 {
-    FAILS_NULL(qkv_embed_forward(NULL, run(), (int32_t[]){0}, QKV_SHAPE(1)), "m is NULL");
+    FAILS_NULL(qkv_embed_forward(NULL, ctx(), (int32_t[]){0}, QKV_SHAPE(1)), "m is NULL");
 }
 MISUSE(qkv_embed_forward, before_params_alloc)
 {
     qkv_embed e;
     qkv_embed_init(&e, fresh(), "e", 5, 4, 0.02f);
-    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){0}, QKV_SHAPE(1)), "qkv_params_alloc");
+    FAILS_NULL(qkv_embed_forward(&e, ctx(), (int32_t[]){0}, QKV_SHAPE(1)), "qkv_params_alloc");
 }
-MISUSE(qkv_embed_forward, null_run)
+MISUSE(qkv_embed_forward, null_ctx)
 {
     qkv_embed e;
     qkv_params *p = fresh();
     qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
     alloc(p);
-    FAILS_NULL(qkv_embed_forward(&e, NULL, (int32_t[]){0}, QKV_SHAPE(1)), "r is NULL");
+    FAILS_NULL(qkv_embed_forward(&e, NULL, (int32_t[]){0}, QKV_SHAPE(1)), "ctx is NULL");
 }
 MISUSE(qkv_embed_forward, null_shape)
 {
@@ -102,7 +102,7 @@ MISUSE(qkv_embed_forward, null_shape)
     qkv_params *p = fresh();
     qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
     alloc(p);
-    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){0}, 1, NULL), "shape is NULL");
+    FAILS_NULL(qkv_embed_forward(&e, ctx(), (int32_t[]){0}, 1, NULL), "shape is NULL");
 }
 MISUSE(qkv_embed_forward, id_out_of_range)
 {
@@ -110,7 +110,7 @@ MISUSE(qkv_embed_forward, id_out_of_range)
     qkv_params *p = fresh();
     qkv_embed_init(&e, p, "e", 5, 4, 0.02f);
     alloc(p);
-    FAILS_NULL(qkv_embed_forward(&e, run(), (int32_t[]){7}, QKV_SHAPE(1)), "id 7");
+    FAILS_NULL(qkv_embed_forward(&e, ctx(), (int32_t[]){7}, QKV_SHAPE(1)), "id 7");
 }
 MISUSE(qkv_ln_init, null_module)
 {
@@ -137,21 +137,21 @@ MISUSE(qkv_ln_init, zero_dim)
 }
 MISUSE(qkv_ln_forward, null_module)
 {
-    FAILS_NULL(qkv_ln_forward(NULL, run(), btc(4)), "m is NULL");
+    FAILS_NULL(qkv_ln_forward(NULL, ctx(), btc(4)), "m is NULL");
 }
 MISUSE(qkv_ln_forward, before_params_alloc)
 {
     qkv_ln l;
     qkv_ln_init(&l, fresh(), "ln", 4, true);
-    FAILS_NULL(qkv_ln_forward(&l, run(), btc(4)), "qkv_params_alloc");
+    FAILS_NULL(qkv_ln_forward(&l, ctx(), btc(4)), "qkv_params_alloc");
 }
-MISUSE(qkv_ln_forward, null_run)
+MISUSE(qkv_ln_forward, null_ctx)
 {
     qkv_ln l;
     qkv_params *p = fresh();
     qkv_ln_init(&l, p, "ln", 4, true);
     alloc(p);
-    FAILS_NULL(qkv_ln_forward(&l, NULL, btc(4)), "r is NULL");
+    FAILS_NULL(qkv_ln_forward(&l, NULL, btc(4)), "ctx is NULL");
 }
 MISUSE(qkv_mlp_init, null_config)
 {
@@ -164,21 +164,21 @@ MISUSE(qkv_mlp_init, null_module)
 }
 MISUSE(qkv_mlp_forward, null_module)
 {
-    FAILS_NULL(qkv_mlp_forward(NULL, run(), btc(8)), "m is NULL");
+    FAILS_NULL(qkv_mlp_forward(NULL, ctx(), btc(8)), "m is NULL");
 }
 MISUSE(qkv_mlp_forward, before_params_alloc)
 {
     qkv_mlp m;
     qkv_mlp_init(&m, fresh(), "mlp", block_config());
-    FAILS_NULL(qkv_mlp_forward(&m, run(), btc(8)), "qkv_params_alloc");
+    FAILS_NULL(qkv_mlp_forward(&m, ctx(), btc(8)), "qkv_params_alloc");
 }
-MISUSE(qkv_mlp_forward, null_run)
+MISUSE(qkv_mlp_forward, null_ctx)
 {
     qkv_mlp m;
     qkv_params *p = fresh();
     qkv_mlp_init(&m, p, "mlp", block_config());
     alloc(p);
-    FAILS_NULL(qkv_mlp_forward(&m, NULL, btc(8)), "r is NULL");
+    FAILS_NULL(qkv_mlp_forward(&m, NULL, btc(8)), "ctx is NULL");
 }
 MISUSE(qkv_attn_head_init, null_module)
 {
@@ -191,21 +191,21 @@ MISUSE(qkv_attn_head_init, zero_head_size)
 }
 MISUSE(qkv_attn_head_forward, null_module)
 {
-    FAILS_NULL(qkv_attn_head_forward(NULL, run(), btc(8), NULL), "m is NULL");
+    FAILS_NULL(qkv_attn_head_forward(NULL, ctx(), btc(8), NULL), "m is NULL");
 }
 MISUSE(qkv_attn_head_forward, before_params_alloc)
 {
     qkv_attn_head h;
     qkv_attn_head_init(&h, fresh(), "h", 8, 4, true);
-    FAILS_NULL(qkv_attn_head_forward(&h, run(), btc(8), NULL), "qkv_params_alloc");
+    FAILS_NULL(qkv_attn_head_forward(&h, ctx(), btc(8), NULL), "qkv_params_alloc");
 }
-MISUSE(qkv_attn_head_forward, null_run)
+MISUSE(qkv_attn_head_forward, null_ctx)
 {
     qkv_attn_head h;
     qkv_params *p = fresh();
     qkv_attn_head_init(&h, p, "h", 8, 4, true);
     alloc(p);
-    FAILS_NULL(qkv_attn_head_forward(&h, NULL, btc(8), NULL), "r is NULL");
+    FAILS_NULL(qkv_attn_head_forward(&h, NULL, btc(8), NULL), "ctx is NULL");
 }
 MISUSE(qkv_attn_head_forward, two_dims)
 {
@@ -213,7 +213,7 @@ MISUSE(qkv_attn_head_forward, two_dims)
     qkv_params *p = fresh();
     qkv_attn_head_init(&h, p, "h", 8, 4, true);
     alloc(p);
-    FAILS_NULL(qkv_attn_head_forward(&h, run(), tensor(QKV_SHAPE(3, 8)), NULL), "(3,8)");
+    FAILS_NULL(qkv_attn_head_forward(&h, ctx(), tensor(QKV_SHAPE(3, 8)), NULL), "(3,8)");
 }
 
 /* A module of each attention kind, its parameters allocated. */
@@ -273,36 +273,36 @@ MISUSE(qkv_self_attn_init, null_name)
 }
 MISUSE(qkv_self_attn_forward, null_module)
 {
-    FAILS_NULL(qkv_self_attn_forward(NULL, run(), btc(8), NULL, NULL), "m is NULL");
+    FAILS_NULL(qkv_self_attn_forward(NULL, ctx(), btc(8), NULL, NULL), "m is NULL");
 }
-MISUSE(qkv_self_attn_forward, null_run)
+MISUSE(qkv_self_attn_forward, null_ctx)
 {
     qkv_self_attn m = self_attn();
-    FAILS_NULL(qkv_self_attn_forward(&m, NULL, btc(8), NULL, NULL), "r is NULL");
+    FAILS_NULL(qkv_self_attn_forward(&m, NULL, btc(8), NULL, NULL), "ctx is NULL");
 }
 MISUSE(qkv_self_attn_forward, run_without_arena)
 {
     qkv_self_attn m = self_attn();
-    qkv_run r = {0};
-    FAILS_NULL(qkv_self_attn_forward(&m, &r, btc(8), NULL, NULL), "arena is NULL");
+    qkv_ctx ctx = {0};
+    FAILS_NULL(qkv_self_attn_forward(&m, &ctx, btc(8), NULL, NULL), "arena is NULL");
 }
 MISUSE(qkv_self_attn_forward, null_x)
 {
     qkv_self_attn m = self_attn();
-    FAILS_NULL(qkv_self_attn_forward(&m, run(), NULL, NULL, NULL), "x is NULL");
+    FAILS_NULL(qkv_self_attn_forward(&m, ctx(), NULL, NULL, NULL), "x is NULL");
 }
 MISUSE(qkv_self_attn_forward, before_params_alloc)
 {
     qkv_self_attn m;
     qkv_self_attn_init(&m, fresh(), "a", block_config(), true);
-    FAILS_NULL(qkv_self_attn_forward(&m, run(), btc(8), NULL, NULL), "qkv_params_alloc");
+    FAILS_NULL(qkv_self_attn_forward(&m, ctx(), btc(8), NULL, NULL), "qkv_params_alloc");
 }
 MISUSE(qkv_self_attn_forward, dropout_without_rng)
 {
     qkv_self_attn m = self_attn();
     m.dropout = 0.5f;
-    qkv_run r = {.arena = arena(), .train = true, .rng = NULL};
-    FAILS_NULL(qkv_self_attn_forward(&m, &r, btc(8), NULL, NULL), "rng");
+    qkv_ctx ctx = {.arena = arena(), .train = true, .rng = NULL};
+    FAILS_NULL(qkv_self_attn_forward(&m, &ctx, btc(8), NULL, NULL), "rng");
 }
 MISUSE(qkv_cross_attn_init, null_config)
 {
@@ -317,48 +317,48 @@ MISUSE(qkv_cross_attn_init, zero_memory_width)
 MISUSE(qkv_cross_attn_forward, null_memory)
 {
     qkv_cross_attn m = cross_attn();
-    FAILS_NULL(qkv_cross_attn_forward(&m, run(), btc(8), NULL, NULL, NULL), "memory is NULL");
+    FAILS_NULL(qkv_cross_attn_forward(&m, ctx(), btc(8), NULL, NULL, NULL), "memory is NULL");
 }
 MISUSE(qkv_cross_attn_forward, null_module)
 {
-    FAILS_NULL(qkv_cross_attn_forward(NULL, run(), btc(8), btc(6), NULL, NULL), "m is NULL");
+    FAILS_NULL(qkv_cross_attn_forward(NULL, ctx(), btc(8), btc(6), NULL, NULL), "m is NULL");
 }
-MISUSE(qkv_cross_attn_forward, null_run)
+MISUSE(qkv_cross_attn_forward, null_ctx)
 {
     qkv_cross_attn m = cross_attn();
-    FAILS_NULL(qkv_cross_attn_forward(&m, NULL, btc(8), btc(6), NULL, NULL), "r is NULL");
+    FAILS_NULL(qkv_cross_attn_forward(&m, NULL, btc(8), btc(6), NULL, NULL), "ctx is NULL");
 }
 MISUSE(qkv_cross_attn_memory, null_k_out)
 {
     qkv_cross_attn m = cross_attn();
     qkv_tensor *v;
-    FAILS_INT(qkv_cross_attn_memory(&m, run(), btc(6), NULL, &v), "k is NULL");
+    FAILS_INT(qkv_cross_attn_memory(&m, ctx(), btc(6), NULL, &v), "k is NULL");
 }
 MISUSE(qkv_cross_attn_memory, null_module)
 {
     qkv_tensor *k, *v;
-    FAILS_INT(qkv_cross_attn_memory(NULL, run(), btc(6), &k, &v), "m is NULL");
+    FAILS_INT(qkv_cross_attn_memory(NULL, ctx(), btc(6), &k, &v), "m is NULL");
 }
 MISUSE(qkv_cross_attn_memory, null_memory)
 {
     qkv_cross_attn m = cross_attn();
     qkv_tensor *k, *v;
-    FAILS_INT(qkv_cross_attn_memory(&m, run(), NULL, &k, &v), "memory is NULL");
+    FAILS_INT(qkv_cross_attn_memory(&m, ctx(), NULL, &k, &v), "memory is NULL");
 }
 MISUSE(qkv_cross_attn_forward_kv, null_k)
 {
     qkv_cross_attn m = cross_attn();
-    FAILS_NULL(qkv_cross_attn_forward_kv(&m, run(), btc(8), NULL, btc(8), NULL, NULL), "k is NULL");
+    FAILS_NULL(qkv_cross_attn_forward_kv(&m, ctx(), btc(8), NULL, btc(8), NULL, NULL), "k is NULL");
 }
 MISUSE(qkv_cross_attn_forward_kv, null_module)
 {
-    FAILS_NULL(qkv_cross_attn_forward_kv(NULL, run(), btc(8), btc(8), btc(8), NULL, NULL),
+    FAILS_NULL(qkv_cross_attn_forward_kv(NULL, ctx(), btc(8), btc(8), btc(8), NULL, NULL),
                "m is NULL");
 }
 MISUSE(qkv_cross_attn_forward_kv, mismatched_kv)
 {
     qkv_cross_attn m = cross_attn();
-    FAILS_NULL(qkv_cross_attn_forward_kv(&m, run(), btc(8), btc(8), tensor(QKV_SHAPE(1, 4, 8)),
+    FAILS_NULL(qkv_cross_attn_forward_kv(&m, ctx(), btc(8), btc(8), tensor(QKV_SHAPE(1, 4, 8)),
                                          NULL, NULL),
                "(1,4,8)");
 }
@@ -373,29 +373,29 @@ MISUSE(qkv_block_init, null_config)
 }
 MISUSE(qkv_block_forward, null_module)
 {
-    FAILS_NULL(qkv_block_forward(NULL, run(), btc(8), NULL, NULL), "m is NULL");
+    FAILS_NULL(qkv_block_forward(NULL, ctx(), btc(8), NULL, NULL), "m is NULL");
 }
-MISUSE(qkv_block_forward, null_run)
+MISUSE(qkv_block_forward, null_ctx)
 {
     qkv_block m = block();
-    FAILS_NULL(qkv_block_forward(&m, NULL, btc(8), NULL, NULL), "r is NULL");
+    FAILS_NULL(qkv_block_forward(&m, NULL, btc(8), NULL, NULL), "ctx is NULL");
 }
 MISUSE(qkv_block_forward, run_without_arena)
 {
     qkv_block m = block();
-    qkv_run r = {0};
-    FAILS_NULL(qkv_block_forward(&m, &r, btc(8), NULL, NULL), "arena is NULL");
+    qkv_ctx ctx = {0};
+    FAILS_NULL(qkv_block_forward(&m, &ctx, btc(8), NULL, NULL), "arena is NULL");
 }
 MISUSE(qkv_block_forward, before_params_alloc)
 {
     qkv_block m;
     qkv_block_init(&m, fresh(), "b", block_config(), true);
-    FAILS_NULL(qkv_block_forward(&m, run(), btc(8), NULL, NULL), "qkv_params_alloc");
+    FAILS_NULL(qkv_block_forward(&m, ctx(), btc(8), NULL, NULL), "qkv_params_alloc");
 }
 MISUSE(qkv_block_forward, two_dims)
 {
     qkv_block m = block();
-    FAILS_NULL(qkv_block_forward(&m, run(), tensor(QKV_SHAPE(3, 8)), NULL, NULL), "(3,8)");
+    FAILS_NULL(qkv_block_forward(&m, ctx(), tensor(QKV_SHAPE(3, 8)), NULL, NULL), "(3,8)");
 }
 MISUSE(qkv_cross_block_init, null_module)
 {
@@ -409,17 +409,17 @@ MISUSE(qkv_cross_block_init, null_params)
 MISUSE(qkv_cross_block_forward, null_memory)
 {
     qkv_cross_block m = cross_block();
-    FAILS_NULL(qkv_cross_block_forward(&m, run(), btc(8), NULL, NULL, NULL, NULL),
+    FAILS_NULL(qkv_cross_block_forward(&m, ctx(), btc(8), NULL, NULL, NULL, NULL),
                "memory is NULL");
 }
 MISUSE(qkv_cross_block_forward, null_module)
 {
-    FAILS_NULL(qkv_cross_block_forward(NULL, run(), btc(8), btc(6), NULL, NULL, NULL), "m is NULL");
+    FAILS_NULL(qkv_cross_block_forward(NULL, ctx(), btc(8), btc(6), NULL, NULL, NULL), "m is NULL");
 }
-MISUSE(qkv_cross_block_forward, null_run)
+MISUSE(qkv_cross_block_forward, null_ctx)
 {
     qkv_cross_block m = cross_block();
-    FAILS_NULL(qkv_cross_block_forward(&m, NULL, btc(8), btc(6), NULL, NULL, NULL), "r is NULL");
+    FAILS_NULL(qkv_cross_block_forward(&m, NULL, btc(8), btc(6), NULL, NULL, NULL), "ctx is NULL");
 }
 
 static qkv_kv_cache *cache(void)
@@ -449,61 +449,61 @@ MISUSE(qkv_self_attn_forward_cached, null_cache)
 {
     qkv_self_attn m = self_attn();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_self_attn_forward_cached(&m, run(), btc(8), NULL, 0), "c is NULL");
+    FAILS_NULL(qkv_self_attn_forward_cached(&m, ctx(), btc(8), NULL, 0), "c is NULL");
 }
 MISUSE(qkv_self_attn_forward_cached, layer_out_of_range)
 {
     qkv_self_attn m = self_attn();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_self_attn_forward_cached(&m, run(), btc(8), cache(), 5), "layer 5");
+    FAILS_NULL(qkv_self_attn_forward_cached(&m, ctx(), btc(8), cache(), 5), "layer 5");
 }
 MISUSE(qkv_self_attn_forward_cached, negative_layer)
 {
     qkv_self_attn m = self_attn();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_self_attn_forward_cached(&m, run(), btc(8), cache(), -1), "layer -1");
+    FAILS_NULL(qkv_self_attn_forward_cached(&m, ctx(), btc(8), cache(), -1), "layer -1");
 }
 MISUSE(qkv_self_attn_forward_cached, null_module)
 {
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_self_attn_forward_cached(NULL, run(), btc(8), cache(), 0), "m is NULL");
+    FAILS_NULL(qkv_self_attn_forward_cached(NULL, ctx(), btc(8), cache(), 0), "m is NULL");
 }
 MISUSE(qkv_block_forward_cached, null_cache)
 {
     qkv_block m = block();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_block_forward_cached(&m, run(), btc(8), NULL, 0), "c is NULL");
+    FAILS_NULL(qkv_block_forward_cached(&m, ctx(), btc(8), NULL, 0), "c is NULL");
 }
-MISUSE(qkv_block_forward_cached, null_run)
+MISUSE(qkv_block_forward_cached, null_ctx)
 {
     qkv_block m = block();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_block_forward_cached(&m, NULL, btc(8), cache(), 0), "r is NULL");
+    FAILS_NULL(qkv_block_forward_cached(&m, NULL, btc(8), cache(), 0), "ctx is NULL");
 }
 MISUSE(qkv_block_forward_cached, grad_mode_on)
 {
     qkv_block m = block();
-    FAILS_NULL(qkv_block_forward_cached(&m, run(), btc(8), cache(), 0), "grad");
+    FAILS_NULL(qkv_block_forward_cached(&m, ctx(), btc(8), cache(), 0), "grad");
 }
 MISUSE(qkv_block_forward_cached, cache_full)
 {
     qkv_block m = block();
     qkv_set_grad_enabled(false);
     qkv_kv_cache *c = cache(); /* 8 positions */
-    MISUSE_ASSERT(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0) != NULL);
-    FAILS_NULL(qkv_block_forward_cached(&m, run(), tensor(QKV_SHAPE(1, 6, 8)), c, 0), "do not fit");
+    MISUSE_ASSERT(qkv_block_forward_cached(&m, ctx(), tensor(QKV_SHAPE(1, 6, 8)), c, 0) != NULL);
+    FAILS_NULL(qkv_block_forward_cached(&m, ctx(), tensor(QKV_SHAPE(1, 6, 8)), c, 0), "do not fit");
 }
 MISUSE(qkv_cross_block_forward_cached, null_k)
 {
     qkv_cross_block m = cross_block();
     qkv_set_grad_enabled(false);
-    FAILS_NULL(qkv_cross_block_forward_cached(&m, run(), btc(8), cache(), 0, NULL, btc(8), NULL),
+    FAILS_NULL(qkv_cross_block_forward_cached(&m, ctx(), btc(8), cache(), 0, NULL, btc(8), NULL),
                "k is NULL");
 }
 MISUSE(qkv_cross_block_forward_cached, null_module)
 {
     qkv_set_grad_enabled(false);
     FAILS_NULL(
-        qkv_cross_block_forward_cached(NULL, run(), btc(8), cache(), 0, btc(8), btc(8), NULL),
+        qkv_cross_block_forward_cached(NULL, ctx(), btc(8), cache(), 0, btc(8), btc(8), NULL),
         "m is NULL");
 }

@@ -72,58 +72,58 @@ MISUSE(qkv_seq2seq_batch_fill, null_model)
 }
 MISUSE(qkv_seq2seq_encode, null_src)
 {
-    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), NULL, NULL, 1, 2), "src is NULL");
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), ctx(), NULL, NULL, 1, 2), "src is NULL");
 }
 MISUSE(qkv_seq2seq_encode, null_model)
 {
-    FAILS_NULL(qkv_seq2seq_encode(NULL, run(), (int32_t[]){3, 4}, NULL, 1, 2), "m is NULL");
+    FAILS_NULL(qkv_seq2seq_encode(NULL, ctx(), (int32_t[]){3, 4}, NULL, 1, 2), "m is NULL");
 }
-MISUSE(qkv_seq2seq_encode, null_run)
+MISUSE(qkv_seq2seq_encode, null_ctx)
 {
-    FAILS_NULL(qkv_seq2seq_encode(s2s(), NULL, (int32_t[]){3, 4}, NULL, 1, 2), "r is NULL");
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), NULL, (int32_t[]){3, 4}, NULL, 1, 2), "ctx is NULL");
 }
 MISUSE(qkv_seq2seq_encode, too_long)
 {
-    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[64]){3}, NULL, 1, 64), "64");
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), ctx(), (int32_t[64]){3}, NULL, 1, 64), "64");
 }
 MISUSE(qkv_seq2seq_encode, zero_batch)
 {
-    FAILS_NULL(qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3}, NULL, 0, 1), "0");
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), ctx(), (int32_t[]){3}, NULL, 0, 1), "0");
 }
 MISUSE(qkv_seq2seq_decode, null_memory)
 {
-    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), NULL, NULL, (int32_t[]){1}, 1, 1, NULL),
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), ctx(), NULL, NULL, (int32_t[]){1}, 1, 1, NULL),
                "memory is NULL");
 }
 MISUSE(qkv_seq2seq_decode, null_dec_in)
 {
-    qkv_tensor *mem = qkv_seq2seq_encode(s2s(), run(), (int32_t[]){3, 4}, NULL, 1, 2);
+    qkv_tensor *mem = qkv_seq2seq_encode(s2s(), ctx(), (int32_t[]){3, 4}, NULL, 1, 2);
     MISUSE_ASSERT(mem != NULL);
-    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), mem, NULL, NULL, 1, 1, NULL), "dec_in is NULL");
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), ctx(), mem, NULL, NULL, 1, 1, NULL), "dec_in is NULL");
 }
 MISUSE(qkv_seq2seq_decode, null_model)
 {
-    FAILS_NULL(qkv_seq2seq_decode(NULL, run(), tensor(QKV_SHAPE(1, 2, 16)), NULL, (int32_t[]){1}, 1,
+    FAILS_NULL(qkv_seq2seq_decode(NULL, ctx(), tensor(QKV_SHAPE(1, 2, 16)), NULL, (int32_t[]){1}, 1,
                                   1, NULL),
                "m is NULL");
 }
 MISUSE(qkv_seq2seq_decode, wrong_memory_shape)
 {
-    FAILS_NULL(qkv_seq2seq_decode(s2s(), run(), tensor(QKV_SHAPE(2, 16)), NULL, (int32_t[]){1}, 1,
+    FAILS_NULL(qkv_seq2seq_decode(s2s(), ctx(), tensor(QKV_SHAPE(2, 16)), NULL, (int32_t[]){1}, 1,
                                   1, NULL),
                "(2,16)");
 }
 MISUSE(qkv_seq2seq_loss, null_batch)
 {
-    FAILS_NULL(qkv_seq2seq_loss(s2s(), run(), NULL), "b is NULL");
+    FAILS_NULL(qkv_seq2seq_loss(s2s(), ctx(), NULL), "b is NULL");
 }
 MISUSE(qkv_seq2seq_loss, null_model)
 {
-    FAILS_NULL(qkv_seq2seq_loss(NULL, run(), s2s_batch()), "m is NULL");
+    FAILS_NULL(qkv_seq2seq_loss(NULL, ctx(), s2s_batch()), "m is NULL");
 }
-MISUSE(qkv_seq2seq_loss, null_run)
+MISUSE(qkv_seq2seq_loss, null_ctx)
 {
-    FAILS_NULL(qkv_seq2seq_loss(s2s(), NULL, s2s_batch()), "r is NULL");
+    FAILS_NULL(qkv_seq2seq_loss(s2s(), NULL, s2s_batch()), "ctx is NULL");
 }
 MISUSE(qkv_seq2seq_greedy, null_src)
 {
@@ -314,24 +314,24 @@ MISUSE(qkv_seq2seq_trainer_resume, a_gpt_checkpoint)
 MISUSE(qkv_seq2seq_cross_weights, null_model)
 {
     char out[64];
-    FAILS_NULL(qkv_seq2seq_cross_weights(NULL, run(), "1.2.2003", 0, out), "m is NULL");
+    FAILS_NULL(qkv_seq2seq_cross_weights(NULL, ctx(), "1.2.2003", 0, out), "m is NULL");
 }
 MISUSE(qkv_seq2seq_cross_weights, null_input)
 {
     char out[64];
-    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), NULL, 0, out), "input is NULL");
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), ctx(), NULL, 0, out), "input is NULL");
 }
 MISUSE(qkv_seq2seq_cross_weights, null_output)
 {
-    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), "1.2.2003", 0, NULL), "output is NULL");
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), ctx(), "1.2.2003", 0, NULL), "output is NULL");
 }
-MISUSE(qkv_seq2seq_cross_weights, null_run)
+MISUSE(qkv_seq2seq_cross_weights, null_ctx)
 {
     char out[64];
-    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), NULL, "1.2.2003", 0, out), "r is NULL");
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), NULL, "1.2.2003", 0, out), "ctx is NULL");
 }
 MISUSE(qkv_seq2seq_cross_weights, layer_out_of_range)
 {
     char out[64];
-    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), run(), "1.2.2003", 3, out), "layer 3");
+    FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), ctx(), "1.2.2003", 3, out), "layer 3");
 }

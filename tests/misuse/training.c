@@ -51,9 +51,9 @@ MISUSE(qkv_training_new, config_len_without_config)
 MISUSE(qkv_training_free, null) { HARMLESS((qkv_training_free(NULL), 0)); }
 MISUSE(qkv_training_step, null) { FAILS_INT(qkv_training_step(NULL, NULL, NULL), "t is NULL"); }
 /* A loss that fails and says nothing: the step says so, naming itself. */
-static qkv_tensor *silent_loss(void *model, const qkv_run *r, int lo, int hi)
+static qkv_tensor *silent_loss(void *model, const qkv_ctx *ctx, int lo, int hi)
 {
-    (void)model, (void)r, (void)lo, (void)hi;
+    (void)model, (void)ctx, (void)lo, (void)hi;
     return NULL;
 }
 MISUSE(qkv_training_step, loss_fails_without_a_message)
@@ -78,7 +78,7 @@ MISUSE(qkv_training_set_iters, huge)
 {
     FAILS_INT(qkv_training_set_iters(trainer()->run, INT64_MAX), "iters");
 }
-MISUSE(qkv_training_save, null_run)
+MISUSE(qkv_training_save, null_ctx)
 {
     FAILS_INT(qkv_training_save(NULL, tmp_path("r.ckpt")), "t is NULL");
 }
@@ -120,7 +120,7 @@ MISUSE(qkv_training_config_load, huge_model_bytes)
     FAILS_INT(qkv_training_config_load(&tc, ck, SIZE_MAX), "config of");
     qkv_checkpoint_close(ck);
 }
-MISUSE(qkv_training_load, null_run)
+MISUSE(qkv_training_load, null_ctx)
 {
     qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
     MISUSE_ASSERT(ck != NULL);

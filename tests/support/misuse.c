@@ -98,7 +98,7 @@ void misuse_check_message(const char *call, int n, const char *const *parts)
 static qkv_arena *the_arena;
 static qkv_rng the_rng;
 static bool rng_seeded;
-static qkv_run the_run;
+static qkv_ctx the_ctx;
 static qkv_params *the_params;
 static qkv_optim *the_optim;
 static qkv_tokenizer the_tok;
@@ -143,10 +143,10 @@ qkv_rng *rng(void)
     return &the_rng;
 }
 
-qkv_run *run(void)
+qkv_ctx *ctx(void)
 {
-    the_run = (qkv_run){.arena = arena(), .train = false, .rng = rng()};
-    return &the_run;
+    the_ctx = (qkv_ctx){.arena = arena(), .train = false, .rng = rng()};
+    return &the_ctx;
 }
 
 qkv_params *params(void)
@@ -304,14 +304,14 @@ const qkv_sample_opts OPTS = {.temperature = 1, .top_k = 0, .top_p = 1};
 
 /* FLAT's forward: uniform logits, or NULL when its model pointer is set (a
  * model that fails). */
-static qkv_tensor *flat_logits(void *model, const qkv_run *r, const int32_t *ids, int n, int pos)
+static qkv_tensor *flat_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
 {
     (void)ids, (void)n, (void)pos;
     if (model) {
         qkv_set_error("flat: asked to fail");
         return NULL;
     }
-    return qkv_zeros(r->arena, QKV_SHAPE(1, 5));
+    return qkv_zeros(ctx->arena, QKV_SHAPE(1, 5));
 }
 const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
 

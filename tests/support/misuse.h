@@ -133,7 +133,7 @@ void misuse_check_message(const char *call, int n, const char *const *parts);
 qkv_arena *arena(void);                         /* 1 MB */
 qkv_tensor *tensor(int ndim, const int *shape); /* filled with small values */
 qkv_rng *rng(void);                             /* seeded */
-qkv_run *run(void);                             /* arena(), rng(), not training */
+qkv_ctx *ctx(void);                             /* arena(), rng(), not training */
 qkv_params *params(void);                       /* "w" (2,3) and "b" (3), allocated */
 qkv_optim *optim(void);                         /* AdamW over params() */
 qkv_tokenizer *tok(void);                       /* the vocabulary of "abc" */

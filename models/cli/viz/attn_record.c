@@ -1,5 +1,5 @@
 /* The attention page of a model: run its real forward pass once with a
- * record of every attention call (qkv_run.record), and hand the calls, in
+ * record of every attention call (qkv_ctx.record), and hand the calls, in
  * the order the model makes them, to the page writer (see qkv/viz.h). */
 #include <stdio.h>
 #include <string.h>
@@ -45,9 +45,9 @@ int qkv_attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *v
     int32_t *ids = a ? qkv_arena_alloc(a, len * sizeof *ids) : NULL;
     qkv_attn_record *rec = a ? record_new(a, L) : NULL;
     if (ids && rec && qkv_encode(vocab, text, len, ids) == 0) {
-        qkv_run run = {.arena = a, .record = rec};
+        qkv_ctx ctx = {.arena = a, .record = rec};
         bool was = qkv_set_grad_enabled(false);
-        qkv_tensor *logits = qkv_gpt_logits(m, &run, ids, 1, T, NULL);
+        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, NULL);
         qkv_set_grad_enabled(was);
         char summary[160];
         snprintf(summary, sizeof summary,
@@ -123,8 +123,8 @@ int qkv_attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *in
         valid[t] = real;
         labels[t] = real ? input[t] : ' ';
     }
-    qkv_run run = {.arena = a, .record = rec};
-    if (qkv__seq2seq_replay(m, &run, src, valid, Ts, output, &Tt, NULL) < 0 ||
+    qkv_ctx ctx = {.arena = a, .record = rec};
+    if (qkv__seq2seq_replay(m, &ctx, src, valid, Ts, output, &Tt, NULL) < 0 ||
         check_calls(who, rec, 3 * L) < 0)
         goto done;
     /* Decoder position t writes output[t]; the last one may write EOS (⏎). */
