@@ -2,12 +2,15 @@
  * setting; this is its one place in the API, so a program embedding qkv
  * needs neither OMP_NUM_THREADS nor <omp.h>. */
 #include <omp.h>
+#include <stdatomic.h>
 
 #include "qkv/base.h"
 
 /* What OpenMP chose before any qkv_set_threads: OMP_NUM_THREADS, else the
- * cores available. 0 until the first call reads it. */
-static int initial_threads;
+ * cores available. 0 until the first call reads it. Atomic, not an OpenMP
+ * named critical section: that would export a symbol (.gomp_critical_user_*)
+ * outside qkv_'s namespace. */
+static atomic_int initial_threads;
 
 /* The most threads qkv_set_threads accepts: QKV_MAX_THREADS, or fewer when
  * OMP_THREAD_LIMIT says so (OpenMP would quietly give fewer anyway). Beyond
@@ -27,10 +30,9 @@ int qkv_set_threads(int n)
         return qkv_set_error("qkv_set_threads: n %d is above the limit of %d threads%s", n,
                              max_threads(),
                              max_threads() < QKV_MAX_THREADS ? " (OMP_THREAD_LIMIT)" : "");
-#pragma omp critical(qkv_threads)
-    if (initial_threads == 0)
-        initial_threads = omp_get_max_threads();
-    omp_set_num_threads(n > 0 ? n : initial_threads);
+    int unset = 0;
+    atomic_compare_exchange_strong(&initial_threads, &unset, omp_get_max_threads());
+    omp_set_num_threads(n > 0 ? n : atomic_load(&initial_threads));
     return 0;
 }
 

@@ -158,4 +158,7 @@ int qkv_set_threads(int n);
 int qkv_threads(void);
 
 QKV_END_DECLS
+/* Every file that includes a qkv header gets the version and its guard. */
+#include "qkv/version.h"
+
 #endif

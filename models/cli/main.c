@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 {
     static const cli_menu menu = {.prog = "qkv", .noun = "command", .cmds = commands,
                                   .n_cmds = (int)(sizeof commands / sizeof commands[0])};
-    if (dist_init(&argc, &argv) < 0) {
+    if (QKV_CHECK_VERSION() < 0 || dist_init(&argc, &argv) < 0) {
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
         return 1;
     }

@@ -29,10 +29,9 @@ echo "install check: readelf -d: SONAME [$soname]; libqkv.so -> libqkv.so.$major
 
 # The dynamic symbol table holds the public API and nothing else.
 # Not API, and left out: __odr_asan.NAME, AddressSanitizer's marker of an
-# exported global (make sanitize); .gomp_critical_user_NAME, the lock of an
-# OpenMP critical(NAME), which GCC makes global so that it is one lock in the
-# whole program, as OpenMP requires.
-nm -D --defined-only "$real" | awk '$3 !~ /^(__odr_asan|\.gomp_critical_user_)/ {print $3}' | sort -u > "$work/exported"
+# exported global (make sanitize). (An OpenMP critical(NAME) would export its
+# lock, .gomp_critical_user_NAME, which GCC makes global: the library has none.)
+nm -D --defined-only "$real" | awk '$3 !~ /^__odr_asan/ {print $3}' | sort -u > "$work/exported"
 if grep -v '^qkv_' "$work/exported" > "$work/foreign" || grep '^qkv__' "$work/exported" >> "$work/foreign"; then
     fail "nm -D: exported beyond the public API: $(tr '\n' ' ' < "$work/foreign")"
 fi
@@ -73,6 +72,23 @@ fi
 grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/precision64.err" ||
     fail "a -DQKV_DOUBLE program failed to link, but not for its precision: $(cat "$work/precision64.err")"
 echo "install check: qkv_version() = QKV_VERSION_STRING = qkv.pc's $version; a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
+
+# The major-version guard: the same program compiled against headers one major
+# version on does not link (it needs qkv_library_major_version_NEXT), and
+# QKV_CHECK_VERSION() accepts the library it was built with.
+next=$((${version%%.*} + 1))
+mkdir -p "$work/next/qkv"
+cp "$prefix"/include/qkv/*.h "$work/next/qkv/"
+sed -i "s/^#define QKV_VERSION_MAJOR .*/#define QKV_VERSION_MAJOR $next/" "$work/next/qkv/version.h"
+if $cc ${SAN:-} -I"$work/next" $(pc --cflags) "$work/precision.c" -o "$work/next/program" $(pc --libs) 2> "$work/next.err"; then
+    fail "a program built with qkv $next.x headers linked against libqkv $version"
+fi
+grep -q "undefined reference to .qkv_library_major_version_$next" "$work/next.err" ||
+    fail "a program with qkv $next.x headers failed to link, but not for its version: $(cat "$work/next.err")"
+printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { if (QKV_CHECK_VERSION() < 0) { puts(qkv_last_error()); return 1; } return 0; }\n' > "$work/check_version.c"
+$cc -Wall -Wextra -pedantic -Werror ${SAN:-} $(pc --cflags) "$work/check_version.c" -o "$work/check_version" $(pc --libs) \
+    -Wl,-rpath,"$(pc --variable=libdir)" && "$work/check_version" || fail "QKV_CHECK_VERSION() refused the library it was built with"
+echo "install check: a program with qkv $next.x headers against libqkv $version: $(grep -o "undefined reference to .qkv_library_major_version_$next." "$work/next.err" | head -1); QKV_CHECK_VERSION() passes"
 
 # Every installed header, included together into a C++ file, compiles as C++11.
 for h in "$prefix"/include/qkv/*.h; do printf '#include <qkv/%s>\n' "$(basename "$h")"; done > "$work/all_headers.cc"
