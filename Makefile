@@ -55,7 +55,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage tour-coverage run FORCE
+.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run FORCE
 # The version lives in include/qkv/version.h; the SONAME carries its major number.
 VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
 SONAME  := libqkv.so.$(firstword $(subst ., ,$(VERSION)))
@@ -138,10 +138,19 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # MPI launcher through QKV_MPIRUN.
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v $(MPIRUN) >/dev/null && echo 1)
 
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,fuzz-smoke test-aarch64-quick)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,abi-check fuzz-smoke test-aarch64-quick)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) QKV_MPIRUN=$(MPIRUN) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+
+# libqkv.so against the committed ABI baseline (tests/install/check_abi.sh says
+# what may change under one SONAME); make abi-baseline writes a new baseline,
+# for a new major version. Both need libabigail (abigail-tools).
+abi-check: $(BUILD)/libqkv.so
+	@sh tests/install/check_abi.sh $(BUILD)/libqkv.so.$(VERSION) abi/libqkv.abi include/qkv
+
+abi-baseline: $(BUILD)/libqkv.so
+	abidw --headers-dir include/qkv --out-file abi/libqkv.abi $(BUILD)/libqkv.so.$(VERSION)
 
 # Every public function has a case in the misuse suite (tests/misuse/*.c).
 misuse-coverage:
