@@ -36,6 +36,22 @@ qkv_param *qkv_params_find(const qkv_params *p, const char *name)
     return NULL;
 }
 
+int qkv_params_freeze(qkv_params *p, const char *prefix, bool frozen)
+{
+    if (qkv__null("qkv_params_freeze", "p", p) || qkv__null("qkv_params_freeze", "prefix", prefix))
+        return -1;
+    int matched = 0;
+    for (int i = 0; i < p->count; i++)
+        if (strncmp(p->items[i].name, prefix, strlen(prefix)) == 0) {
+            p->items[i].t->requires_grad = !frozen;
+            matched++;
+        }
+    if (!matched)
+        return qkv_set_error("qkv_params_freeze: no parameter's name starts with prefix '%s'",
+                             prefix);
+    return matched;
+}
+
 qkv_tensor *qkv_params_add(qkv_params *p, const char *name, int ndim, const int *shape,
                            qkv_init init, qkv_real std)
 {

@@ -2,6 +2,7 @@
 #include "qkv/optim.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "tensor/check.h"
 #include "tensor/kernels/cpu.h"
@@ -80,9 +81,17 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
     o->m = qkv_calloc(o->n * sizeof(qkv_real));
     if (o->m && o->n_moments == 2)
         o->v = qkv_calloc(o->n * sizeof(qkv_real));
-    if (!o->m || (o->n_moments == 2 && !o->v)) {
+    o->n_params = p->count;
+    o->lr_scale = qkv_calloc(((size_t)p->count + 1) * sizeof *o->lr_scale);
+    o->decay = qkv_calloc(((size_t)p->count + 1) * sizeof *o->decay);
+    if (!o->m || (o->n_moments == 2 && !o->v) || !o->lr_scale || !o->decay) {
         qkv_optim_free(o);
         return NULL;
+    }
+    /* nanoGPT's rule until a group says otherwise: decay the matrices only. */
+    for (int k = 0; k < p->count; k++) {
+        o->lr_scale[k] = 1;
+        o->decay[k] = p->items[k].t->ndim >= 2 ? c.weight_decay : 0;
     }
     return o;
 }
@@ -93,7 +102,34 @@ void qkv_optim_free(qkv_optim *o)
         return;
     qkv_free(o->m);
     qkv_free(o->v);
+    qkv_free(o->lr_scale);
+    qkv_free(o->decay);
     qkv_free(o);
+}
+
+int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, double lr_scale,
+                        double weight_decay)
+{
+    const char *fn = "qkv_optim_set_group";
+    if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p) || qkv__null(fn, "prefix", prefix))
+        return -1;
+    if (p->count != o->n_params || p->total != o->n)
+        return qkv_set_error("%s: o was made for %d parameters (%zu values), p has %d (%zu)", fn,
+                             o->n_params, o->n, p->count, p->total);
+    if (!(lr_scale >= 0 && isfinite(lr_scale)))
+        return qkv_set_error("%s: lr_scale %g must be a finite number >= 0", fn, lr_scale);
+    if (!(weight_decay >= 0 && isfinite(weight_decay)))
+        return qkv_set_error("%s: weight_decay %g must be a finite number >= 0", fn, weight_decay);
+    int matched = 0;
+    for (int k = 0; k < p->count; k++)
+        if (strncmp(p->items[k].name, prefix, strlen(prefix)) == 0) {
+            o->lr_scale[k] = lr_scale;
+            o->decay[k] = weight_decay;
+            matched++;
+        }
+    if (!matched)
+        return qkv_set_error("%s: no parameter's name starts with prefix '%s'", fn, prefix);
+    return matched;
 }
 
 /* The per-step constants of AdamW, rounded to qkv_real once. */
@@ -164,35 +200,38 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
         return -1;
     if (!(lr >= 0 && isfinite(lr))) /* a negative rate climbs the loss; NaN poisons every weight */
         return qkv_set_error("%s: lr %g must be a finite number >= 0", fn, lr);
-    if (p->total != o->n || !p->data)
+    if (p->total != o->n || p->count != o->n_params || !p->data)
         return qkv_set_error("qkv_optim_step: made for %zu values, the parameters have %zu", o->n,
                              p->data ? p->total : 0);
     o->step++;
     const qkv_optim_config *cfg = &o->cfg;
-    adamw_coef c = {
-        .beta1 = (qkv_real)cfg->beta1,
-        .beta2 = (qkv_real)cfg->beta2,
-        .one_m_beta1 = (qkv_real)(1 - cfg->beta1),
-        .one_m_beta2 = (qkv_real)(1 - cfg->beta2),
-        .step_size = (qkv_real)(lr / (1 - pow(cfg->beta1, (double)o->step))),
-        .inv_bc2 = 1 / (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step)),
-        .eps = (qkv_real)cfg->eps,
-        .grad_scale = grad_scale,
-    };
+    const double bc1 = 1 - pow(cfg->beta1, (double)o->step);
+    const qkv_real inv_bc2 = 1 / (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step));
     /* One parallel region; each tensor's loop is shared out without a barrier
      * after it, since tensors do not depend on one another. */
 #pragma omp parallel
     for (int k = 0; k < p->count; k++) {
         const qkv_param *it = &p->items[k];
+        if (!it->t->requires_grad) /* frozen: no update, no decay, no moments */
+            continue;
         size_t off = it->offset, n = it->t->size;
-        bool decayed = it->t->ndim >= 2;
-        if (cfg->kind == QKV_OPTIM_ADAMW)
+        double lr_k = lr * o->lr_scale[k], wd = o->decay[k];
+        if (cfg->kind == QKV_OPTIM_ADAMW) {
+            const adamw_coef c = {
+                .beta1 = (qkv_real)cfg->beta1,
+                .beta2 = (qkv_real)cfg->beta2,
+                .one_m_beta1 = (qkv_real)(1 - cfg->beta1),
+                .one_m_beta2 = (qkv_real)(1 - cfg->beta2),
+                .step_size = (qkv_real)(lr_k / bc1),
+                .inv_bc2 = inv_bc2,
+                .eps = (qkv_real)cfg->eps,
+                .grad_scale = grad_scale,
+            };
             adamw_update(p->data + off, o->m + off, o->v + off, p->grad + off, n, &c,
-                         decayed ? (qkv_real)(1 - lr * cfg->weight_decay) : 1);
-        else
-            sgd_update(p->data + off, o->m + off, p->grad + off, n, (qkv_real)lr,
-                       (qkv_real)cfg->momentum, decayed ? (qkv_real)cfg->weight_decay : 0,
-                       grad_scale);
+                         wd > 0 ? (qkv_real)(1 - lr_k * wd) : 1);
+        } else
+            sgd_update(p->data + off, o->m + off, p->grad + off, n, (qkv_real)lr_k,
+                       (qkv_real)cfg->momentum, (qkv_real)wd, grad_scale);
     }
     return 0;
 }

@@ -25,7 +25,11 @@
  * Weight decay applies only to parameters with two or more dimensions
  * (weight matrices and embedding tables), never to biases or LayerNorm
  * gains: shrinking those towards 0 does not regularise anything useful.
- * This is nanoGPT's rule.
+ * This is nanoGPT's rule; qkv_optim_set_group changes it for a group, and
+ * frozen parameters (qkv_params_freeze) are left alone:
+ *
+ *     qkv_params_freeze(params, "wte.", true);                  // no update at all
+ *     qkv_optim_set_group(opt, params, "lm_head.", 0.1, 0.0);   // 10x slower, no decay
  *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
  * (qkv_optim_config){0} is AdamW, (qkv_lr_schedule){0} a constant 1e-3.
@@ -71,12 +75,26 @@ typedef struct qkv_optim {
     int n_moments;        /* moment buffers in use: 2 for AdamW, 1 for SGD */
     qkv_real *m;          /* AdamW: mean of gradients; SGD: velocity */
     qkv_real *v;          /* AdamW: mean of squared gradients; NULL for SGD */
+    int n_params;         /* the parameters it was made for (their count) */
+    double *lr_scale;     /* per parameter: it learns at lr·lr_scale (1 unless a group says) */
+    double *decay;        /* per parameter: its weight decay (cfg's on ndim >= 2, else 0,
+                             unless a group says) */
 } qkv_optim;
 
 /* An optimizer for p (allocated) with zeroed moments and step 0, its config
  * cfg with the zero fields set to their defaults; NULL on a bad config or no
  * memory. */
 qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg);
+
+/* A parameter group, as in PyTorch: every parameter of p whose name starts
+ * with prefix ("" for all) learns at lr·lr_scale and decays with
+ * weight_decay (whatever its ndim), from the next step on. The groups are the
+ * program's setup, not saved in checkpoints: set them again after a resume.
+ * Frozen parameters (requires_grad false, qkv_params_freeze) are never
+ * touched: no update, no decay, no moments. The number of parameters set,
+ * or -1 (none matched, a bad value, o not made for p). */
+int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, double lr_scale,
+                        double weight_decay);
 
 /* Free the optimizer and its moments (NULL is fine). */
 void qkv_optim_free(qkv_optim *o);

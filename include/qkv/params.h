@@ -66,5 +66,11 @@ void qkv_params_zero_grad(qkv_params *p);
 /* The parameter with this name, or NULL. */
 qkv_param *qkv_params_find(const qkv_params *p, const char *name);
 
+/* Freeze (frozen true) or unfreeze every parameter whose name starts with
+ * prefix ("" for all): a frozen one gets no gradient (requires_grad false)
+ * and no optimizer step touches it. The number of parameters matched, or -1
+ * when none did. */
+int qkv_params_freeze(qkv_params *p, const char *prefix, bool frozen);
+
 QKV_END_DECLS
 #endif

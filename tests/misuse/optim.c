@@ -48,3 +48,20 @@ MISUSE(qkv_clip_grad_norm, negative_max)
     FAILS_INT(qkv_clip_grad_norm(params(), -1), "max_norm");
 }
 MISUSE(qkv_clip_grad_norm, nan_max) { FAILS_INT(qkv_clip_grad_norm(params(), NAN), "max_norm"); }
+
+MISUSE(qkv_optim_set_group, null_optim) { REFUSES(qkv_optim_set_group(NULL, params(), "", 1, 0), "o is NULL"); }
+MISUSE(qkv_optim_set_group, bad_values)
+{
+    qkv_optim *o = optim();
+    REFUSES(qkv_optim_set_group(o, NULL, "", 1, 0), "p is NULL");
+    REFUSES(qkv_optim_set_group(o, params(), NULL, 1, 0), "prefix is NULL");
+    REFUSES(qkv_optim_set_group(o, params(), "", -1, 0), "lr_scale -1");
+    REFUSES(qkv_optim_set_group(o, params(), "", NAN, 0), "lr_scale nan");
+    REFUSES(qkv_optim_set_group(o, params(), "", 1, -0.5), "weight_decay -0.5");
+    REFUSES(qkv_optim_set_group(o, params(), "nothing.", 1, 0), "prefix 'nothing.'");
+    qkv_params *other = qkv_params_new();
+    qkv_params_add(other, "x", QKV_SHAPE(1), QKV_INIT_ZEROS, 0);
+    qkv_params_alloc(other, NULL);
+    REFUSES(qkv_optim_set_group(o, other, "", 1, 0), "o was made for");
+    qkv_params_free(other);
+}

@@ -60,3 +60,7 @@ MISUSE(qkv_params_zero_grad, unallocated)
 }
 MISUSE(qkv_params_find, null_params) { FAILS_NULL(qkv_params_find(NULL, "w"), "p is NULL"); }
 MISUSE(qkv_params_find, null_name) { FAILS_NULL(qkv_params_find(params(), NULL), "name is NULL"); }
+
+MISUSE(qkv_params_freeze, null_params) { REFUSES(qkv_params_freeze(NULL, "", true), "p is NULL"); }
+MISUSE(qkv_params_freeze, null_prefix) { REFUSES(qkv_params_freeze(params(), NULL, true), "prefix is NULL"); }
+MISUSE(qkv_params_freeze, no_match) { REFUSES(qkv_params_freeze(params(), "nothing.", true), "prefix 'nothing.'"); }
