@@ -16,6 +16,20 @@
  *     int32_t x[12 * 64], y[12 * 64];
  *     qkv_batcher_next(&train, x, y);          // y[b][t] = x[b][t+1]: next-token targets
  *     qkv_corpus_free(c);
+ *
+ * Labelled or paired examples held in memory (a classifier's texts and
+ * labels, an encoder-decoder's inputs and outputs) come in shuffled batches
+ * from a qkv_examples, every example once per epoch:
+ *
+ *     int32_t texts[4][3] = {{5, 6, 0}, {7, 0, 0}, {5, 5, 5}, {6, 7, 0}}, labels[4] = {1, 0, 1, 0};
+ *     uint8_t valid[4][3] = {{1, 1, 0}, {1, 0, 0}, {1, 1, 1}, {1, 1, 0}};  // 0: padding
+ *     qkv_examples ex;
+ *     if (qkv_examples_init(&ex, &texts[0][0], &valid[0][0], 3, labels, 1, 4, 2, 7) < 0)
+ *         return 1;
+ *     int32_t bx[2 * 3], by[2];
+ *     uint8_t bvalid[2 * 3];
+ *     qkv_examples_next(&ex, bx, bvalid, by);  // 2 of the 4 examples, with their labels
+ *     qkv_examples_free(&ex);
  */
 #ifndef QKV_DATA_H
 #define QKV_DATA_H
@@ -101,6 +115,40 @@ int qkv_batcher_init(qkv_batcher *s, const qkv_corpus *c, qkv_split split, int b
  * A NULL argument or a batcher qkv_batcher_init did not set up leaves x and
  * y untouched and a message. */
 void qkv_batcher_next(qkv_batcher *s, int32_t *x, int32_t *y);
+
+/* ---- examples: labelled or paired, in memory, shuffled once per epoch ---- */
+
+typedef struct qkv_examples {
+    const int32_t *inputs;  /* n × in_len input ids (the caller keeps them) */
+    const uint8_t *valid;   /* NULL (all valid), or n × in_len: 1 an input, 0 padding */
+    const int32_t *targets; /* n × out_len: a label (out_len 1) or a target sequence */
+    int n;                  /* examples */
+    int in_len;             /* ids per input */
+    int out_len;            /* ids per target */
+    int batch_size;         /* B: examples per batch */
+    uint64_t seed;          /* epoch e's order is a shuffle seeded from (seed, e) */
+    int64_t epoch;          /* the epoch being given out, from 0 */
+    int next;               /* examples of this epoch given out so far; epoch and next are
+                               all a resumed run must restore */
+    int *order;             /* epoch's order, made when first needed */
+    int64_t order_epoch;    /* which epoch order holds (-1: none) */
+} qkv_examples;
+
+/* Batches of batch_size examples out of n, each an input of in_len ids (and
+ * its validity when valid is not NULL) and a target of out_len ids: each
+ * epoch gives every example once, in an order shuffled from (seed, epoch),
+ * and a batch may run on into the next epoch. The arrays stay the caller's.
+ * 0, or -1 (NULL arrays, sizes < 1, too large). */
+int qkv_examples_init(qkv_examples *e, const int32_t *inputs, const uint8_t *valid, int in_len,
+                      const int32_t *targets, int out_len, int n, int batch_size, uint64_t seed);
+
+/* The next batch: x (B·in_len ids), x_valid (B·in_len; NULL to skip) and y
+ * (B·out_len), example by example as they come in the epoch's order.
+ * 0, or -1 (NULL, not set up, no memory) leaving them untouched. */
+int qkv_examples_next(qkv_examples *e, int32_t *x, uint8_t *x_valid, int32_t *y);
+
+/* Free the order qkv_examples_init's batches made (NULL is fine); e can be set up again. */
+void qkv_examples_free(qkv_examples *e);
 
 QKV_END_DECLS
 #endif

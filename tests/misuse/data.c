@@ -138,3 +138,27 @@ MISUSE(qkv_batcher_next, uninitialised)
     int32_t x[16], y[16];
     REFUSES(qkv_batcher_next(&s, x, y), "s");
 }
+
+MISUSE(qkv_examples_init, null_arrays)
+{
+    qkv_examples e;
+    int32_t ids[2] = {0};
+    REFUSES(qkv_examples_init(NULL, ids, NULL, 1, ids, 1, 2, 1, 1), "e is NULL");
+    REFUSES(qkv_examples_init(&e, NULL, NULL, 1, ids, 1, 2, 1, 1), "inputs is NULL");
+    REFUSES(qkv_examples_init(&e, ids, NULL, 1, NULL, 1, 2, 1, 1), "targets is NULL");
+    REFUSES(qkv_examples_init(&e, ids, NULL, 1, ids, 1, 2, -1, 1), "batch_size -1");
+    REFUSES(qkv_examples_init(&e, ids, NULL, INT32_MAX, ids, 1, 2, 4, 1), "too large");
+}
+MISUSE(qkv_examples_next, null_and_unset)
+{
+    qkv_examples e;
+    int32_t ids[2] = {0}, x[2], y[2];
+    REFUSES(qkv_examples_next(NULL, x, NULL, y), "e is NULL");
+    MISUSE_ASSERT(qkv_examples_init(&e, ids, NULL, 1, ids, 1, 2, 2, 1) == 0);
+    REFUSES(qkv_examples_next(&e, NULL, NULL, y), "x is NULL");
+    REFUSES(qkv_examples_next(&e, x, NULL, NULL), "y is NULL");
+    e.next = 5;
+    REFUSES(qkv_examples_next(&e, x, NULL, y), "not set up");
+    qkv_examples_free(&e);
+}
+MISUSE(qkv_examples_free, null) { qkv_examples_free(NULL); }
