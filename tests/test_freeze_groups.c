@@ -142,6 +142,23 @@ START_TEST(test_group_needs_its_params)
 }
 END_TEST
 
+START_TEST(test_summary_lists_every_parameter)
+{
+    qkv_tensor *w, *b;
+    qkv_params *p = two_params(&w, &b);
+    ck_assert_int_eq(qkv_params_freeze(p, "w.bias", true), 1);
+    char buf[1024] = {0};
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    ck_assert_int_eq(qkv_params_print(p, f), 0);
+    fclose(f);
+    ck_assert_msg(strstr(buf, "w.weight   (2,3)") && strstr(buf, "w.bias     (3) ") &&
+                      strstr(buf, "3  frozen\n") &&
+                      strstr(buf, "2 parameters, 9 values: 6 trainable, 3 frozen\n"),
+                  "%s", buf);
+    qkv_params_free(p);
+}
+END_TEST
+
 static Suite *freeze_groups_suite(void)
 {
     Suite *s = suite_create("freeze_groups");
@@ -150,6 +167,7 @@ static Suite *freeze_groups_suite(void)
     tcase_add_test(c, test_frozen_weight_gets_no_gradient);
     tcase_add_test(c, test_group_lr_and_decay);
     tcase_add_test(c, test_group_needs_its_params);
+    tcase_add_test(c, test_summary_lists_every_parameter);
     suite_add_tcase(s, c);
     return s;
 }

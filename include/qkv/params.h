@@ -17,6 +17,8 @@
 
 #include "qkv/tensor.h"
 
+#include <stdio.h>
+
 QKV_BEGIN_DECLS
 
 /* How qkv_params_alloc fills a parameter. */
@@ -71,6 +73,11 @@ qkv_param *qkv_params_find(const qkv_params *p, const char *name);
  * and no optimizer step touches it. The number of parameters matched, or -1
  * when none did. */
 int qkv_params_freeze(qkv_params *p, const char *prefix, bool frozen);
+
+/* A model summary on f: one line per parameter (name, shape, values, "frozen"
+ * when it is) and the totals, trainable and frozen. 0, or -1 (NULL, a write
+ * error). */
+int qkv_params_print(const qkv_params *p, FILE *f);
 
 QKV_END_DECLS
 #endif

@@ -64,3 +64,9 @@ MISUSE(qkv_params_find, null_name) { FAILS_NULL(qkv_params_find(params(), NULL),
 MISUSE(qkv_params_freeze, null_params) { REFUSES(qkv_params_freeze(NULL, "", true), "p is NULL"); }
 MISUSE(qkv_params_freeze, null_prefix) { REFUSES(qkv_params_freeze(params(), NULL, true), "prefix is NULL"); }
 MISUSE(qkv_params_freeze, no_match) { REFUSES(qkv_params_freeze(params(), "nothing.", true), "prefix 'nothing.'"); }
+
+MISUSE(qkv_params_print, null_args)
+{
+    REFUSES(qkv_params_print(NULL, stdout), "p is NULL");
+    REFUSES(qkv_params_print(params(), NULL), "f is NULL");
+}
