@@ -82,15 +82,16 @@ qkv_tensor *qkv__attend_project(const qkv_ctx *ctx, const qkv_linear *c_proj, qk
 /* ---- key/value cache (kv_cache.c) ---- */
 
 /* How many positions layer's cache holds (the position of the next one), or
- * -1 with a message when c is NULL or has no such layer. */
-int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer);
+ * -1 with a message naming fn when c is NULL or has no such layer. */
+int qkv__kv_cache_filled(const char *fn, const qkv_kv_cache *c, int layer);
 
 /* Append the new keys and values k, v (B,Tnew,C) to layer's cache and give
  * back views of all its positions so far, *k_all and *v_all (B,len,C), read
  * in place: their batch entries start *kv_batch values apart (Tmax·C), so
  * they are for qkv__attention_heads_view only. Checks every size first: on
- * error the cache is untouched. 0 or -1. */
-int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
-                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all, size_t *kv_batch);
+ * error the cache is untouched and the message names fn. 0 or -1. */
+int qkv__kv_cache_append(const char *fn, qkv_kv_cache *c, int layer, const qkv_tensor *k,
+                         const qkv_tensor *v, qkv_arena *a, qkv_tensor **k_all,
+                         qkv_tensor **v_all, size_t *kv_batch);
 
 #endif

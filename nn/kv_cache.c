@@ -51,31 +51,31 @@ void qkv_kv_cache_reset(qkv_kv_cache *c)
         memset(c->len, 0, (size_t)c->n_layer * sizeof *c->len);
 }
 
-int qkv__kv_cache_filled(const qkv_kv_cache *c, int layer)
+int qkv__kv_cache_filled(const char *fn, const qkv_kv_cache *c, int layer)
 {
     if (!c)
-        return qkv_set_error("kv_cache: the cache is NULL");
+        return qkv_set_error("%s: the cache is NULL", fn);
     if (layer < 0 || layer >= c->n_layer)
-        return qkv_set_error("kv_cache: layer %d does not exist; the cache has %d layers", layer,
+        return qkv_set_error("%s: layer %d does not exist; the cache has %d layers", fn, layer,
                              c->n_layer);
     return c->len[layer];
 }
 
 /* 0 when k (B,Tnew,C) fits layer's cache; otherwise -1 with a message. */
-static int check_fits(const qkv_kv_cache *c, int layer, const qkv_tensor *k)
+static int check_fits(const char *fn, const qkv_kv_cache *c, int layer, const qkv_tensor *k)
 {
     char s[64];
-    if (qkv__kv_cache_filled(c, layer) < 0)
+    if (qkv__kv_cache_filled(fn, c, layer) < 0)
         return -1;
     if (k->shape[0] != c->batch)
-        return qkv_set_error("kv_cache: input has batch %d but the cache was made for batch %d",
+        return qkv_set_error("%s: input has batch %d but the cache was made for batch %d", fn,
                              k->shape[0], c->batch);
     if (k->ndim != 3 || k->shape[2] != c->n_head * c->head_size)
-        return qkv_set_error("kv_cache: keys %s do not fit a cache of %d heads of size %d",
+        return qkv_set_error("%s: keys %s do not fit a cache of %d heads of size %d", fn,
                              qkv_shape_str(k, s, sizeof s), c->n_head, c->head_size);
     if (c->len[layer] + k->shape[1] > c->max_len)
-        return qkv_set_error("kv_cache: layer %d holds %d of %d positions; %d new ones do not fit",
-                             layer, c->len[layer], c->max_len, k->shape[1]);
+        return qkv_set_error("%s: the cache's layer %d holds %d of %d positions; %d new ones do "
+                             "not fit", fn, layer, c->len[layer], c->max_len, k->shape[1]);
     return 0;
 }
 
@@ -96,10 +96,11 @@ static qkv_tensor *append_view(qkv_real *buf, const qkv_tensor *t, int at, int m
     return all;
 }
 
-int qkv__kv_cache_append(qkv_kv_cache *c, int layer, const qkv_tensor *k, const qkv_tensor *v,
-                         qkv_arena *a, qkv_tensor **k_all, qkv_tensor **v_all, size_t *kv_batch)
+int qkv__kv_cache_append(const char *fn, qkv_kv_cache *c, int layer, const qkv_tensor *k,
+                         const qkv_tensor *v, qkv_arena *a, qkv_tensor **k_all,
+                         qkv_tensor **v_all, size_t *kv_batch)
 {
-    if (check_fits(c, layer, k) < 0)
+    if (check_fits(fn, c, layer, k) < 0)
         return -1;
     size_t per_layer = (size_t)c->batch * c->max_len * c->n_head * c->head_size;
     int at = c->len[layer];

@@ -104,10 +104,10 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_ctx *
     /* The new rows sit after the cached ones: with RoPE their queries and keys
      * are turned at those positions, and the cache keeps keys already turned. */
     size_t kv_batch;
-    int pos0 = qkv__kv_cache_filled(c, layer);
+    int pos0 = qkv__kv_cache_filled(fn, c, layer);
     if (pos0 < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
         project_qkv(m, ctx, x, pos0, &q, &k, &v) < 0 ||
-        qkv__kv_cache_append(c, layer, k, v, ctx->arena, &k_all, &v_all, &kv_batch) < 0)
+        qkv__kv_cache_append(fn, c, layer, k, v, ctx->arena, &k_all, &v_all, &kv_batch) < 0)
         return NULL;
     /* The new queries are the last Tnew of len positions: the core's causal
      * rule j <= i + (len - Tnew) lets query i see every cached position and
