@@ -272,7 +272,8 @@ START_TEST(test_module_forwards_reject_bad_input)
     bool was = qkv_set_grad_enabled(false);
     ck_assert_qkv(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 3, 8)), c, 0));
     FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 2, 8)), c, 0),
-               "qkv_self_attn_forward_cached: the cache's layer 0 holds 3 of 4 positions; 2 new ones do not fit");
+               "qkv_self_attn_forward_cached: the cache's layer 0 holds 3 of 4 positions; 2 new "
+               "ones do not fit");
     FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(1, 1, 8)), c, 1),
                "layer 1 does not exist");
     FAILS_NULL(qkv_block_forward_cached(&blk, &ctx, filled(QKV_SHAPE(2, 1, 8)), c, 0),
