@@ -56,9 +56,12 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 .PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run FORCE
-# The version lives in include/qkv/version.h; the SONAME carries its major number.
+# The version lives in include/qkv/version.h; the SONAME carries its ABI
+# version: the major number, or before 1.0 "0.MINOR" (see version.h).
 VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
-SONAME  := libqkv.so.$(firstword $(subst ., ,$(VERSION)))
+VMAJOR  := $(word 1,$(subst ., ,$(VERSION)))
+ABI     := $(if $(filter 0,$(VMAJOR)),0.$(word 2,$(subst ., ,$(VERSION))),$(VMAJOR))
+SONAME  := libqkv.so.$(ABI)
 .SECONDARY:
 all: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
 
@@ -78,7 +81,7 @@ $(BUILD)/libqkv64.a: $(OBJ64)
 	@rm -f $@
 	ar rcs $@ $^
 
-# libqkv.so.MAJOR.MINOR.PATCH, with the SONAME libqkv.so.MAJOR (what programs
+# libqkv.so.MAJOR.MINOR.PATCH, with the SONAME libqkv.so.ABI (what programs
 # record and the loader looks for) and libqkv.so (what -lqkv finds) linking to it.
 $(BUILD)/libqkv.so.$(VERSION): $(OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) $(SAN) -o $@ $^ $(LDLIBS)

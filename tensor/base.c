@@ -15,17 +15,20 @@ const int QKV_PRECISION_SYMBOL = 1;
 
 const char *qkv_version(void) { return QKV_VERSION_STRING; }
 
-/* The major-version guard this build of the library defines (see version.h). */
-const int QKV_MAJOR_SYMBOL = QKV_VERSION_MAJOR;
+/* The ABI guard this build of the library defines (see version.h). */
+const int QKV_ABI_SYMBOL = QKV_VERSION_MAJOR;
 
 int qkv_check_version(int major, int minor)
 {
     if (major < 0 || minor < 0)
         return qkv_set_error("qkv_check_version: major %d and minor %d must be >= 0", major, minor);
-    if (major != QKV_VERSION_MAJOR || minor > QKV_VERSION_MINOR)
+    /* Before 1.0 every minor version is an ABI version of its own. */
+    bool fits = major == QKV_VERSION_MAJOR &&
+                (major == 0 ? minor == QKV_VERSION_MINOR : minor <= QKV_VERSION_MINOR);
+    if (!fits)
         return qkv_set_error("qkv_check_version: the program was built for qkv %d.%d, but runs with "
-                             "libqkv %s: rebuild it against this library, or install qkv %d.%d or a "
-                             "later %d.x", major, minor, QKV_VERSION_STRING, major, minor, major);
+                             "libqkv %s: rebuild it against this library, or install a qkv whose "
+                             "ABI fits %d.%d", major, minor, QKV_VERSION_STRING, major, minor);
     return 0;
 }
 

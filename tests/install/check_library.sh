@@ -16,16 +16,18 @@ mkdir -p "$work"
 fail() { echo "install check: FAILED: $*" >&2; exit 1; }
 pc() { PKG_CONFIG_PATH=$lib/pkgconfig pkg-config "$@" qkv; }
 
-# libqkv.so -> libqkv.so.MAJOR (the SONAME) -> libqkv.so.MAJOR.MINOR.PATCH
+# libqkv.so -> libqkv.so.ABI (the SONAME: MAJOR, or 0.MINOR before 1.0) -> libqkv.so.MAJOR.MINOR.PATCH
 version=$(pc --modversion)
 major=${version%%.*}
+minor=${version#*.}; minor=${minor%%.*}
+if [ "$major" = 0 ]; then abi=0.$minor; else abi=$major; fi
 real=$lib/libqkv.so.$version
 [ -f "$real" ] && [ ! -L "$real" ] || fail "no file $real"
-[ "$(readlink "$lib/libqkv.so.$major")" = "libqkv.so.$version" ] || fail "libqkv.so.$major is not a link to libqkv.so.$version"
-[ "$(readlink "$lib/libqkv.so")" = "libqkv.so.$major" ] || fail "libqkv.so is not a link to libqkv.so.$major"
+[ "$(readlink "$lib/libqkv.so.$abi")" = "libqkv.so.$version" ] || fail "libqkv.so.$abi is not a link to libqkv.so.$version"
+[ "$(readlink "$lib/libqkv.so")" = "libqkv.so.$abi" ] || fail "libqkv.so is not a link to libqkv.so.$abi"
 soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = "libqkv.so.$major" ] || fail "readelf -d: SONAME '$soname', expected libqkv.so.$major"
-echo "install check: readelf -d: SONAME [$soname]; libqkv.so -> libqkv.so.$major -> libqkv.so.$version"
+[ "$soname" = "libqkv.so.$abi" ] || fail "readelf -d: SONAME '$soname', expected libqkv.so.$abi"
+echo "install check: readelf -d: SONAME [$soname]; libqkv.so -> libqkv.so.$abi -> libqkv.so.$version"
 
 # The dynamic symbol table holds the public API and nothing else.
 # Not API, and left out: __odr_asan.NAME, AddressSanitizer's marker of an
@@ -73,22 +75,28 @@ grep -q "undefined reference to .qkv_library_built_with_QKV_DOUBLE" "$work/preci
     fail "a -DQKV_DOUBLE program failed to link, but not for its precision: $(cat "$work/precision64.err")"
 echo "install check: qkv_version() = QKV_VERSION_STRING = qkv.pc's $version; a -DQKV_DOUBLE program against the float library: $(grep -o "undefined reference to .qkv_library_built_with_QKV_DOUBLE." "$work/precision64.err" | head -1)"
 
-# The major-version guard: the same program compiled against headers one major
-# version on does not link (it needs qkv_library_major_version_NEXT), and
-# QKV_CHECK_VERSION() accepts the library it was built with.
-next=$((${version%%.*} + 1))
+# The ABI guard: the same program compiled against the headers of the next
+# ABI version (the next minor before 1.0, else the next major) does not link
+# (it needs qkv_library_abi_NEXT), and QKV_CHECK_VERSION() accepts the
+# library it was built with.
 mkdir -p "$work/next/qkv"
 cp "$prefix"/include/qkv/*.h "$work/next/qkv/"
-sed -i "s/^#define QKV_VERSION_MAJOR .*/#define QKV_VERSION_MAJOR $next/" "$work/next/qkv/version.h"
-if $cc ${SAN:-} -I"$work/next" $(pc --cflags) "$work/precision.c" -o "$work/next/program" $(pc --libs) 2> "$work/next.err"; then
-    fail "a program built with qkv $next.x headers linked against libqkv $version"
+if [ "$major" = 0 ]; then
+    next=0.$((minor + 1)) symbol=qkv_library_abi_0_$((minor + 1))
+    sed -i "s/^#define QKV_VERSION_MINOR .*/#define QKV_VERSION_MINOR $((minor + 1))/" "$work/next/qkv/version.h"
+else
+    next=$((major + 1)).0 symbol=qkv_library_abi_$((major + 1))
+    sed -i "s/^#define QKV_VERSION_MAJOR .*/#define QKV_VERSION_MAJOR $((major + 1))/" "$work/next/qkv/version.h"
 fi
-grep -q "undefined reference to .qkv_library_major_version_$next" "$work/next.err" ||
-    fail "a program with qkv $next.x headers failed to link, but not for its version: $(cat "$work/next.err")"
+if $cc ${SAN:-} -I"$work/next" $(pc --cflags) "$work/precision.c" -o "$work/next/program" $(pc --libs) 2> "$work/next.err"; then
+    fail "a program built with qkv $next headers linked against libqkv $version"
+fi
+grep -q "undefined reference to .$symbol" "$work/next.err" ||
+    fail "a program with qkv $next headers failed to link, but not for its version: $(cat "$work/next.err")"
 printf '#include <qkv/qkv.h>\n#include <stdio.h>\nint main(void) { if (QKV_CHECK_VERSION() < 0) { puts(qkv_last_error()); return 1; } return 0; }\n' > "$work/check_version.c"
 $cc -Wall -Wextra -pedantic -Werror ${SAN:-} $(pc --cflags) "$work/check_version.c" -o "$work/check_version" $(pc --libs) \
     -Wl,-rpath,"$(pc --variable=libdir)" && "$work/check_version" || fail "QKV_CHECK_VERSION() refused the library it was built with"
-echo "install check: a program with qkv $next.x headers against libqkv $version: $(grep -o "undefined reference to .qkv_library_major_version_$next." "$work/next.err" | head -1); QKV_CHECK_VERSION() passes"
+echo "install check: a program with qkv $next headers against libqkv $version: $(grep -o "undefined reference to .$symbol." "$work/next.err" | head -1); QKV_CHECK_VERSION() passes"
 
 # Every installed header, included together into a C++ file, compiles as C++11.
 for h in "$prefix"/include/qkv/*.h; do printf '#include <qkv/%s>\n' "$(basename "$h")"; done > "$work/all_headers.cc"
