@@ -223,7 +223,7 @@ test-readme: $(BUILD)/libqkv.a
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/obj/models/cli/dist_mpi.d $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
 -include $(TESTS:=.d) $(DUMPS:=.d)
 
 # ---- robustness: fuzzing the checkpoint loader, valgrind on the program ----
