@@ -272,23 +272,24 @@ static qkv_seq2seq_task dates_with(const char *(*alphabet)(void))
 }
 static const char *no_alphabet(void) { return NULL; }
 static const char *digits(void) { return "0123456789"; }
-MISUSE(qkv_seq2seq_training_model, task_without_alphabet)
+/* s2s()'s side of a run on the dates task with that alphabet function. */
+static int on_dates_with(const char *(*alphabet)(void))
 {
     qkv_training_model tm;
-    qkv_seq2seq_task task = dates_with(NULL);
-    FAILS_INT(qkv_seq2seq_training_model(s2s(), &task, &tm), "task->alphabet is NULL");
+    qkv_seq2seq_task task = dates_with(alphabet);
+    return qkv_seq2seq_training_model(s2s(), &task, &tm);
+}
+MISUSE(qkv_seq2seq_training_model, task_without_alphabet)
+{
+    FAILS_INT(on_dates_with(NULL), "task->alphabet is NULL");
 }
 MISUSE(qkv_seq2seq_training_model, alphabet_returns_null)
 {
-    qkv_training_model tm;
-    qkv_seq2seq_task task = dates_with(no_alphabet);
-    FAILS_INT(qkv_seq2seq_training_model(s2s(), &task, &tm), "task->alphabet() returned NULL");
+    FAILS_INT(on_dates_with(no_alphabet), "task->alphabet() returned NULL");
 }
 MISUSE(qkv_seq2seq_training_model, another_alphabet)
 {
-    qkv_training_model tm;
-    qkv_seq2seq_task task = dates_with(digits);
-    FAILS_INT(qkv_seq2seq_training_model(s2s(), &task, &tm), "alphabet is not task dates's");
+    FAILS_INT(on_dates_with(digits), "alphabet is not task dates's");
 }
 MISUSE(qkv_seq2seq_task_chars, null_task)
 {
