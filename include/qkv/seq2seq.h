@@ -77,7 +77,7 @@ void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg,
                              uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES]);
 
 /* Read a config written by qkv_seq2seq_config_pack (the first
- * QKV_SEQ2SEQ_CONFIG_BYTES of blob; a trainer's checkpoint carries the run's
+ * QKV_SEQ2SEQ_CONFIG_BYTES of blob; a training run's checkpoint carries its
  * settings after them) and check it; 0, or -1 naming the first bad field
  * (or a short blob). */
 int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len);
