@@ -49,15 +49,15 @@ static void write_all(const char *path, const unsigned char *b, size_t n)
 #define RUN_ITERS 10
 #define RUN_STEPS 3
 
-/* A trainer of a tiny GPT on the text at text (block 8, or block). */
-static qkv_trainer *tiny_trainer(const char *text, qkv_corpus **corpus, int block)
+/* A run of a tiny GPT on the text at text (block 8, or block). */
+static test_run *tiny_run(const char *text, qkv_corpus **corpus, int block)
 {
     *corpus = qkv_corpus_load(text, NULL);
     ck_assert_qkv(*corpus);
     qkv_gpt_config mc = {.vocab_size = (*corpus)->tok.size, .block_size = block, .n_layer = 1,
                          .n_head = 2, .n_embd = 8};
     qkv_train_config tc = {.iters = RUN_ITERS, .batch_size = 2, .eval_iters = 1, .seed = 5};
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, *corpus);
+    test_run *t = gpt_run_new(&mc, &tc, *corpus);
     ck_assert_qkv(t);
     return t;
 }
@@ -68,12 +68,12 @@ static const char *saved_run(const char *name)
 {
     snprintf(text_path, sizeof text_path, "%s", write_text("text.txt", 4000));
     qkv_corpus *c;
-    qkv_trainer *t = tiny_trainer(text_path, &c, 8);
+    test_run *t = tiny_run(text_path, &c, 8);
     for (int i = 0; i < RUN_STEPS; i++)
-        ck_assert_msg(qkv_trainer_step(t, NULL, NULL) == 0, "%s", qkv_last_error());
+        ck_assert_msg(qkv_training_step(t->run, NULL, NULL) == 0, "%s", qkv_last_error());
     const char *path = tmp_path(name);
-    ck_assert_msg(qkv_trainer_save(t, path) == 0, "%s", qkv_last_error());
-    qkv_trainer_free(t);
+    ck_assert_msg(qkv_training_save(t->run, path) == 0, "%s", qkv_last_error());
+    test_run_free(t);
     qkv_corpus_free(c);
     return path;
 }
@@ -122,18 +122,23 @@ static const char *tampered(const unsigned char *good, size_t n, size_t at, uint
     return path;
 }
 
-/* Resuming good tampered so must fail, with a message that says want. */
+/* Resuming good tampered so must fail, with a message that starts with
+ * who, the function that refused it, and says want. */
 static void resume_refuses(const unsigned char *good, size_t n, size_t at, uint64_t value,
-                           int bytes, const char *want)
+                           int bytes, const char *who, const char *want)
 {
     const char *path = tampered(good, n, at, value, bytes);
     qkv_clear_error();
-    qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
+    test_run *t = gpt_run_resume(path, text_path, 0);
     ck_assert_msg(t == NULL, "a checkpoint with %s resumed", want);
     ck_assert_msg(strstr(qkv_last_error(), want), "'%s' lacks '%s'", qkv_last_error(), want);
-    ck_assert_msg(strncmp(qkv_last_error(), "qkv_trainer_resume: ", 20) == 0, "'%s'",
-                  qkv_last_error());
+    ck_assert_msg(strncmp(qkv_last_error(), who, strlen(who)) == 0 &&
+                      qkv_last_error()[strlen(who)] == ':',
+                  "'%s' does not start with %s", qkv_last_error(), who);
 }
+
+/* The two that refuse: loading the model (its config) and resuming the run (the rest). */
+static const char *const MODEL = "qkv_gpt_load", *const RUN = "qkv_training_resume";
 
 /* ---- load refuses every impossible field ---- */
 
@@ -143,29 +148,30 @@ START_TEST(test_load_refuses_impossible_run_settings)
     size_t n;
     unsigned char *good = (unsigned char *)qkv_test_read_file(path, &n);
     /* The file itself resumes: only the patched field makes the difference. */
-    qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
+    test_run *t = gpt_run_resume(path, text_path, 0);
     ck_assert_qkv(t);
     ck_assert_int_eq(t->run->step, RUN_STEPS);
-    qkv_trainer_free(t);
+    test_run_free(t);
     struct {
         size_t at;
         int bytes;
         uint64_t value;
-        const char *want;
+        const char *who, *want;
     } cases[] = {
         /* A saved run holds the values it used: a 0 is not a default any more. */
-        {RUN_CONFIG + ITERS, 4, 0, "iters 0 is not in [1, 2147483647]"},
-        {RUN_CONFIG + BATCH, 4, 0, "batch_size 0 is not in [1, 1048576]"},
-        {RUN_CONFIG + EVAL_ITERS, 4, 0, "eval_iters 0 is not in [1, 1000000]"},
-        {RUN_CONFIG + ITERS, 4, 0x80000000u, "iters -2147483648"},
-        {RUN_CONFIG + LR, 8, bits(1e300), "lr 1e+300 is not in [1e-12, 10]"},
-        {RUN_CONFIG + MIN_LR, 8, bits(0.5), "min_lr 0.5 is above lr 0.001"},
-        {RUN_CONFIG + WEIGHT_DECAY, 8, bits(INFINITY), "weight_decay inf is not in [0, 10]"},
-        {RUN_CONFIG + WEIGHT_DECAY, 8, bits(1e300), "weight_decay 1e+300 is not in [0, 10]"},
-        {GPT_DROPOUT, 8, bits(0.999999), "dropout 0.999999 is not in [0, 0.95]"},
+        {RUN_CONFIG + ITERS, 4, 0, RUN, "iters 0 is not in [1, 2147483647]"},
+        {RUN_CONFIG + BATCH, 4, 0, RUN, "batch_size 0 is not in [1, 1048576]"},
+        {RUN_CONFIG + EVAL_ITERS, 4, 0, RUN, "eval_iters 0 is not in [1, 1000000]"},
+        {RUN_CONFIG + ITERS, 4, 0x80000000u, RUN, "iters -2147483648"},
+        {RUN_CONFIG + LR, 8, bits(1e300), RUN, "lr 1e+300 is not in [1e-12, 10]"},
+        {RUN_CONFIG + MIN_LR, 8, bits(0.5), RUN, "min_lr 0.5 is above lr 0.001"},
+        {RUN_CONFIG + WEIGHT_DECAY, 8, bits(INFINITY), RUN, "weight_decay inf is not in [0, 10]"},
+        {RUN_CONFIG + WEIGHT_DECAY, 8, bits(1e300), RUN, "weight_decay 1e+300 is not in [0, 10]"},
+        {GPT_DROPOUT, 8, bits(0.999999), MODEL, "dropout 0.999999 is not in [0, 0.95]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        resume_refuses(good, n, cases[i].at, cases[i].value, cases[i].bytes, cases[i].want);
+        resume_refuses(good, n, cases[i].at, cases[i].value, cases[i].bytes, cases[i].who,
+                       cases[i].want);
     free(good);
 }
 END_TEST
@@ -177,14 +183,15 @@ START_TEST(test_load_refuses_a_step_past_the_run)
     unsigned char *good = (unsigned char *)qkv_test_read_file(path, &n);
     size_t at = step_offset(path, n);
     ck_assert_uint_eq(good[at], RUN_STEPS); /* it is the step */
-    resume_refuses(good, n, at, INT64_MAX, 8, "step 9223372036854775807 is not in [0, iters 10]");
-    resume_refuses(good, n, at, (uint64_t)1 << 31, 8, "step 2147483648 is not in [0, iters 10]");
-    resume_refuses(good, n, at, RUN_ITERS + 1, 8, "step 11 is not in [0, iters 10]");
+    resume_refuses(good, n, at, INT64_MAX, 8, RUN,
+                   "step 9223372036854775807 is not in [0, iters 10]");
+    resume_refuses(good, n, at, (uint64_t)1 << 31, 8, RUN, "step 2147483648 is not in [0, iters 10]");
+    resume_refuses(good, n, at, RUN_ITERS + 1, 8, RUN, "step 11 is not in [0, iters 10]");
     /* Its own length is a step it can stand at: it resumes with nothing to do. */
-    qkv_trainer *t = qkv_trainer_resume(tampered(good, n, at, RUN_ITERS, 8), text_path, 0);
+    test_run *t = gpt_run_resume(tampered(good, n, at, RUN_ITERS, 8), text_path, 0);
     ck_assert_qkv(t);
     ck_assert_int_eq(t->run->step, RUN_ITERS);
-    qkv_trainer_free(t);
+    test_run_free(t);
     free(good);
 }
 END_TEST
@@ -193,15 +200,15 @@ END_TEST
 START_TEST(test_resume_below_the_saved_step_says_what_to_pass)
 {
     const char *path = saved_run("b.ckpt");
-    qkv_trainer *t = qkv_trainer_resume(path, text_path, RUN_STEPS - 1);
+    test_run *t = gpt_run_resume(path, text_path, RUN_STEPS - 1);
     ck_assert_ptr_null(t);
-    ck_assert_error("qkv_trainer_resume", "is at step 3 (of 10)", "iters 2",
+    ck_assert_error("qkv_training_resume", "is at step 3 (of 10)", "iters 2",
                     "pass iters above 3");
-    t = qkv_trainer_resume(path, text_path, RUN_STEPS); /* the step itself: nothing to do */
+    t = gpt_run_resume(path, text_path, RUN_STEPS); /* the step itself: nothing to do */
     ck_assert_qkv(t);
     ck_assert_int_eq(qkv_training_set_iters(t->run, RUN_STEPS - 1), -1);
     ck_assert_error("qkv_training_set_iters", "iters 2 must be in [3, 2147483647]");
-    qkv_trainer_free(t);
+    test_run_free(t);
 }
 END_TEST
 
@@ -256,7 +263,7 @@ START_TEST(test_training_save_refuses_what_load_refuses)
     const char *path = saved_run("t.ckpt");
     size_t n;
     unsigned char *before = (unsigned char *)qkv_test_read_file(path, &n);
-    qkv_trainer *t = qkv_trainer_resume(path, text_path, 0);
+    test_run *t = gpt_run_resume(path, text_path, 0);
     ck_assert_qkv(t);
     qkv_training *run = t->run;
     qkv_train_config good = run->cfg;
@@ -266,8 +273,8 @@ START_TEST(test_training_save_refuses_what_load_refuses)
         run->cfg = good;                                                                           \
         run->step = RUN_STEPS;                                                                     \
         change;                                                                                    \
-        ck_assert_int_eq(qkv_trainer_save(t, path), -1);                                           \
-        ck_assert_error("qkv_trainer_save", "qkv_training_save", want);                            \
+        ck_assert_int_eq(qkv_training_save(run, path), -1);                                        \
+        ck_assert_error("qkv_training_save", want);                                                \
     } while (0)
     SAVE_REFUSES(run->cfg.iters = 0, "t->cfg: iters 0");
     SAVE_REFUSES(run->cfg.batch_size = 0, "t->cfg: batch_size 0");
@@ -281,17 +288,17 @@ START_TEST(test_training_save_refuses_what_load_refuses)
 #undef SAVE_REFUSES
     run->cfg = good;
     run->step = RUN_STEPS;
-    qkv_tokenizer bad = t->corpus->tok;
+    qkv_tokenizer bad = t->text->tok;
     bad.byte[1] = bad.byte[0]; /* a duplicate */
     run->model.vocab = &bad;
-    ck_assert_int_eq(qkv_trainer_save(t, path), -1);
+    ck_assert_int_eq(qkv_training_save(run, path), -1);
     ck_assert_error("qkv_training_save", "t->model.vocab", "(a duplicate)");
     size_t m;
     unsigned char *after = (unsigned char *)qkv_test_read_file(path, &m);
     ck_assert(m == n && memcmp(before, after, n) == 0); /* untouched */
     free(after);
     free(before);
-    qkv_trainer_free(t);
+    test_run_free(t);
 }
 END_TEST
 
@@ -353,9 +360,9 @@ START_TEST(test_eval_batch_too_big_says_why)
 {
     const char *text = write_text("long.txt", 90000); /* val 10% > block + 1 */
     qkv_corpus *c;
-    qkv_trainer *t = tiny_trainer(text, &c, 8192);
-    ck_assert_msg(qkv_trainer_save(t, tmp_path("b8k.ckpt")) == 0, "%s", qkv_last_error());
-    qkv_trainer_free(t);
+    test_run *t = tiny_run(text, &c, 8192);
+    ck_assert_msg(qkv_training_save(t->run, tmp_path("b8k.ckpt")) == 0, "%s", qkv_last_error());
+    test_run_free(t);
     qkv_corpus_free(c);
     char out[4096];
     const char *limit = getenv("ASAN_OPTIONS") ? "" : "ulimit -v 8000000 && ";

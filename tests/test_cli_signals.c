@@ -319,8 +319,8 @@ START_TEST(test_ctrl_c_ends_a_huge_evaluation_within_a_batch)
 }
 END_TEST
 
-/* A GPT trainer of block T on dir's text, with the test's settings (its corpus is *corpus). */
-static qkv_trainer *tiny_trainer(int T, int batch, int iters, int eval_iters, qkv_corpus **corpus)
+/* A GPT run of block T on dir's text, with the test's settings (its corpus is *corpus). */
+static test_run *tiny_run(int T, int batch, int iters, int eval_iters, qkv_corpus **corpus)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/text.txt", dir);
@@ -331,7 +331,7 @@ static qkv_trainer *tiny_trainer(int T, int batch, int iters, int eval_iters, qk
     tc.iters = iters;
     tc.batch_size = batch;
     tc.eval_iters = eval_iters;
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, *corpus);
+    test_run *t = gpt_run_new(&mc, &tc, *corpus);
     ck_assert_qkv(t);
     return t;
 }
@@ -341,12 +341,12 @@ static qkv_trainer *tiny_trainer(int T, int batch, int iters, int eval_iters, qk
 START_TEST(test_sigterm_ends_a_resumed_runs_huge_evaluation)
 {
     qkv_corpus *corpus;
-    qkv_trainer *t = tiny_trainer(16, 4, 1000000, 1000000, &corpus);
-    ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
+    test_run *t = tiny_run(16, 4, 1000000, 1000000, &corpus);
+    ck_assert_int_eq(qkv_training_step(t->run, NULL, NULL), 0);
     char path[256];
     snprintf(path, sizeof path, "%s/big.ckpt", dir);
-    ck_assert_int_eq(qkv_trainer_save(t, path), 0);
-    qkv_trainer_free(t);
+    ck_assert_int_eq(qkv_training_save(t->run, path), 0);
+    test_run_free(t);
     qkv_corpus_free(corpus);
 
     run r;
@@ -422,19 +422,19 @@ static bool stop_at_third(void *calls)
 START_TEST(test_an_evaluation_ends_where_eval_stop_says)
 {
     qkv_corpus *corpus;
-    qkv_trainer *t = tiny_trainer(8, 2, 2000, 50, &corpus);
-    ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
+    test_run *t = tiny_run(8, 2, 2000, 50, &corpus);
+    ck_assert(!isnan(qkv_training_eval(t->run, QKV_SPLIT_VAL)));
     ck_assert_int_eq(t->run->eval_done, 50);
     int calls = 0;
     t->run->eval_stop = stop_at_third;
     t->run->eval_stop_ud = &calls;
-    ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
+    ck_assert(!isnan(qkv_training_eval(t->run, QKV_SPLIT_VAL)));
     ck_assert_int_eq(t->run->eval_done, 3); /* asked after batches 1, 2 and 3 */
     ck_assert_int_eq(calls, 3);
     calls = 100; /* says stop at once: the first batch is still done */
-    ck_assert(!isnan(qkv_trainer_eval(t, QKV_SPLIT_TRAIN)));
+    ck_assert(!isnan(qkv_training_eval(t->run, QKV_SPLIT_TRAIN)));
     ck_assert_int_eq(t->run->eval_done, 1);
-    qkv_trainer_free(t);
+    test_run_free(t);
     qkv_corpus_free(corpus);
 
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find("dates");
@@ -442,15 +442,15 @@ START_TEST(test_an_evaluation_ends_where_eval_stop_says)
     qkv_train_config tc = qkv_train_defaults();
     tc.batch_size = 2;
     tc.eval_iters = 40;
-    qkv_seq2seq_trainer *s2s = qkv_seq2seq_trainer_new(&sc, &tc, task);
+    test_run *s2s = s2s_run_new(&sc, &tc, task);
     ck_assert_qkv(s2s);
     calls = 0;
     s2s->run->eval_stop = stop_at_third;
     s2s->run->eval_stop_ud = &calls;
-    double acc = qkv_seq2seq_trainer_eval(s2s);
+    double acc = qkv_training_eval(s2s->run, 0);
     ck_assert(acc >= 0 && acc <= 1);
     ck_assert_int_eq(s2s->run->eval_done, 3);
-    qkv_seq2seq_trainer_free(s2s);
+    test_run_free(s2s);
 }
 END_TEST
 

@@ -6,7 +6,6 @@
 
 #include "error_text.h"
 #include "qkv/seq2seq.h"
-#include "qkv/trainer.h"
 #include "testing.h"
 
 /* A (2,3) matrix and a (3) bias with fixed values and gradients. */
@@ -165,44 +164,55 @@ START_TEST(test_zero_train_config_takes_its_defaults)
     ck_assert_qkv(c);
     qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 8, .n_layer = 1, .n_head = 2,
                          .n_embd = 16};
-    qkv_trainer *t = qkv_trainer_new(&mc, &(qkv_train_config){0}, c);
+    test_run *t = gpt_run_new(&mc, &(qkv_train_config){0}, c);
     ck_assert_qkv(t);
     ck_assert(same_run_settings(&t->run->cfg, &want));
-    ck_assert_int_eq(t->train.batch_size, 12);
-    ck_assert_int_eq(t->eval[QKV_SPLIT_VAL].batch_size, 12);
     ck_assert_double_eq(qkv_training_lr(t->run, 0), 1e-3); /* no warmup */
     ck_assert_double_eq(qkv_training_lr(t->run, 2000), 0); /* the cosine ends at 0 */
+    /* The batches are sized by the filled-in settings: the first step's loss
+     * is the model's on 12 windows from the training stream (seed 0 + 1). */
+    qkv_batcher batches;
+    ck_assert_int_eq(qkv_batcher_init(&batches, c, QKV_SPLIT_TRAIN, 12, 8, 1), 0);
+    int32_t x[12 * 8], y[12 * 8];
+    qkv_batcher_next(&batches, x, y);
+    qkv_arena *arena = qkv_arena_new(1 << 20);
+    qkv_tensor *expected = qkv_gpt_loss(t->model, &(qkv_ctx){.arena = arena}, x, y, 12, 8);
+    ck_assert_qkv(expected);
+    double first_batch = expected->data[0];
+    qkv_arena_free(arena);
     double first = 0, loss = 0;
     for (int i = 0; i < 40; i++) {
-        ck_assert_msg(qkv_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+        ck_assert_msg(qkv_training_step(t->run, &loss, NULL) == 0, "%s", qkv_last_error());
         if (i == 0)
             first = loss;
     }
+    ck_assert_msg(fabs(first - first_batch) < 1e-5, "first step's loss %.9g, not the %.9g of "
+                  "12 windows", first, first_batch);
     ck_assert_msg(loss < first - 0.2, "the loss went from %g to %g only", first, loss);
     /* The checkpoint holds the values used, so a resume runs the same run. */
     char dir[64], path[96];
     qkv_test_make_tmpdir(dir, sizeof dir, "qkv_defaults");
     snprintf(path, sizeof path, "%s/zero.ckpt", dir);
-    ck_assert_int_eq(qkv_trainer_save(t, path), 0);
+    ck_assert_int_eq(qkv_training_save(t->run, path), 0);
     qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
     ck_assert_qkv(ck);
     qkv_train_config back;
     ck_assert_int_eq(qkv_training_config_load(&back, ck, QKV_GPT_CONFIG_BYTES), 0);
     ck_assert(same_run_settings(&back, &want));
     qkv_checkpoint_close(ck);
-    qkv_trainer_free(t);
+    test_run_free(t);
     qkv_corpus_free(c);
     qkv_test_remove_tmpdir(dir);
 
     /* The encoder-decoder too: its batch is sized by the filled-in settings. */
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find("dates");
     qkv_seq2seq_config sc = qkv_seq2seq_config_for(task, 1, 2, 16, 0);
-    qkv_seq2seq_trainer *s = qkv_seq2seq_trainer_new(&sc, &(qkv_train_config){0}, task);
+    test_run *s = s2s_run_new(&sc, &(qkv_train_config){0}, task);
     ck_assert_qkv(s);
     ck_assert(same_run_settings(&s->run->cfg, &want));
-    ck_assert_msg(qkv_seq2seq_trainer_step(s, &loss, NULL) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_training_step(s->run, &loss, NULL) == 0, "%s", qkv_last_error());
     ck_assert(isfinite(loss));
-    qkv_seq2seq_trainer_free(s);
+    test_run_free(s);
 
     /* Settings that are wrong stay wrong, and say so. */
     qkv_train_config bad[] = {{.iters = -1}, {.batch_size = -2}, {.lr = -1e-3}, {.min_lr = NAN},

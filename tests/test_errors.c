@@ -460,7 +460,7 @@ START_TEST(test_sampling_and_generation_errors)
 }
 END_TEST
 
-/* ======================================================== trainer */
+/* ======================================================== training */
 
 static qkv_train_config tiny_train(void)
 {
@@ -472,7 +472,7 @@ static qkv_train_config tiny_train(void)
     return tc;
 }
 
-START_TEST(test_trainer_bad_arguments)
+START_TEST(test_training_bad_arguments)
 {
     const char *path = temp_text(TEXT, strlen(TEXT), 4);
     char corpus_path[64];
@@ -486,61 +486,66 @@ START_TEST(test_trainer_bad_arguments)
     snprintf(want, sizeof want,
              "corpus has %d distinct characters but the model's vocabulary is %d", c->tok.size,
              c->tok.size + 1);
-    FAILS_NULL(qkv_trainer_new(&wrong, &tc, c), want);
+    FAILS_NULL(gpt_run_new(&wrong, &tc, c), want);
     wrong = mc;
     wrong.n_head = 3;
-    FAILS_NULL(qkv_trainer_new(&wrong, &tc, c), "n_embd 8 is not a multiple of n_head 3");
+    FAILS_NULL(gpt_run_new(&wrong, &tc, c), "n_embd 8 is not a multiple of n_head 3");
     wrong = mc;
     wrong.block_size = 1024;
-    FAILS_NULL(qkv_trainer_new(&wrong, &tc, c), "fewer than block size + 1 = 1025");
+    FAILS_NULL(gpt_run_new(&wrong, &tc, c), "fewer than block size + 1 = 1025");
     qkv_train_config bad = tc;
     bad.iters = -3;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "train config", "iters -3");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "train config", "iters -3");
     bad = tc;
     bad.batch_size = -1;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "batch_size -1");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "batch_size -1");
     bad = tc;
     bad.lr = NAN;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "lr nan");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "lr nan");
     bad = tc;
     bad.warmup = -5;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "warmup -5");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "warmup -5");
     bad = tc;
     bad.grad_clip = -1;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "grad_clip -1");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "grad_clip -1");
     bad = tc;
     bad.eval_iters = -1;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "eval_iters -1");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "eval_iters -1");
     bad = tc;
     bad.wsd_decay = 1.5;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "wsd_decay 1.5 is not in [0, 1]");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "wsd_decay 1.5 is not in [0, 1]");
     bad.wsd_decay = NAN;
-    FAILS_NULL(qkv_trainer_new(&mc, &bad, c), "wsd_decay nan");
+    FAILS_NULL(gpt_run_new(&mc, &bad, c), "wsd_decay nan");
 
     /* Evaluating over no batches is an error, not a silent NaN. */
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
-    ck_assert_qkv(t);
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
+    ck_assert_qkv(m);
+    qkv_batcher s;
+    ck_assert_int_eq(qkv_batcher_init(&s, c, QKV_SPLIT_VAL, 2, mc.block_size, 1), 0);
+    qkv_arena *arena = qkv_arena_new(1 << 20);
+    int32_t x[2 * 8], y[2 * 8]; /* 2 windows of tiny_gpt's block of 8 */
     qkv_clear_error();
-    ck_assert(isnan(qkv_gpt_mean_loss(t->model, &t->eval[0], 0, t->run->arena, t->x, t->y)));
+    ck_assert(isnan(qkv_gpt_mean_loss(m, &s, 0, arena, x, y)));
     ck_assert_error("iters 0");
-    qkv_trainer_free(t);
+    qkv_arena_free(arena);
+    qkv_gpt_free(m);
 
     qkv_corpus_free(c);
     unlink(corpus_path);
 }
 END_TEST
 
-/* A trainer on a temporary copy of TEXT, its corpus path in path (unlink it). */
-static qkv_trainer *tiny_trainer(char path[64])
+/* A run on a temporary copy of TEXT, its corpus path in path (unlink it). */
+static test_run *tiny_run(char path[64])
 {
     snprintf(path, 64, "%s", temp_text(TEXT, strlen(TEXT), 4));
     qkv_corpus *c = qkv_corpus_load(path, NULL);
     ck_assert_qkv(c);
     qkv_gpt_config mc = tiny_gpt(c->tok.size);
     qkv_train_config tc = tiny_train();
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
-    t->own_corpus = c; /* freed with the trainer */
+    t->text = c; /* freed with the run */
     return t;
 }
 
@@ -550,7 +555,7 @@ typedef struct snapshot {
     int64_t step, opt_step;
 } snapshot;
 
-static snapshot take_snapshot(const qkv_trainer *t)
+static snapshot take_snapshot(const test_run *t)
 {
     size_t n = t->model->params->total * sizeof(qkv_real);
     snapshot s = {malloc(n), malloc(n), malloc(n), t->run->step, t->run->opt->step};
@@ -560,7 +565,7 @@ static snapshot take_snapshot(const qkv_trainer *t)
     return s;
 }
 
-static void assert_unchanged(const qkv_trainer *t, snapshot *s)
+static void assert_unchanged(const test_run *t, snapshot *s)
 {
     size_t n = t->model->params->total * sizeof(qkv_real);
     ck_assert_msg(memcmp(s->data, t->model->params->data, n) == 0, "the parameters changed");
@@ -578,10 +583,10 @@ static void assert_unchanged(const qkv_trainer *t, snapshot *s)
 START_TEST(test_nonfinite_loss_stops_the_step_and_keeps_the_parameters)
 {
     char corpus[64];
-    qkv_trainer *t = tiny_trainer(corpus);
+    test_run *t = tiny_run(corpus);
     double loss = 0;
-    ck_assert_int_eq(qkv_trainer_step(t, &loss, NULL), 0);
-    ck_assert_int_eq(qkv_trainer_step(t, &loss, NULL), 0);
+    ck_assert_int_eq(qkv_training_step(t->run, &loss, NULL), 0);
+    ck_assert_int_eq(qkv_training_step(t->run, &loss, NULL), 0);
     qkv_param *ln = qkv_params_find(t->model->params, "ln_f.weight");
     ck_assert_ptr_nonnull(ln);
     const qkv_real poison[2] = {(qkv_real)NAN, (qkv_real)INFINITY};
@@ -589,7 +594,7 @@ START_TEST(test_nonfinite_loss_stops_the_step_and_keeps_the_parameters)
         ln->t->data[0] = poison[k]; /* every position's logits go through it */
         snapshot s = take_snapshot(t);
         double before = loss;
-        FAILS_INT(qkv_trainer_step(t, &loss, NULL), "step 2: the loss is ",
+        FAILS_INT(qkv_training_step(t->run, &loss, NULL), "step 2: the loss is ",
                   "stopping before it reaches the weights");
         ck_assert(loss == before); /* not written on failure */
         assert_unchanged(t, &s);
@@ -597,9 +602,9 @@ START_TEST(test_nonfinite_loss_stops_the_step_and_keeps_the_parameters)
     /* Evaluating such a model says why its loss is NaN. */
     ln->t->data[0] = (qkv_real)NAN;
     qkv_clear_error();
-    ck_assert(isnan(qkv_trainer_eval(t, QKV_SPLIT_VAL)));
+    ck_assert(isnan(qkv_training_eval(t->run, QKV_SPLIT_VAL)));
     ck_assert_error("qkv_gpt_mean_loss: batch 0 has a NaN loss");
-    qkv_trainer_free(t);
+    test_run_free(t);
     unlink(corpus);
 }
 END_TEST
@@ -608,20 +613,20 @@ END_TEST
 START_TEST(test_nonfinite_parameters_are_not_saved)
 {
     char corpus[64], ckpt[80];
-    qkv_trainer *t = tiny_trainer(corpus);
+    test_run *t = tiny_run(corpus);
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", corpus);
-    ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
-    ck_assert_msg(qkv_trainer_save(t, ckpt) == 0, "%s", qkv_last_error());
-    ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
+    ck_assert_int_eq(qkv_training_step(t->run, NULL, NULL), 0);
+    ck_assert_msg(qkv_training_save(t->run, ckpt) == 0, "%s", qkv_last_error());
+    ck_assert_int_eq(qkv_training_step(t->run, NULL, NULL), 0);
     qkv_param *w = qkv_params_find(t->model->params, "h.0.mlp.c_fc.weight");
     w->t->data[5] = (qkv_real)-INFINITY;
-    FAILS_INT(qkv_trainer_save(t, ckpt), "parameter 'h.0.mlp.c_fc.weight' holds -inf", ckpt,
+    FAILS_INT(qkv_training_save(t->run, ckpt), "parameter 'h.0.mlp.c_fc.weight' holds -inf", ckpt,
               "left as it was");
     qkv_checkpoint *ck = qkv_checkpoint_open(ckpt, "gpt");
     ck_assert_qkv(ck);
     ck_assert_int_eq(ck->step, 1); /* still the first save */
     qkv_checkpoint_close(ck);
-    qkv_trainer_free(t);
+    test_run_free(t);
     unlink(ckpt);
     unlink(corpus);
 }
@@ -655,21 +660,21 @@ START_TEST(test_loading_a_checkpoint_of_another_model)
 
     save_model(path, "seq2seq", &mc, &mc, "abcde");
     FAILS_NULL(qkv_gpt_load(path, &vocab), "holds a 'seq2seq' model, not the expected 'gpt'");
-    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "holds a 'seq2seq' model");
+    FAILS_NULL(gpt_run_resume(path, corpus, 0), "holds a 'seq2seq' model");
 
-    /* A GPT saved without a trainer loads for sampling, but cannot resume training. */
+    /* A GPT saved without its run loads for sampling, but cannot resume training. */
     save_model(path, "gpt", &mc, &mc, "abcde");
     qkv_gpt *m = qkv_gpt_load(path, &vocab);
     ck_assert_qkv(m);
     ck_assert_int_eq(vocab.size, 5);
     qkv_gpt_free(m);
-    FAILS_NULL(qkv_trainer_resume(path, corpus, 0), "config of 32 bytes, expected 96");
+    FAILS_NULL(gpt_run_resume(path, corpus, 0), "config of 32 bytes, expected 96");
     /* The whole message: the resume names itself, then where it failed. */
-    ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: qkv_training_config_load: gpt "
+    ck_assert_str_eq(qkv_last_error(), "qkv_training_resume: qkv_training_config_load: gpt "
                      "checkpoint: config of 32 bytes, expected 96 (a model saved without its run "
                      "cannot resume)");
-    FAILS_NULL(qkv_trainer_resume(path, corpus, -5), "iters -5");
-    ck_assert_str_eq(qkv_last_error(), "qkv_trainer_resume: iters -5 is negative (0 keeps the "
+    FAILS_NULL(gpt_run_resume(path, corpus, -5), "iters -5");
+    ck_assert_str_eq(qkv_last_error(), "qkv_training_resume: iters -5 is negative (0 keeps the "
                      "saved run length)");
 
     save_model(path, "gpt", &mc, &mc, "abcdef");
@@ -722,23 +727,23 @@ END_TEST
 START_TEST(test_resume_errors)
 {
     char corpus[64], ckpt[80], other[64];
-    qkv_trainer *t = tiny_trainer(corpus);
+    test_run *t = tiny_run(corpus);
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", corpus);
-    ck_assert_int_eq(qkv_trainer_save(t, ckpt), 0);
-    qkv_trainer_free(t);
-    FAILS_NULL(qkv_trainer_resume("/nonexistent/run.ckpt", corpus, 0), "cannot open",
+    ck_assert_int_eq(qkv_training_save(t->run, ckpt), 0);
+    test_run_free(t);
+    FAILS_NULL(gpt_run_resume("/nonexistent/run.ckpt", corpus, 0), "cannot open",
                "'/nonexistent/run.ckpt'");
-    FAILS_NULL(qkv_trainer_resume(ckpt, "/nonexistent/text.txt", 0),
+    FAILS_NULL(gpt_run_resume(ckpt, "/nonexistent/text.txt", 0),
                "cannot open '/nonexistent/text.txt'");
     const char *zz = "the quick brown fox: ZZZ\n";
     snprintf(other, sizeof other, "%s", temp_text(zz, strlen(zz), 10));
-    FAILS_NULL(qkv_trainer_resume(ckpt, other, 0), "encode: character ':' at position 19",
+    FAILS_NULL(gpt_run_resume(ckpt, other, 0), "encode: character ':' at position 19",
                "not in the vocabulary");
     unlink(other);
     /* A text with the same characters resumes. */
-    t = qkv_trainer_resume(ckpt, corpus, 0);
+    t = gpt_run_resume(ckpt, corpus, 0);
     ck_assert_qkv(t);
-    qkv_trainer_free(t);
+    test_run_free(t);
     unlink(ckpt);
     unlink(corpus);
 }
@@ -859,7 +864,7 @@ static Suite *errors_suite(void)
     tcase_add_test(core, test_gpt_config_errors_name_the_field);
     tcase_add_test(core, test_gpt_rejects_bad_ids_and_lengths);
     tcase_add_test(core, test_sampling_and_generation_errors);
-    tcase_add_test(core, test_trainer_bad_arguments);
+    tcase_add_test(core, test_training_bad_arguments);
     tcase_add_test(core, test_nonfinite_loss_stops_the_step_and_keeps_the_parameters);
     tcase_add_test(core, test_nonfinite_parameters_are_not_saved);
     tcase_add_test(core, test_loading_a_checkpoint_of_another_model);

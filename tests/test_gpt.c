@@ -57,18 +57,18 @@ START_TEST(test_tiny_model_overfits_short_text)
     qkv_train_config tc = tiny_train(500);
     tc.lr = 1e-2; /* a tiny model on a tiny text learns fast at a high rate */
     tc.min_lr = 1e-3;
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
     double first = 0, loss = 0;
     for (int i = 0; i < tc.iters; i++) {
-        ck_assert_msg(qkv_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+        ck_assert_msg(qkv_training_step(t->run, &loss, NULL) == 0, "%s", qkv_last_error());
         if (i == 0)
             first = loss;
     }
-    double val = qkv_trainer_eval(t, QKV_SPLIT_VAL);
+    double val = qkv_training_eval(t->run, QKV_SPLIT_VAL);
     ck_assert_msg(first > 2.5, "initial loss %g should be near ln(vocab)", first);
     ck_assert_msg(val < 0.1, "after %d steps the val loss is %g, expected < 0.1", tc.iters, val);
-    qkv_trainer_free(t);
+    test_run_free(t);
     qkv_corpus_free(c);
     unlink(path);
 }
@@ -83,28 +83,28 @@ START_TEST(test_steady_training_step_allocates_nothing)
     qkv_corpus *c = tiny_corpus(&path);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0.1);
     qkv_train_config tc = tiny_train(20);
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
-    qkv_trainer_eval(t, QKV_SPLIT_VAL);
+        ck_assert_int_eq(qkv_training_step(t->run, NULL, NULL), 0);
+    qkv_training_eval(t->run, QKV_SPLIT_VAL);
     uint64_t before = qkv_alloc_count();
     for (int i = 0; i < 5; i++)
-        ck_assert_int_eq(qkv_trainer_step(t, NULL, NULL), 0);
-    qkv_trainer_eval(t, QKV_SPLIT_VAL);
+        ck_assert_int_eq(qkv_training_step(t->run, NULL, NULL), 0);
+    qkv_training_eval(t->run, QKV_SPLIT_VAL);
     ck_assert_msg(qkv_alloc_count() == before, "%llu allocations in 5 steady steps",
                   (unsigned long long)(qkv_alloc_count() - before));
-    qkv_trainer_free(t);
+    test_run_free(t);
     qkv_corpus_free(c);
     unlink(path);
 }
 END_TEST
 
 /* Train n steps, recording each loss. */
-static void run_steps(qkv_trainer *t, int n, double *losses)
+static void run_steps(test_run *t, int n, double *losses)
 {
     for (int i = 0; i < n; i++)
-        ck_assert_msg(qkv_trainer_step(t, &losses[i], NULL) == 0, "%s", qkv_last_error());
+        ck_assert_msg(qkv_training_step(t->run, &losses[i], NULL) == 0, "%s", qkv_last_error());
 }
 
 START_TEST(test_resume_is_bit_exact)
@@ -117,21 +117,21 @@ START_TEST(test_resume_is_bit_exact)
     qkv_train_config tc = tiny_train(20);
     double straight[20], split[20];
 
-    qkv_trainer *a = qkv_trainer_new(&mc, &tc, c);
+    test_run *a = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(a);
     run_steps(a, 20, straight);
-    qkv_trainer_eval(a, QKV_SPLIT_VAL);
+    qkv_training_eval(a->run, QKV_SPLIT_VAL);
 
-    qkv_trainer *b = qkv_trainer_new(&mc, &tc, c);
+    test_run *b = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(b);
     run_steps(b, 10, split);
-    ck_assert_msg(qkv_trainer_save(b, ckpt) == 0, "%s", qkv_last_error());
-    qkv_trainer_free(b);
-    b = qkv_trainer_resume(ckpt, path, 0);
+    ck_assert_msg(qkv_training_save(b->run, ckpt) == 0, "%s", qkv_last_error());
+    test_run_free(b);
+    b = gpt_run_resume(ckpt, path, 0);
     ck_assert_qkv(b);
     ck_assert_int_eq(b->run->step, 10);
     run_steps(b, 10, split + 10);
-    qkv_trainer_eval(b, QKV_SPLIT_VAL);
+    qkv_training_eval(b->run, QKV_SPLIT_VAL);
 
     ck_assert_int_eq(memcmp(straight, split, sizeof straight), 0);
     const qkv_params *pa = a->model->params, *pb = b->model->params;
@@ -140,8 +140,8 @@ START_TEST(test_resume_is_bit_exact)
                   "parameters differ after resume");
     ck_assert_msg(memcmp(a->run->opt->m, b->run->opt->m, pa->total * sizeof(qkv_real)) == 0,
                   "AdamW moments differ after resume");
-    qkv_trainer_free(a);
-    qkv_trainer_free(b);
+    test_run_free(a);
+    test_run_free(b);
     qkv_corpus_free(c);
     unlink(ckpt);
     unlink(path);
@@ -307,7 +307,7 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     qkv_gpt_config mc = tiny_config(c->tok.size, 0);
     mc.no_bias = true;
     qkv_train_config tc = tiny_train(20);
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
     double loss[4];
     run_steps(t, 4, loss);
@@ -327,7 +327,7 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     put_u32(blob + 80, (uint32_t)tc.seed);
     put_u32(blob + 84, (uint32_t)(tc.seed >> 32));
     qkv_ckpt_model model = {.kind = "gpt", .config = blob, .config_len = sizeof blob,
-                            .vocab = &t->corpus->tok};
+                            .vocab = &c->tok};
     qkv_ckpt_progress prog = {.step = t->run->step, .n_rngs = 4, .rngs = t->run->rngs};
     ck_assert_msg(qkv_checkpoint_save(ckpt, &model, t->model->params, t->run->opt, &prog) == 0,
                   "%s", qkv_last_error());
@@ -341,16 +341,16 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     ck_assert_int_eq(memcmp(m->params->data, t->model->params->data,
                             m->params->total * sizeof(qkv_real)), 0);
     qkv_gpt_free(m);
-    qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
+    test_run *r = gpt_run_resume(ckpt, path, 0);
     ck_assert_qkv(r);
     ck_assert_int_eq(r->run->step, 4);
     ck_assert(r->run->cfg.wsd_decay == 0 && r->run->sched.wsd_decay == 0);
     double a, b;
-    ck_assert_int_eq(qkv_trainer_step(t, &a, NULL), 0);
-    ck_assert_int_eq(qkv_trainer_step(r, &b, NULL), 0);
+    ck_assert_int_eq(qkv_training_step(t->run, &a, NULL), 0);
+    ck_assert_int_eq(qkv_training_step(r->run, &b, NULL), 0);
     ck_assert_msg(a == b, "step 5 after loading the old layout: %g, straight on: %g", b, a);
-    qkv_trainer_free(r);
-    qkv_trainer_free(t);
+    test_run_free(r);
+    test_run_free(t);
     qkv_corpus_free(c);
     unlink(ckpt);
     unlink(path);
@@ -368,11 +368,11 @@ START_TEST(test_options_save_and_load)
     qkv_gpt_config mc = with_options(tiny_config(c->tok.size, 0), _i);
     qkv_train_config tc = tiny_train(20);
     tc.wsd_decay = 0.25;
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
     double loss[3];
     run_steps(t, 3, loss);
-    ck_assert_msg(qkv_trainer_save(t, ckpt) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_training_save(t->run, ckpt) == 0, "%s", qkv_last_error());
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     ck_assert_qkv(m);
@@ -386,13 +386,13 @@ START_TEST(test_options_save_and_load)
     qkv_tensor *lb = qkv_gpt_logits(m, &ctx, ids, 1, 5, NULL);
     ck_assert_qkv(la && lb ? la : NULL);
     ck_assert_int_eq(memcmp(la->data, lb->data, la->size * sizeof(qkv_real)), 0);
-    qkv_trainer *r = qkv_trainer_resume(ckpt, path, 0);
+    test_run *r = gpt_run_resume(ckpt, path, 0);
     ck_assert_qkv(r);
     ck_assert(r->run->cfg.wsd_decay == 0.25 && r->run->sched.wsd_decay == 0.25);
-    qkv_trainer_free(r);
+    test_run_free(r);
     qkv_arena_free(a);
     qkv_gpt_free(m);
-    qkv_trainer_free(t);
+    test_run_free(t);
     qkv_corpus_free(c);
     unlink(ckpt);
     unlink(path);

@@ -104,13 +104,13 @@ static double train(qkv_corpus *c, bool options, int threads, int steps, const c
     tc.batch_size = 6;
     tc.warmup = 5;
     tc.lr = 3e-3;
-    qkv_trainer *t = qkv_trainer_new(&mc, &tc, c);
+    test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
     double loss = 0;
     for (int i = 0; i < steps; i++)
-        ck_assert_msg(qkv_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
-    ck_assert_msg(qkv_trainer_save(t, ckpt) == 0, "%s", qkv_last_error());
-    qkv_trainer_free(t);
+        ck_assert_msg(qkv_training_step(t->run, &loss, NULL) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_training_save(t->run, ckpt) == 0, "%s", qkv_last_error());
+    test_run_free(t);
     return loss;
 }
 

@@ -136,11 +136,11 @@ START_TEST(test_tiny_model_learns_a_few_pairs)
     tc.min_lr = 1e-3;
     tc.warmup = 20;
     tc.eval_iters = 1;
-    qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+    test_run *t = s2s_run_new(&mc, &tc, &WORDS_TASK);
     ck_assert_qkv(t);
     double first = 0, loss = 0;
     for (int i = 0; i < tc.iters; i++) {
-        ck_assert_msg(qkv_seq2seq_trainer_step(t, &loss, NULL) == 0, "%s", qkv_last_error());
+        ck_assert_msg(qkv_training_step(t->run, &loss, NULL) == 0, "%s", qkv_last_error());
         if (i == 0)
             first = loss;
     }
@@ -151,12 +151,12 @@ START_TEST(test_tiny_model_learns_a_few_pairs)
         in[i] = WORDS[i][0];
         outs[i] = buf[i];
     }
-    ck_assert_int_eq(qkv_seq2seq_translate(t->model, N_WORDS, in, outs), 0);
+    ck_assert_int_eq(qkv_seq2seq_translate(t->s2s, N_WORDS, in, outs), 0);
     for (int i = 0; i < N_WORDS; i++)
         ck_assert_msg(strcmp(outs[i], WORDS[i][1]) == 0, "%s -> %s, expected %s (loss %g)", in[i],
                       outs[i], WORDS[i][1], loss);
-    ck_assert_double_eq(qkv_seq2seq_trainer_eval(t), 1.0);
-    qkv_seq2seq_trainer_free(t);
+    ck_assert_double_eq(qkv_training_eval(t->run, 0), 1.0);
+    test_run_free(t);
 }
 END_TEST
 
@@ -167,28 +167,28 @@ START_TEST(test_training_is_deterministic_for_a_seed)
     tc.iters = 5;
     tc.batch_size = 4;
     tc.seed = 9;
-    qkv_seq2seq_trainer *t[2];
+    test_run *t[2];
     double loss[2][5];
     for (int k = 0; k < 2; k++) {
-        t[k] = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+        t[k] = s2s_run_new(&mc, &tc, &WORDS_TASK);
         ck_assert_qkv(t[k]);
         for (int i = 0; i < tc.iters; i++)
-            ck_assert_int_eq(qkv_seq2seq_trainer_step(t[k], &loss[k][i], NULL), 0);
+            ck_assert_int_eq(qkv_training_step(t[k]->run, &loss[k][i], NULL), 0);
     }
     ck_assert_int_eq(memcmp(loss[0], loss[1], sizeof loss[0]), 0);
-    ck_assert_msg(memcmp(t[0]->model->params->data, t[1]->model->params->data,
-                         t[0]->model->params->total * sizeof(qkv_real)) == 0,
+    ck_assert_msg(memcmp(t[0]->s2s->params->data, t[1]->s2s->params->data,
+                         t[0]->s2s->params->total * sizeof(qkv_real)) == 0,
                   "two runs with the same seed ended with different parameters");
-    qkv_seq2seq_trainer_free(t[0]);
-    qkv_seq2seq_trainer_free(t[1]);
+    test_run_free(t[0]);
+    test_run_free(t[1]);
 }
 END_TEST
 
 /* Train n steps, recording each loss. */
-static void run_steps(qkv_seq2seq_trainer *t, int n, double *losses)
+static void run_steps(test_run *t, int n, double *losses)
 {
     for (int i = 0; i < n; i++)
-        ck_assert_msg(qkv_seq2seq_trainer_step(t, &losses[i], NULL) == 0, "%s", qkv_last_error());
+        ck_assert_msg(qkv_training_step(t->run, &losses[i], NULL) == 0, "%s", qkv_last_error());
 }
 
 /* 20 steps straight, or 10, save, resume, 10 more: the same losses, the
@@ -209,50 +209,50 @@ START_TEST(test_resume_is_bit_exact)
     close(fd);
     double straight[20], split[20];
 
-    qkv_seq2seq_trainer *a = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+    test_run *a = s2s_run_new(&mc, &tc, &WORDS_TASK);
     ck_assert_qkv(a);
     run_steps(a, 20, straight);
-    qkv_seq2seq_trainer *b = qkv_seq2seq_trainer_new(&mc, &tc, &WORDS_TASK);
+    test_run *b = s2s_run_new(&mc, &tc, &WORDS_TASK);
     ck_assert_qkv(b);
     run_steps(b, 10, split);
-    ck_assert_msg(qkv_seq2seq_trainer_save(b, path) == 0, "%s", qkv_last_error());
-    qkv_seq2seq_trainer_free(b);
-    b = qkv_seq2seq_trainer_resume(path, &WORDS_TASK, 0);
+    ck_assert_msg(qkv_training_save(b->run, path) == 0, "%s", qkv_last_error());
+    test_run_free(b);
+    b = s2s_run_resume(path, &WORDS_TASK, 0);
     ck_assert_qkv(b);
     ck_assert_int_eq(b->run->step, 10);
     ck_assert_int_eq(b->run->cfg.iters, 20);
     run_steps(b, 10, split + 10);
 
     ck_assert_int_eq(memcmp(straight, split, sizeof straight), 0);
-    const qkv_params *pa = a->model->params, *pb = b->model->params;
+    const qkv_params *pa = a->s2s->params, *pb = b->s2s->params;
     ck_assert_uint_eq(pa->total, pb->total);
     ck_assert_msg(memcmp(pa->data, pb->data, pa->total * sizeof(qkv_real)) == 0,
                   "parameters differ after resume");
     ck_assert_msg(memcmp(a->run->opt->v, b->run->opt->v, pa->total * sizeof(qkv_real)) == 0,
                   "AdamW moments differ after resume");
 
-    /* The trainer's checkpoint loads for decoding, like a model-only one. */
+    /* The run's checkpoint loads for decoding, like a model-only one. */
     qkv_seq2seq *m = qkv_seq2seq_load(path);
     ck_assert_qkv(m);
     ck_assert(same_config(&m->cfg, &mc));
     qkv_seq2seq_free(m);
     /* Another task's alphabet cannot continue the run. */
     const qkv_seq2seq_task *dates = qkv_seq2seq_task_find("dates");
-    ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, dates, 0));
+    ck_assert_ptr_null(s2s_run_resume(path, dates, 0));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "alphabet is not task dates's"));
     /* A model saved without its run (as before runs were saved) loads, but cannot resume. */
-    ck_assert_int_eq(qkv_seq2seq_save(a->model, path, 20), 0);
+    ck_assert_int_eq(qkv_seq2seq_save(a->s2s, path, 20), 0);
     ck_assert_qkv(m = qkv_seq2seq_load(path));
     qkv_seq2seq_free(m);
-    ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, &WORDS_TASK, 0));
-    ck_assert_str_eq(qkv_last_error(), "qkv_seq2seq_trainer_resume: qkv_training_config_load: "
+    ck_assert_ptr_null(s2s_run_resume(path, &WORDS_TASK, 0));
+    ck_assert_str_eq(qkv_last_error(), "qkv_training_resume: qkv_training_config_load: "
                      "seq2seq checkpoint: config of 32 bytes, expected 96 (a model saved without "
                      "its run cannot resume)");
-    ck_assert_ptr_null(qkv_seq2seq_trainer_resume(path, &WORDS_TASK, -1));
-    ck_assert_str_eq(qkv_last_error(), "qkv_seq2seq_trainer_resume: iters -1 is negative (0 keeps "
+    ck_assert_ptr_null(s2s_run_resume(path, &WORDS_TASK, -1));
+    ck_assert_str_eq(qkv_last_error(), "qkv_training_resume: iters -1 is negative (0 keeps "
                      "the saved run length)");
-    qkv_seq2seq_trainer_free(a);
-    qkv_seq2seq_trainer_free(b);
+    test_run_free(a);
+    test_run_free(b);
     unlink(path);
 }
 END_TEST

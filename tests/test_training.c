@@ -17,6 +17,7 @@ typedef struct classifier {
     qkv_params *params;
     qkv_tensor *w;     /* (IN, OUT) */
     qkv_rng data_rng;  /* draws the points */
+    qkv_rng *streams[1]; /* &data_rng, for the run */
     int lo, hi;        /* the slice the last loss was asked for */
 } classifier;
 
@@ -39,12 +40,12 @@ static qkv_tensor *classifier_loss(void *model, const qkv_ctx *ctx, int lo, int 
     return qkv_cross_entropy(ctx->arena, qkv_matmul(ctx->arena, xs, m->w, false, false), y + lo, -1);
 }
 
-/* Its one evaluation: the first weight, to tell that `which` and the model arrive. */
-static double classifier_eval(void *model, qkv_arena *arena, int which)
+/* Its one evaluation: the first weight, to tell that `which`, the model
+ * and the run arrive. */
+static double classifier_eval(void *model, qkv_training *run, int which)
 {
-    (void)arena;
     classifier *m = model;
-    return which == 7 ? (double)m->w->data[0] : NAN;
+    return which == 7 && run->model.model == m ? (double)m->w->data[0] : NAN;
 }
 
 static classifier *classifier_new(uint64_t seed)
@@ -56,6 +57,7 @@ static classifier *classifier_new(uint64_t seed)
     qkv_rng_seed(&rng, seed);
     ck_assert_int_eq(qkv_params_alloc(m->params, &rng), 0);
     qkv_rng_seed(&m->data_rng, seed + 1);
+    m->streams[0] = &m->data_rng;
     return m;
 }
 
@@ -67,6 +69,14 @@ static void classifier_free(classifier *m)
 
 static const uint8_t BLOB[3] = {1, 2, 3}; /* the model's config, as far as the run knows */
 
+/* What m gives a run. */
+static qkv_training_model plug_of(classifier *m)
+{
+    return (qkv_training_model){.kind = "classifier", .model = m, .params = m->params,
+                                .config = BLOB, .config_len = sizeof BLOB, .rngs = m->streams,
+                                .n_rngs = 1, .loss = classifier_loss, .eval = classifier_eval};
+}
+
 /* A run of m with the test's settings. */
 static qkv_training *run_of(classifier *m, int iters)
 {
@@ -77,10 +87,7 @@ static qkv_training *run_of(classifier *m, int iters)
     tc.min_lr = 0.005;
     tc.warmup = 2;
     tc.weight_decay = 0;
-    qkv_rng *streams[] = {&m->data_rng};
-    qkv_training_model plug = {.kind = "classifier", .model = m, .params = m->params,
-                               .config = BLOB, .config_len = sizeof BLOB, .rngs = streams,
-                               .n_rngs = 1, .loss = classifier_loss, .eval = classifier_eval};
+    qkv_training_model plug = plug_of(m);
     qkv_training *t = qkv_training_new(&plug, &tc);
     ck_assert_qkv(t);
     return t;
@@ -215,11 +222,120 @@ START_TEST(test_resume_is_bit_exact)
     ck_assert_int_eq(memcmp(straight, split, sizeof straight), 0);
     ck_assert_int_eq(memcmp(a->params->data, b->params->data, a->params->total * sizeof(qkv_real)),
                      0);
+
+    /* The same in one call: qkv_training_resume reads the settings (12 steps) too. */
+    classifier *c = classifier_new(98);
+    qkv_training_model plug = plug_of(c);
+    qkv_training *tr = qkv_training_resume(&plug, path, 0);
+    ck_assert_qkv(tr);
+    ck_assert_int_eq(tr->step, 6);
+    ck_assert_int_eq(tr->cfg.iters, 12);
+    run_steps(tr, 6, split + 6);
+    ck_assert_int_eq(memcmp(straight, split, sizeof straight), 0);
+    ck_assert_int_eq(memcmp(a->params->data, c->params->data, a->params->total * sizeof(qkv_real)),
+                     0);
+    qkv_training_free(tr);
+    classifier_free(c);
     qkv_training_free(ta);
     qkv_training_free(tb);
     classifier_free(a);
     classifier_free(b);
     unlink(path);
+}
+END_TEST
+
+/* qkv_training_resume continues only the model the checkpoint holds. */
+START_TEST(test_resume_refuses_another_model)
+{
+    char path[] = "/tmp/qkv_training_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    classifier *m = classifier_new(8);
+    qkv_training *t = run_of(m, 4);
+    run_steps(t, 2, (double[2]){0});
+    ck_assert_msg(qkv_training_save(t, path) == 0, "%s", qkv_last_error());
+    qkv_training_free(t);
+    qkv_training_model plug = plug_of(m);
+    const uint8_t other[3] = {1, 2, 4};
+    plug.config = other;
+    FAILS_NULL(qkv_training_resume(&plug, path, 0), "qkv_training_resume", path,
+               "holds another classifier model than this one (its config differs)");
+    plug = plug_of(m);
+    qkv_tokenizer abc;
+    qkv_tokenizer_build(&abc, "abc", 3);
+    plug.vocab = &abc;
+    FAILS_NULL(qkv_training_resume(&plug, path, 0), "qkv_training_resume",
+               "holds a vocabulary of 0 symbols but the model's has 3");
+    plug = plug_of(m);
+    plug.kind = "regressor";
+    FAILS_NULL(qkv_training_resume(&plug, path, 0), "qkv_training_resume", "'classifier'",
+               "'regressor'");
+    plug = plug_of(m);
+    FAILS_NULL(qkv_training_resume(&plug, path, 1), "qkv_training_resume", "is at step 2 (of 4)",
+               "iters 1");
+    FAILS_NULL(qkv_training_resume(&plug, path, -1), "qkv_training_resume", "iters -1");
+    FAILS_NULL(qkv_training_resume(&plug, NULL, 0), "qkv_training_resume", "path is NULL");
+    FAILS_NULL(qkv_training_resume(NULL, path, 0), "qkv_training_resume", "model is NULL");
+    t = qkv_training_resume(&plug, path, 6); /* the model it holds, made longer */
+    ck_assert_qkv(t);
+    ck_assert(t->step == 2 && t->cfg.iters == 6);
+    qkv_training_free(t);
+    classifier_free(m);
+    unlink(path);
+}
+END_TEST
+
+/* What the start and release callbacks of the test saw. */
+static int starts, releases, start_batch;
+static bool start_fails;
+
+static int counted_start(void *model, const qkv_training *run)
+{
+    ck_assert_ptr_eq(model, run->model.model);
+    starts++;
+    start_batch = run->cfg.batch_size;
+    return start_fails ? qkv_set_error("start: no room for the batches") : 0;
+}
+
+static void counted_release(void *model)
+{
+    ck_assert_ptr_nonnull(model);
+    releases++;
+}
+
+/* start sees the settings filled in; a run given a model that it is to
+ * release releases it once: when it is freed, or at once when it cannot be
+ * made (whatever the reason) or resumed. */
+START_TEST(test_start_and_release)
+{
+    classifier *m = classifier_new(9);
+    qkv_training_model plug = plug_of(m);
+    plug.start = counted_start;
+    plug.release = counted_release;
+    qkv_train_config tc = {.iters = 3}; /* batch_size 0: the default */
+    qkv_training *t = qkv_training_new(&plug, &tc);
+    ck_assert_qkv(t);
+    ck_assert(starts == 1 && start_batch == 12 && releases == 0);
+    qkv_training_free(t);
+    ck_assert_int_eq(releases, 1);
+    FAILS_NULL(qkv_training_new(&plug, NULL), "tc is NULL");
+    ck_assert_int_eq(releases, 2);
+    FAILS_NULL(qkv_training_new(&plug, &(qkv_train_config){.lr = -1}), "lr -1");
+    ck_assert_int_eq(releases, 3);
+    qkv_training_model no_loss = plug;
+    no_loss.loss = NULL;
+    FAILS_NULL(qkv_training_new(&no_loss, &tc), "needs a kind, params and a loss");
+    ck_assert_int_eq(releases, 4);
+    start_fails = true;
+    FAILS_NULL(qkv_training_new(&plug, &tc), "qkv_training_new: start: no room for the batches");
+    ck_assert(starts == 2 && releases == 5);
+    start_fails = false;
+    FAILS_NULL(qkv_training_resume(&plug, "/nonexistent/run.ckpt", 0), "cannot open");
+    ck_assert_int_eq(releases, 6);
+    FAILS_NULL(qkv_training_resume(&plug, NULL, 0), "path is NULL");
+    ck_assert_int_eq(releases, 7);
+    classifier_free(m);
 }
 END_TEST
 
@@ -267,6 +383,8 @@ static Suite *training_suite(void)
     tcase_add_test(tc, test_the_grad_hook_runs_between_backward_and_the_update);
     tcase_add_test(tc, test_the_schedule_length_moves_and_is_saved);
     tcase_add_test(tc, test_resume_is_bit_exact);
+    tcase_add_test(tc, test_resume_refuses_another_model);
+    tcase_add_test(tc, test_start_and_release);
     tcase_add_test(tc, test_misuse_is_an_error);
     suite_add_tcase(s, tc);
     return s;

@@ -10,7 +10,6 @@
 #include "tensor/check.h"
 #include "bytes.h"
 #include "internal.h"
-#include "resume.h"
 
 /* The range of each field of the run's settings, and what a 0 means where
  * it means a default: the one place both are written (qkv/training.h
@@ -166,34 +165,6 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     return 0;
 }
 
-qkv_checkpoint *qkv__training_resume_open(const char *fn, const char *path, const char *kind,
-                                          size_t model_bytes, int iters, qkv_train_config *tc)
-{
-    if (iters < 0) {
-        qkv_set_error("%s: iters %d is negative (0 keeps the saved run length)", fn, iters);
-        return NULL;
-    }
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, kind);
-    if (ck && qkv_training_config_load(tc, ck, model_bytes) < 0) {
-        qkv_checkpoint_close(ck);
-        ck = NULL;
-    }
-    if (!ck) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
-    if (iters > 0 && iters < ck->step) {
-        qkv_set_error("%s: the run saved in '%s' is at step %lld (of %d): iters %d would end it "
-                      "before it resumes; pass iters above %lld to go further",
-                      fn, path, (long long)ck->step, tc->iters, iters, (long long)ck->step);
-        qkv_checkpoint_close(ck);
-        return NULL;
-    }
-    if (iters > 0)
-        tc->iters = iters;
-    return ck;
-}
-
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
 static int check_model(const qkv_training_model *model)
 {
@@ -214,18 +185,28 @@ static int check_model(const qkv_training_model *model)
     return 0;
 }
 
-qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc)
+/* Free what model's callbacks work in, when a run was to own it: the end
+ * of every qkv_training_model given to a run that could not be made. */
+static void release(const qkv_training_model *model)
 {
-    const char *fn = "qkv_training_new";
-    if (qkv__null(fn, "model", model) || qkv__null(fn, "tc", tc))
-        return NULL;
+    if (model->release)
+        model->release(model->model);
+}
+
+/* qkv_training_new, named fn in messages; model and tc checked for NULL. */
+static qkv_training *new_run(const char *fn, const qkv_training_model *model,
+                             const qkv_train_config *tc)
+{
     if (check_model(model) < 0 || qkv_train_config_check(tc) < 0) {
         qkv__fail_in(fn);
+        release(model);
         return NULL;
     }
     qkv_training *t = qkv_calloc(sizeof *t);
-    if (!t)
+    if (!t) {
+        release(model);
         return NULL;
+    }
     t->model = *model;
     /* The defaults are filled in here, so the run, its callbacks and the
      * checkpoint all see (and a resume gets back) the values actually used. */
@@ -251,13 +232,92 @@ qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_
     }
     if (model->config_len)
         memcpy(blob, model->config, model->config_len);
+    if (model->start && model->start(model->model, t) < 0) {
+        qkv__fail_in(fn);
+        qkv_training_free(t);
+        return NULL;
+    }
     return t;
+}
+
+qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc)
+{
+    const char *fn = "qkv_training_new";
+    if (qkv__null(fn, "model", model))
+        return NULL;
+    if (qkv__null(fn, "tc", tc)) {
+        release(model);
+        return NULL;
+    }
+    return new_run(fn, model, tc);
+}
+
+/* 0 when the checkpoint ck at path holds the model: the same kind (checked
+ * at opening), config blob and vocabulary. The parameters' names and shapes
+ * are checked as they load. */
+static int check_saved_model(const qkv_checkpoint *ck, const qkv_training_model *model,
+                             const char *path)
+{
+    if (model->config_len && memcmp(ck->config, model->config, model->config_len) != 0)
+        return qkv_set_error("'%s' holds another %s model than this one (its config differs): "
+                             "rebuild the model from the checkpoint", path, model->kind);
+    int n = model->vocab ? model->vocab->size : 0;
+    if (ck->vocab.size != n)
+        return qkv_set_error("'%s' holds a vocabulary of %d symbols but the model's has %d",
+                             path, ck->vocab.size, n);
+    if (n && memcmp(ck->vocab.byte, model->vocab->byte, (size_t)n) != 0)
+        return qkv_set_error("'%s' holds another vocabulary of %d symbols than the model's",
+                             path, n);
+    return 0;
+}
+
+qkv_training *qkv_training_resume(const qkv_training_model *model, const char *path, int iters)
+{
+    const char *fn = "qkv_training_resume";
+    if (qkv__null(fn, "model", model))
+        return NULL;
+    qkv_checkpoint *ck = NULL;
+    qkv_training *t = NULL;
+    qkv_train_config tc;
+    if (qkv__null(fn, "path", path) || check_model(model) < 0)
+        goto fail;
+    if (iters < 0) {
+        qkv_set_error("iters %d is negative (0 keeps the saved run length)", iters);
+        goto fail;
+    }
+    if (!(ck = qkv_checkpoint_open(path, model->kind)) ||
+        qkv_training_config_load(&tc, ck, model->config_len) < 0 ||
+        check_saved_model(ck, model, path) < 0)
+        goto fail;
+    if (iters > 0 && iters < ck->step) {
+        qkv_set_error("the run saved in '%s' is at step %lld (of %d): iters %d would end it "
+                      "before it resumes; pass iters above %lld to go further",
+                      path, (long long)ck->step, tc.iters, iters, (long long)ck->step);
+        goto fail;
+    }
+    if (iters > 0)
+        tc.iters = iters;
+    /* The model is handed over here: from now on the run releases it. */
+    t = new_run(fn, model, &tc);
+    model = NULL;
+    if (!t || qkv_training_load(t, ck) < 0)
+        goto fail;
+    qkv_checkpoint_close(ck);
+    return t;
+fail:
+    qkv__fail_in(fn);
+    if (model)
+        release(model);
+    qkv_training_free(t);
+    qkv_checkpoint_close(ck);
+    return NULL;
 }
 
 void qkv_training_free(qkv_training *t)
 {
     if (!t)
         return;
+    release(&t->model);
     qkv_free((void *)t->model.config);
     qkv_optim_free(t->opt);
     qkv_arena_free(t->arena);
@@ -334,7 +394,7 @@ double qkv_training_eval(qkv_training *t, int which)
         qkv_set_error("qkv_training_eval: the '%s' model has no evaluation", t->model.kind);
         return NAN;
     }
-    double value = t->model.eval(t->model.model, t->arena, which);
+    double value = t->model.eval(t->model.model, t, which);
     if (isnan(value))
         qkv__fail_in("qkv_training_eval");
     return value;

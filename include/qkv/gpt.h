@@ -1,4 +1,4 @@
-/* qkv/gpt.h — a character-level GPT: build it, run it, sample from it.
+/* qkv/gpt.h — a character-level GPT: build it, run it, train it, sample from it.
  *
  * Token and learned position embeddings, n_layer causal decoder blocks
  * (pre-LayerNorm), a final LayerNorm and an lm head tied to the token
@@ -34,6 +34,31 @@
  *     qkv_gpt_lm_free(lm);
  *     qkv_gpt_free(saved);
  *     qkv_gpt_free(m);
+ *     // trained on a text file (a qkv_training run, qkv/training.h):
+ *     qkv_corpus *text = qkv_corpus_load("input.txt", NULL);
+ *     qkv_gpt_config mc = {.vocab_size = text ? text->tok.size : 1, .block_size = 64,
+ *                          .n_layer = 4, .n_head = 4, .n_embd = 128};
+ *     qkv_train_config tc = qkv_train_defaults();
+ *     qkv_gpt *g = qkv_gpt_new(&mc, tc.seed);
+ *     qkv_training_model tm;
+ *     qkv_training *run = g && text && qkv_gpt_training_model(g, text, &tm) == 0
+ *                             ? qkv_training_new(&tm, &tc) : NULL;
+ *     while (run && run->step < run->cfg.iters)
+ *         if (qkv_training_step(run, NULL, NULL) < 0) break;
+ *     if (run)
+ *         printf("val loss %.4f\n", qkv_training_eval(run, QKV_SPLIT_VAL));
+ *     qkv_training_save(run, "run.ckpt");
+ *     qkv_training_free(run);
+ *     qkv_gpt_free(g);
+ *     // and resumed: the model and its vocabulary from the checkpoint, the text again
+ *     qkv_gpt *back = qkv_gpt_load("run.ckpt", &vocab);
+ *     qkv_corpus *again = back ? qkv_corpus_load("input.txt", &vocab) : NULL;
+ *     run = again && qkv_gpt_training_model(back, again, &tm) == 0
+ *               ? qkv_training_resume(&tm, "run.ckpt", 4000) : NULL;   // 4000 steps now
+ *     qkv_training_free(run);
+ *     qkv_gpt_free(back);
+ *     qkv_corpus_free(again);
+ *     qkv_corpus_free(text);
  *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
  * the five sizes of a qkv_gpt_config are required.
@@ -41,8 +66,10 @@
 #ifndef QKV_GPT_H
 #define QKV_GPT_H
 
+#include "qkv/data.h"
 #include "qkv/generate.h"
 #include "qkv/nn.h"
+#include "qkv/training.h"
 
 QKV_BEGIN_DECLS
 
@@ -130,6 +157,28 @@ void qkv_gpt_lm_free(qkv_lm *lm);
 int qkv_gpt_generate(const qkv_gpt *m, const int32_t *prompt, int n_prompt, int n_new,
                      const qkv_sample_opts *opts, qkv_rng *rng, bool use_cache, qkv_emit_fn emit,
                      void *ud);
+
+/* ---- training (a qkv_training run) and loading ---- */
+
+/* Fill out with m's side of a qkv_training run on corpus, whose vocabulary
+ * size must be m's (kind "gpt"): the loss of the next batch of the run's
+ * batch_size windows of block_size characters, evaluations 0 and 1 (the mean
+ * loss of eval_iters batches of the train and the val split, QKV_SPLIT_TRAIN
+ * and QKV_SPLIT_VAL), m's config blob and corpus's vocabulary for the
+ * checkpoint, the three batch streams (seeded from the run's seed + 1..3).
+ * The run it is given to owns the batches; m and corpus must outlive it.
+ * 0, or -1 with a message. */
+int qkv_gpt_training_model(qkv_gpt *m, const qkv_corpus *corpus, qkv_training_model *out);
+
+/* The mean loss of m over iters batches from s (no-grad, no dropout), using
+ * arena for the activations and x, y (B·T each) for the batch; NAN with a
+ * message on failure. */
+double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
+                         int32_t *x, int32_t *y);
+
+/* The model saved at path (by a qkv_training run, for sampling, evaluation
+ * or resuming), and its vocabulary into vocab. NULL with a message on failure. */
+qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab);
 
 QKV_END_DECLS
 #endif

@@ -25,7 +25,6 @@
 #include "qkv/params.h"
 #include "qkv/rng.h"
 #include "qkv/tensor.h"
-#include "qkv/trainer.h"
 #include "qkv/training.h"
 #include "qkv/version.h"
 

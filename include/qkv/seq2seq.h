@@ -19,15 +19,23 @@
  *     qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, 2, 4, 64, 0);
  *     qkv_train_config tc = qkv_train_defaults();
  *     tc.iters = 1500, tc.batch_size = 64, tc.lr = 3e-3, tc.eval_iters = 4;
- *     qkv_seq2seq_trainer *t = qkv_seq2seq_trainer_new(&mc, &tc, task);
- *     while (t && t->run->step < tc.iters)
- *         if (qkv_seq2seq_trainer_step(t, NULL, NULL) < 0) break;
+ *     qkv_tokenizer chars;                                    // the task's alphabet
+ *     qkv_seq2seq *m = qkv_seq2seq_task_chars(task, &chars) == 0
+ *                          ? qkv_seq2seq_new(&mc, &chars, tc.seed) : NULL;
+ *     qkv_training_model tm;                                  // a qkv_training run (qkv/training.h)
+ *     qkv_training *run = m && qkv_seq2seq_training_model(m, task, &tm) == 0
+ *                             ? qkv_training_new(&tm, &tc) : NULL;
+ *     while (run && run->step < tc.iters)
+ *         if (qkv_training_step(run, NULL, NULL) < 0) break;
+ *     if (run)
+ *         printf("held-out exact match %.3f\n", qkv_training_eval(run, 0));
+ *     qkv_training_free(run);
  *     char out[16];
  *     const char *in = "March 3rd, 1998";
  *     char *outs[1] = {out};
- *     if (t && qkv_seq2seq_translate(t->model, 1, &in, outs) == 0)
+ *     if (m && qkv_seq2seq_translate(m, 1, &in, outs) == 0)
  *         puts(out);                                          // 1998-03-03
- *     qkv_seq2seq_trainer_free(t);
+ *     qkv_seq2seq_free(m);
  *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
  * the sizes of a qkv_seq2seq_config are required.
@@ -69,7 +77,7 @@ void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg,
                              uint8_t out[QKV_SEQ2SEQ_CONFIG_BYTES]);
 
 /* Read a config written by qkv_seq2seq_config_pack (the first
- * QKV_SEQ2SEQ_CONFIG_BYTES of blob; a trainer's checkpoint carries the run's
+ * QKV_SEQ2SEQ_CONFIG_BYTES of blob; a training run's checkpoint carries its
  * settings after them) and check it; 0, or -1 naming the first bad field
  * (or a short blob). */
 int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t len);
@@ -179,8 +187,9 @@ int qkv_seq2seq_translate(const qkv_seq2seq *m, int n, const char *const *inputs
  * optimizer state: for sampling and evaluation, not for resuming). 0 or -1. */
 int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step);
 
-/* The model saved at path (by qkv_seq2seq_save or a trainer); NULL with a
- * message on failure. */
+/* The model saved at path (by qkv_seq2seq_save or a qkv_training run, which
+ * it then resumes with qkv_seq2seq_training_model and qkv_training_resume);
+ * NULL with a message on failure. */
 qkv_seq2seq *qkv_seq2seq_load(const char *path);
 
 /* ---- tasks: generators of (input, output) pairs ---- */
@@ -190,8 +199,8 @@ qkv_seq2seq *qkv_seq2seq_load(const char *path);
 typedef int (*qkv_pair_fn)(qkv_rng *rng, bool test, char *input, size_t in_len, char *output,
                            size_t out_len);
 
-/* A task: every field is required (the trainer, its resume and the accuracy
- * check refuse a task missing one, naming it). */
+/* A task: every field is required (qkv_seq2seq_training_model and the
+ * accuracy check refuse a task missing one, naming it). */
 typedef struct qkv_seq2seq_task {
     const char *name;              /* "dates" */
     const char *(*alphabet)(void); /* every character of inputs and outputs, NUL-terminated
@@ -208,6 +217,10 @@ const qkv_seq2seq_task *qkv_seq2seq_task_find(const char *name);
 qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_layer, int n_head,
                                           int n_embd, double dropout);
 
+/* The characters of task's alphabet, into chars: a model's for the task
+ * (qkv_seq2seq_new). 0, or -1 naming what the task lacks. */
+int qkv_seq2seq_task_chars(const qkv_seq2seq_task *task, qkv_tokenizer *chars);
+
 /* Called by qkv_seq2seq_accuracy for each wrong answer. */
 typedef void (*qkv_seq2seq_miss_fn)(const char *input, const char *expected, const char *got,
                                     void *ud);
@@ -218,53 +231,18 @@ typedef void (*qkv_seq2seq_miss_fn)(const char *input, const char *expected, con
 double qkv_seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task, int n,
                             uint64_t seed, qkv_seq2seq_miss_fn on_miss, void *ud);
 
-/* ---- training ---- */
+/* ---- training (a qkv_training run) ---- */
 
-/* The encoder-decoder's side of a qkv_training run. Its settings are a
- * qkv_train_config: iters, batch_size, lr, min_lr, warmup, weight_decay,
- * grad_clip, seed as for the GPT, and eval_iters = held-out batches (of
- * batch_size pairs) per evaluation. */
-typedef struct qkv_seq2seq_trainer {
-    qkv_seq2seq *model;           /* the model being trained */
-    const qkv_seq2seq_task *task; /* where the pairs come from */
-    qkv_training *run;            /* settings, AdamW, schedule, step, dropout, arena */
-    qkv_rng data_rng;             /* draws the training pairs */
-    qkv_seq2seq_batch *batch;     /* one batch of token ids */
-    char *text;                   /* batch_size inputs, then their outputs, as strings */
-    char **strings;               /* 2·batch_size pointers to those strings, in order */
-} qkv_seq2seq_trainer;
-
-/* A trainer for a new model of config mc on task, alphabet from the task;
- * NULL with a message on failure. */
-qkv_seq2seq_trainer *qkv_seq2seq_trainer_new(const qkv_seq2seq_config *mc,
-                                             const qkv_train_config *tc,
-                                             const qkv_seq2seq_task *task);
-
-/* Free the trainer and its model (NULL is fine). */
-void qkv_seq2seq_trainer_free(qkv_seq2seq_trainer *t);
-
-/* One optimizer step on batch_size fresh training pairs: forward, backward,
- * clip, AdamW. Writes the loss and the gradient norm before clipping (either
- * may be NULL). A NaN or infinite loss or norm is an error naming the step,
- * and the parameters are left as they were. 0 or -1. */
-int qkv_seq2seq_trainer_step(qkv_seq2seq_trainer *t, double *loss, double *grad_norm);
-
-/* Exact-match accuracy on eval_iters batches of batch_size held-out pairs,
- * the same pairs at every call (drawn from seed + 2); fewer batches when
- * the run's eval_stop ends it (t->run->eval_done says how many). NAN on failure. */
-double qkv_seq2seq_trainer_eval(qkv_seq2seq_trainer *t);
-
-/* Save the whole run (model, AdamW moments, step, every random stream; the
- * config blob is the model's then the run's settings) to path, atomically;
- * qkv_seq2seq_load reads it too. 0 or -1 (a diverged run is not saved). */
-int qkv_seq2seq_trainer_save(const qkv_seq2seq_trainer *t, const char *path);
-
-/* A trainer continuing the run saved at path on task (whose alphabet must
- * be the checkpoint's), bit-exactly. When iters > 0 it replaces the saved
- * run length (not below the saved step). NULL with a message on failure (a
- * model saved by qkv_seq2seq_save has no run to continue). */
-qkv_seq2seq_trainer *qkv_seq2seq_trainer_resume(const char *path, const qkv_seq2seq_task *task,
-                                                int iters);
+/* Fill out with m's side of a qkv_training run on task, whose alphabet must
+ * be m's (kind "seq2seq"): the teacher-forced loss of the run's batch_size
+ * fresh pairs of the task's training split per step (drawn from the run's
+ * seed + 1), evaluation 0 (exact-match accuracy on eval_iters batches of
+ * batch_size held-out pairs, the same pairs at every call, drawn from seed
+ * + 2), m's config blob and alphabet for the checkpoint (which
+ * qkv_seq2seq_load reads too). The run it is given to owns the batch; m and
+ * task must outlive it. 0, or -1 with a message. */
+int qkv_seq2seq_training_model(qkv_seq2seq *m, const qkv_seq2seq_task *task,
+                               qkv_training_model *out);
 
 /* ---- attention pictures ---- */
 

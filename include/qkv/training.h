@@ -36,15 +36,21 @@
  *                                .rngs = streams, .n_rngs = 1, .loss = line_loss};
  *     qkv_train_config tc = {.iters = 500, .batch_size = 16, .lr = 0.05}; // rest: 0 = default
  *     qkv_training *t = qkv_training_new(&plug, &tc);
- *     while (t && t->step < t->cfg.iters)
+ *     while (t && t->step < 250)
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
  *     qkv_training_save(t, "line.ckpt");
  *     qkv_training_free(t);
+ *     t = qkv_training_resume(&plug, "line.ckpt", 0);   // the same model, where the file left it
+ *     while (t && t->step < t->cfg.iters)
+ *         if (qkv_training_step(t, NULL, NULL) < 0) break;
+ *     qkv_training_free(t);
  *     qkv_params_free(m.params);
  *
- * Resuming is the checkpoint's two phases: open it, rebuild the model from
- * the first config_len bytes of its config blob and the run's settings from
- * the rest (qkv_training_config_load), make the run, then qkv_training_load.
+ * The models of this library fill a qkv_training_model themselves:
+ * qkv_gpt_training_model (qkv/gpt.h) and qkv_seq2seq_training_model
+ * (qkv/seq2seq.h). A run is then the same calls whatever the model, and so
+ * is resuming one: rebuild the model from the checkpoint (qkv_gpt_load,
+ * qkv_seq2seq_load), fill its qkv_training_model, qkv_training_resume.
  *
  * Every stream a run draws from is saved (the run's dropout stream first,
  * then the model's, in its order), so N steps straight, or N/2, save,
@@ -118,12 +124,21 @@ int qkv_train_config_check(const qkv_train_config *tc);
  * with a message. */
 typedef qkv_tensor *(*qkv_loss_fn)(void *model, const qkv_ctx *ctx, int lo, int hi);
 
-/* Evaluation number `which` of the model (what it means is the model's:
- * the GPT's 0 and 1 are the train and val losses), using arena for its
- * activations; NAN with a message on failure. An evaluation of several
- * batches asks qkv_training_eval_more before each, so that the run's
- * eval_stop can end it early. */
-typedef double (*qkv_eval_fn)(void *model, qkv_arena *arena, int which);
+typedef struct qkv_training qkv_training;
+
+/* Evaluation number `which` of the model in run (what it means is the
+ * model's: the GPT's 0 and 1 are the train and val losses, the
+ * encoder-decoder's 0 its held-out exact match), on run->cfg.eval_iters
+ * batches, its activations in run->arena; NAN with a message on failure. An
+ * evaluation of several batches asks qkv_training_eval_more before each, so
+ * that the run's eval_stop can end it early. */
+typedef double (*qkv_eval_fn)(void *model, qkv_training *run, int which);
+
+/* Called once by qkv_training_new when the run's settings are known (in
+ * run->cfg, the defaults filled in, or a checkpoint's): the model sizes its
+ * batches to cfg.batch_size and seeds its streams from cfg.seed. 0, or -1
+ * with a message (the run is then not made). */
+typedef int (*qkv_start_fn)(void *model, const qkv_training *run);
 
 /* Asked between an evaluation's batches: true ends the evaluation there (a
  * signal, a deadline), its result then coming from the batches done. */
@@ -137,7 +152,11 @@ typedef bool (*qkv_stop_fn)(void *ud);
 typedef int (*qkv_grad_hook)(void *ud, qkv_params *p, double *loss);
 
 /* What a model gives the run. The run copies this and the config blob; the
- * model, its params and its streams must outlive the run. */
+ * model, its params and its streams must outlive the run. With release set,
+ * the run owns `model` (the callbacks' state: batches, buffers): one
+ * qkv_training_new or qkv_training_resume takes it over, and releases it in
+ * qkv_training_free, or at once if it fails; a qkv_training_model that is
+ * never given to one is released by calling release(model). */
 typedef struct qkv_training_model {
     const char *kind;           /* the checkpoint's model kind: "gpt", "seq2seq", ... */
     void *model;                /* handed to the callbacks */
@@ -149,13 +168,15 @@ typedef struct qkv_training_model {
     int n_rngs;                 /* how many (0..8) */
     qkv_loss_fn loss;           /* the training loss */
     qkv_eval_fn eval;           /* evaluation, or NULL for none */
+    qkv_start_fn start;         /* readies the model for the run's settings, or NULL */
+    void (*release)(void *model); /* frees model with the run, or NULL (the caller keeps it) */
     size_t arena_bytes;         /* first size of the step arena (0: 16 MiB; it grows) */
 } qkv_training_model;
 
 /* Most streams a model may add to the run's. */
 #define QKV_TRAINING_MAX_RNGS 8
 
-typedef struct qkv_training {
+struct qkv_training {
     qkv_training_model model;     /* the model's side (the blob pointer is the run's copy) */
     qkv_train_config cfg;         /* the run's settings; cfg.iters is the schedule's length */
     qkv_optim *opt;               /* AdamW and its moments */
@@ -172,14 +193,26 @@ typedef struct qkv_training {
     int eval_done;                /* batches the last evaluation averaged (at least 1; fewer than
                                      cfg.eval_iters when eval_stop ended it) */
     qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS]; /* every stream, in checkpoint order */
-} qkv_training;
+};
 
 /* A run for model with settings tc (its zero fields filled in, into t->cfg):
  * AdamW (weight decay from tc) over model->params, the schedule, the dropout
- * stream, the arena. NULL with a message on a bad config or no memory. */
+ * stream, the arena, then model->start. NULL with a message on a bad config
+ * or no memory (model->model released then, if the run was to own it). */
 qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc);
 
-/* Free the run (not the model; NULL is fine). */
+/* The run saved at path, continued with model, which must be the one saved
+ * there (its kind, its config blob and its vocabulary; rebuilt from the
+ * checkpoint, e.g. by qkv_gpt_load or qkv_seq2seq_load): the run's settings
+ * come from the file (qkv_training_config_load), then the parameters,
+ * moments, step and streams (qkv_training_load), so it goes on bit-exactly.
+ * When iters > 0 it replaces the saved run length (the schedule then ends
+ * there; below the saved step is an error naming that step). NULL with a
+ * message on failure (model->model released then, as by qkv_training_new). */
+qkv_training *qkv_training_resume(const qkv_training_model *model, const char *path, int iters);
+
+/* Free the run, and the callbacks' state when the run owns it (see
+ * qkv_training_model); never the model's params. NULL is fine. */
 void qkv_training_free(qkv_training *t);
 
 /* One optimizer step: zero the gradients, the model's loss, backward, the

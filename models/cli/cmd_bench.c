@@ -83,16 +83,35 @@ typedef struct train_case {
     int batch, threads, warmup, steps;
 } train_case;
 
-/* A trainer for tc on tc->threads threads over a random corpus (*c, to be
- * freed after the trainer); NULL on failure. */
-static qkv_trainer *case_trainer(const train_case *tc, qkv_corpus **c)
+/* A training run of one train_case: its model, a random corpus, the run. */
+typedef struct case_run {
+    qkv_gpt *model;
+    qkv_corpus *text;
+    qkv_training *run; /* NULL when it could not be made */
+} case_run;
+
+/* The run of tc on tc->threads threads over a random corpus (free it with
+ * case_run_free); its run is NULL on failure. */
+static case_run case_run_new(const train_case *tc)
 {
     cli_use_threads(tc->threads);
-    *c = random_corpus(tc->model.vocab_size, 200000);
+    case_run r = {.text = random_corpus(tc->model.vocab_size, 200000)};
     qkv_train_config cfg = qkv_train_defaults();
     cfg.batch_size = tc->batch;
     cfg.iters = tc->warmup + tc->steps;
-    return *c ? qkv_trainer_new(&tc->model, &cfg, *c) : NULL;
+    qkv_training_model tm;
+    if (r.text && (r.model = qkv_gpt_new(&tc->model, cfg.seed)) &&
+        qkv_gpt_training_model(r.model, r.text, &tm) == 0)
+        r.run = qkv_training_new(&tm, &cfg);
+    return r;
+}
+
+/* Free what case_run_new made. */
+static void case_run_free(case_run *r)
+{
+    qkv_training_free(r->run);
+    qkv_gpt_free(r->model);
+    qkv_corpus_free(r->text);
 }
 
 /* Median ms per training step of one train_case (run in a child). */
@@ -100,13 +119,12 @@ static result bench_train(const void *arg)
 {
     const train_case *tc = arg;
     result r = {0};
-    qkv_corpus *c;
-    qkv_trainer *t = case_trainer(tc, &c);
+    case_run cr = case_run_new(tc);
     double ms[64];
     int n = tc->steps < 64 ? tc->steps : 64;
-    for (int i = 0; t && i < tc->warmup + n; i++) {
+    for (int i = 0; cr.run && i < tc->warmup + n; i++) {
         double t0 = cli_now();
-        if (qkv_trainer_step(t, NULL, NULL) < 0)
+        if (qkv_training_step(cr.run, NULL, NULL) < 0)
             break;
         if (i >= tc->warmup)
             ms[i - tc->warmup] = 1000 * (cli_now() - t0);
@@ -118,8 +136,7 @@ static result bench_train(const void *arg)
     }
     if (!r.ok)
         fprintf(stderr, "qkv bench: %s: %s\n", tc->name, qkv_last_error());
-    qkv_trainer_free(t);
-    qkv_corpus_free(c);
+    case_run_free(&cr);
     return r;
 }
 
@@ -138,16 +155,15 @@ static int slower_first(const void *x, const void *y)
 static result bench_ops(const void *arg)
 {
     const train_case *tc = arg;
-    qkv_corpus *c;
-    qkv_trainer *t = case_trainer(tc, &c);
+    case_run cr = case_run_new(tc);
     double total = 0;
     int done = 0;
-    for (int i = 0; t && i < tc->warmup + tc->steps; i++) {
+    for (int i = 0; cr.run && i < tc->warmup + tc->steps; i++) {
         if (i == tc->warmup)
             qkv__profile_on(true);
         qkv__profile_mark();
         double t0 = cli_now();
-        if (qkv_trainer_step(t, NULL, NULL) < 0)
+        if (qkv_training_step(cr.run, NULL, NULL) < 0)
             break;
         if (i >= tc->warmup)
             total += cli_now() - t0, done++;
@@ -175,8 +191,7 @@ static result bench_ops(const void *arg)
                step - ops, "", 100 * (step - ops) / step);
         fflush(stdout); /* the child leaves by _exit, which flushes nothing */
     }
-    qkv_trainer_free(t);
-    qkv_corpus_free(c);
+    case_run_free(&cr);
     return (result){.ok = done > 0};
 }
 

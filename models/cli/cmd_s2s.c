@@ -24,13 +24,12 @@ static int fail(const char *cmd)
 }
 
 /* The encoder-decoder's evaluation for the loop: held-out exact match. */
-static int evaluate(void *trainer, double *deadline, train_eval *e)
+static int evaluate(qkv_training *run, const void *ud, double *deadline, train_eval *e)
 {
-    (void)deadline; /* the run's eval_stop reads it */
-    qkv_seq2seq_trainer *t = trainer;
-    const qkv_train_config *c = &t->run->cfg;
-    double acc = qkv_seq2seq_trainer_eval(t);
-    int done = t->run->eval_done;
+    (void)ud, (void)deadline; /* the run's eval_stop reads the deadline */
+    const qkv_train_config *c = &run->cfg;
+    double acc = qkv_training_eval(run, 0);
+    int done = run->eval_done;
     *e = (train_eval){.train = NAN, .val = NAN, .share = done / (double)c->eval_iters};
     snprintf(e->summary, sizeof e->summary, "held-out exact match %.1f%% of %d pairs", 100 * acc,
              done * c->batch_size);
@@ -87,35 +86,45 @@ static int s2s_train(int argc, char **argv)
     if (run_start(&cmd, &ro) < 0)
         return 1;
 
-    qkv_seq2seq_trainer *t;
+    /* The model is this function's; the run owns its batch. */
+    qkv_seq2seq *m = NULL;
+    qkv_training *run = NULL;
+    qkv_training_model tm;
     if (ro.resume) {
-        t = qkv_seq2seq_trainer_resume(ro.resume, task, ro.iters);
+        if ((m = qkv_seq2seq_load(ro.resume)) && qkv_seq2seq_training_model(m, task, &tm) == 0)
+            run = qkv_training_resume(&tm, ro.resume, ro.iters);
     } else {
         qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
         qkv_train_config tc = run_config(&ro);
-        t = qkv_seq2seq_trainer_new(&mc, &tc, task);
+        qkv_tokenizer chars;
+        if (qkv_seq2seq_task_chars(task, &chars) == 0 &&
+            (m = qkv_seq2seq_new(&mc, &chars, tc.seed)) &&
+            qkv_seq2seq_training_model(m, task, &tm) == 0)
+            run = qkv_training_new(&tm, &tc);
     }
-    if (!t) {
+    if (!run) {
+        qkv_seq2seq_free(m);
         cli_release_outputs();
         return fail("train");
     }
-    const qkv_seq2seq_config *mc = &t->model->cfg;
-    const qkv_train_config *tc = &t->run->cfg;
+    const qkv_seq2seq_config *mc = &m->cfg;
+    const qkv_train_config *tc = &run->cfg;
     printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,
-           task->max_input, task->max_output, t->model->chars.size);
+           task->max_input, task->max_output, m->chars.size);
     printf("model: %d+%d layers, %d heads, width %d, dropout %g: %zu parameters\n", mc->n_layer,
-           mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, t->model->params->total);
+           mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, m->params->total);
     char step_size[32];
     snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
-    train_print_plan(t->run, &ro, step_size);
+    train_print_plan(run, &ro, step_size);
     char resume_args[300];
     snprintf(resume_args, sizeof resume_args, "--task %s", task->name);
     /* Greedy decoding of eval_iters batches: about a step per batch. */
-    const train_loop loop = {.prog = "qkv s2s train", .opts = &ro, .run = t->run,
+    const train_loop loop = {.prog = "qkv s2s train", .opts = &ro, .run = run,
                              .resume_args = resume_args, .eval_cost = tc->eval_iters,
-                             .evaluate = evaluate, .ud = t};
+                             .evaluate = evaluate};
     int status = train_loop_run(&loop);
-    qkv_seq2seq_trainer_free(t);
+    qkv_training_free(run);
+    qkv_seq2seq_free(m);
     cli_release_outputs();
     return status;
 }

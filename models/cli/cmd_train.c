@@ -19,24 +19,24 @@
 
 /* The GPT's evaluation for the loop: the train and val losses, each split
  * in half the time the loop gives (with several ranks, each evaluates its
- * slice of every batch and the means are averaged). */
-static int evaluate(void *trainer, double *deadline, train_eval *e)
+ * slice of every batch and the means are averaged). model is the qkv_gpt. */
+static int evaluate(qkv_training *run, const void *model, double *deadline, train_eval *e)
 {
-    qkv_trainer *t = trainer;
+    const qkv_gpt *m = model;
     double end = *deadline, now = cli_now();
     *deadline = now + (end - now) / 2;
     double loss[2];
     int done[2];
-    loss[0] = qkv_trainer_eval(t, QKV_SPLIT_TRAIN);
-    done[0] = t->run->eval_done;
+    loss[0] = qkv_training_eval(run, QKV_SPLIT_TRAIN);
+    done[0] = run->eval_done;
     *deadline = end;
-    loss[1] = qkv_trainer_eval(t, QKV_SPLIT_VAL);
-    done[1] = t->run->eval_done;
+    loss[1] = qkv_training_eval(run, QKV_SPLIT_VAL);
+    done[1] = run->eval_done;
     bool failed = isnan(loss[0]) || isnan(loss[1]);
     if (ranks_any(failed))
         return failed ? -1 : qkv_set_error("another rank's evaluation failed (its message is above)");
     ranks_mean(loss, 2);
-    const qkv_train_config *c = &t->run->cfg;
+    const qkv_train_config *c = &run->cfg;
     *e = (train_eval){.train = loss[0], .val = loss[1],
                       .share = (done[0] + done[1]) / (2.0 * c->eval_iters)};
     snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
@@ -45,7 +45,7 @@ static int evaluate(void *trainer, double *deadline, train_eval *e)
         n += snprintf(e->used + n, sizeof e->used - (size_t)n, " of %d+%d", c->eval_iters,
                       c->eval_iters);
     snprintf(e->used + n, sizeof e->used - (size_t)n, " batches, %.0f tokens",
-             (double)(done[0] + done[1]) * c->batch_size * t->model->cfg.block_size);
+             (double)(done[0] + done[1]) * c->batch_size * m->cfg.block_size);
     return 0;
 }
 
@@ -155,50 +155,58 @@ int cmd_train(int argc, char **argv)
     if (run_start(&cmd, &ro) < 0)
         return 1;
 
-    qkv_trainer *t = NULL;
+    /* The model and its text are this function's; the run owns its batches. */
+    qkv_gpt *m = NULL;
     qkv_corpus *corpus = NULL;
+    qkv_training *run = NULL;
+    qkv_training_model tm;
     if (ro.resume) {
-        t = qkv_trainer_resume(ro.resume, data, ro.iters);
+        qkv_tokenizer vocab;
+        if ((m = qkv_gpt_load(ro.resume, &vocab)) && (corpus = qkv_corpus_load(data, &vocab)) &&
+            qkv_gpt_training_model(m, corpus, &tm) == 0)
+            run = qkv_training_resume(&tm, ro.resume, ro.iters);
     } else if ((corpus = qkv_corpus_load(data, NULL))) {
         qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = block, .n_layer = layers,
                              .n_head = heads, .n_embd = embd, .dropout = dropout,
                              .no_bias = no_bias, .rope = rope, .rmsnorm = rmsnorm,
                              .relu2 = relu2, .qk_norm = qk_norm, .untied = untied};
         qkv_train_config tc = run_config(&ro);
-        t = qkv_trainer_new(&mc, &tc, corpus);
+        if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
+            run = qkv_training_new(&tm, &tc);
     }
     /* Every rank built the same run, or none trains (see ranks_agree.h). */
-    if (ranks_agree("qkv train", t, &ro) < 0) {
-        qkv_trainer_free(t);
+    if (ranks_agree("qkv train", run, m, corpus, &ro) < 0) {
+        qkv_training_free(run);
+        qkv_gpt_free(m);
         qkv_corpus_free(corpus);
         cli_release_outputs();
         return 1;
     }
     if (dist_size() > 1)
         printf("%d ranks x %d threads: each computes %d of every %d sequences\n", dist_size(),
-               ro.threads, t->run->cfg.batch_size / dist_size(), t->run->cfg.batch_size);
-    const qkv_gpt_config *mc = &t->model->cfg;
-    const qkv_train_config *tc = &t->run->cfg;
-    const qkv_corpus *c = t->corpus;
+               ro.threads, run->cfg.batch_size / dist_size(), run->cfg.batch_size);
+    const qkv_gpt_config *mc = &m->cfg;
+    const qkv_train_config *tc = &run->cfg;
     int B = tc->batch_size, T = mc->block_size;
-    printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, c->len,
-           c->tok.size, c->n_train, c->len - c->n_train);
+    printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, corpus->len,
+           corpus->tok.size, corpus->n_train, corpus->len - corpus->n_train);
     printf("model: %d layers, %d heads, width %d, block %d, dropout %g%s%s%s%s%s: %zu parameters\n",
            mc->n_layer, mc->n_head, mc->n_embd, mc->block_size, mc->dropout,
            mc->rope ? ", rope" : "", mc->rmsnorm ? ", rmsnorm" : "", mc->relu2 ? ", relu2" : "",
            mc->qk_norm ? ", qk-norm" : "", mc->untied ? ", untied head" : "",
-           t->model->params->total);
+           m->params->total);
     char step_size[64];
     snprintf(step_size, sizeof step_size, "%d x %d tokens", B, T);
-    train_print_plan(t->run, &ro, step_size);
+    train_print_plan(run, &ro, step_size);
     char resume_args[4200];
     snprintf(resume_args, sizeof resume_args, "--data %s", data);
     /* An evaluation runs 2·eval_iters forwards, each about a third of a step. */
-    const train_loop loop = {.prog = "qkv train", .opts = &ro, .run = t->run,
+    const train_loop loop = {.prog = "qkv train", .opts = &ro, .run = run,
                              .resume_args = resume_args, .tokens_per_step = (double)B * T,
-                             .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate, .ud = t};
+                             .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate, .ud = m};
     int status = train_loop_run(&loop);
-    qkv_trainer_free(t);
+    qkv_training_free(run);
+    qkv_gpt_free(m);
     qkv_corpus_free(corpus);
     cli_release_outputs();
     return status;

@@ -138,19 +138,19 @@ static uint32_t state_crc(const qkv_training *run)
     return crc;
 }
 
-/* Every term of t's run that must be the same on every rank, into r: what
- * it trains on, the model, the schedule, the seed, where it starts, then
- * (following from those) the parameters and their state. */
-static void describe(report *r, const qkv_trainer *t, const run_options *o)
+/* Every term of the run of model on text that must be the same on every rank,
+ * into r: what it trains on, the model, the schedule, the seed, where it
+ * starts, then (following from those) the parameters and their state. */
+static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
+                     const qkv_corpus *text, const run_options *o)
 {
     n_terms = 0;
-    const qkv_corpus *text = t->corpus;
     const qkv_tokenizer *v = &text->tok;
     term(r, "vocabulary", "%d symbols, CRC %08" PRIx32, v->size,
          qkv_crc32(0, v->byte, (size_t)v->size));
     term(r, "training text", "%zu characters, CRC %08" PRIx32, text->len,
          qkv_crc32(0, text->ids, text->len * sizeof *text->ids));
-    const qkv_gpt_config *m = &t->model->cfg;
+    const qkv_gpt_config *m = &model->cfg;
     term(r, "context length", "--block %d", m->block_size);
     term(r, "depth", "--layers %d", m->n_layer);
     term(r, "attention heads", "--heads %d", m->n_head);
@@ -162,7 +162,7 @@ static void describe(report *r, const qkv_trainer *t, const run_options *o)
     term_flag(r, "MLP activation", "--relu2", m->relu2, "GELU");
     term_flag(r, "query-key norm", "--qk-norm", m->qk_norm, "no --qk-norm");
     term_flag(r, "lm head", "--untied", m->untied, "tied to the embedding");
-    const qkv_train_config *c = &t->run->cfg;
+    const qkv_train_config *c = &run->cfg;
     term(r, "run length", "--iters %d", c->iters);
     term(r, "global batch", "--batch %d", c->batch_size);
     term_real(r, "learning rate", "--lr", c->lr);
@@ -178,12 +178,12 @@ static void describe(report *r, const qkv_trainer *t, const run_options *o)
         term_real(r, "time budget", "--time", o->budget);
     else
         term(r, "time budget", "no --time");
-    term(r, "starting step", "step %" PRId64 ", %s", t->run->step,
+    term(r, "starting step", "step %" PRId64 ", %s", run->step,
          o->resume ? "resumed" : "a new run");
     term(r, "precision", "%s", sizeof(qkv_real) == sizeof(double) ? "double" : "float");
     n_given = n_terms;
-    term(r, "parameter count", "%zu", t->model->params->total);
-    term(r, "weights and optimizer state", "CRC %08" PRIx32, state_crc(t->run));
+    term(r, "parameter count", "%zu", model->params->total);
+    term(r, "weights and optimizer state", "CRC %08" PRIx32, state_crc(run));
 }
 
 /* How many of rank r's terms differ from rank 0's, leaving out what follows
@@ -201,16 +201,17 @@ static int differences(const char *prog, const report *all, int r, bool say)
     return n;
 }
 
-int ranks_agree(const char *prog, const qkv_trainer *t, const run_options *o)
+int ranks_agree(const char *prog, const qkv_training *run, const qkv_gpt *m,
+                const qkv_corpus *text, const run_options *o)
 {
     if (dist_size() == 1) {
-        if (!t)
+        if (!run)
             fprintf(stderr, "%s: %s\n", prog, qkv_last_error());
-        return t ? 0 : -1;
+        return run ? 0 : -1;
     }
-    report mine = {.where = t ? HERE : FAILED};
-    if (t)
-        describe(&mine, t, o);
+    report mine = {.where = run ? HERE : FAILED};
+    if (run)
+        describe(&mine, run, m, text, o);
     else
         snprintf(mine.message, sizeof mine.message, "%s", qkv_last_error());
     report *all = gather(&mine, o->out);

@@ -18,7 +18,7 @@
 #ifndef QKV_CLI_RANKS_AGREE_H
 #define QKV_CLI_RANKS_AGREE_H
 
-#include "qkv/trainer.h"
+#include "qkv/gpt.h"
 #include "run_options.h"
 
 /* The first meeting, by a rank ready to train: 0 when every rank is there
@@ -32,9 +32,10 @@ int ranks_meet(const char *prog);
 void ranks_leave(const char *command, int status);
 
 /* The second meeting, by every rank that met, with the run it built (NULL:
- * it could not, qkv_last_error() says why) and its options: 0 when every rank
- * built the same run; -1 on every rank, after saying why, when one could not
- * or differs in anything that must match. */
-int ranks_agree(const char *prog, const qkv_trainer *t, const run_options *o);
+ * it could not, qkv_last_error() says why), the run's model and text, and its
+ * options: 0 when every rank built the same run; -1 on every rank, after
+ * saying why, when one could not or differs in anything that must match. */
+int ranks_agree(const char *prog, const qkv_training *run, const qkv_gpt *m,
+                const qkv_corpus *text, const run_options *o);
 
 #endif

@@ -191,7 +191,7 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     flush_stdout(); /* the progress line is out before a long evaluation starts */
     double te = cli_now();
     st->deadline = eval_deadline(l, st, s, te);
-    *eval_failed = l->evaluate(l->ud, &st->deadline, &st->last) < 0;
+    *eval_failed = l->evaluate(l->run, l->ud, &st->deadline, &st->last) < 0;
     if (*eval_failed)
         return -1;
     double dt = cli_now() - te;

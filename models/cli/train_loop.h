@@ -21,12 +21,13 @@ typedef struct train_loop {
     const char *resume_args;   /* what the resume hint adds after --resume OUT, e.g. "--data F" */
     double tokens_per_step;    /* for tok/s on the progress line, or 0 to leave it out */
     double eval_cost;          /* an evaluation's cost in training steps, until one is timed */
-    /* The model's evaluation: 0 or -1. It is to end by *deadline (cli_now()'s
-     * seconds, INFINITY for no limit), which the run's eval_stop reads
-     * between batches (with a signal, see train_eval_stop): an evaluation in
-     * parts may set an earlier one for each part. */
-    int (*evaluate)(void *ud, double *deadline, train_eval *e);
-    void *ud;                  /* its first argument */
+    /* The model's evaluation of run (qkv_training_eval): 0 or -1. It is to
+     * end by *deadline (cli_now()'s seconds, INFINITY for no limit), which the
+     * run's eval_stop reads between batches (with a signal, see
+     * train_eval_stop): an evaluation in parts may set an earlier one for
+     * each part. */
+    int (*evaluate)(qkv_training *run, const void *ud, double *deadline, train_eval *e);
+    const void *ud;            /* its second argument */
 } train_loop;
 
 /* The eval_stop the loop gives its run: true, on every rank, once a signal

@@ -1,21 +1,33 @@
-/* Training the character GPT (see qkv/trainer.h). */
-#include "qkv/trainer.h"
+/* The character GPT's side of a qkv_training run (see qkv/gpt.h): its loss
+ * and evaluation on a corpus's batches, and the model saved for sampling. */
+#include "qkv/gpt.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "tensor/check.h"
-#include "train/resume.h"
 #include "internal.h"
+
+/* What the run's callbacks work in: the model, its text, its batches. The
+ * run owns it (qkv_training_model.release). */
+typedef struct gpt_batches {
+    qkv_gpt *model;                 /* the model being trained (the caller's) */
+    const qkv_corpus *corpus;       /* the text (the caller's) */
+    qkv_batcher train;              /* training batches */
+    qkv_batcher eval[2];            /* evaluation batches of the train and val splits */
+    int32_t *x, *y;                 /* one batch of inputs and targets (B·T each) */
+    uint8_t config[QKV_GPT_CONFIG_BYTES]; /* the model's config blob */
+    qkv_rng *streams[3];            /* the batchers' streams, in checkpoint order */
+} gpt_batches;
 
 /* The GPT's loss for the run: draw the next training batch (all of it, see
  * qkv_loss_fn) and the mean loss of its rows [lo, hi). */
-static qkv_tensor *gpt_loss(void *trainer, const qkv_ctx *ctx, int lo, int hi)
+static qkv_tensor *gpt_loss(void *batches, const qkv_ctx *ctx, int lo, int hi)
 {
-    qkv_trainer *t = trainer;
-    int T = t->model->cfg.block_size;
-    qkv_batcher_next(&t->train, t->x, t->y);
-    return qkv_gpt_loss(t->model, ctx, t->x + (size_t)lo * T, t->y + (size_t)lo * T, hi - lo, T);
+    gpt_batches *g = batches;
+    int T = g->model->cfg.block_size;
+    qkv_batcher_next(&g->train, g->x, g->y);
+    return qkv_gpt_loss(g->model, ctx, g->x + (size_t)lo * T, g->y + (size_t)lo * T, hi - lo, T);
 }
 
 /* The mean loss of m over iters batches from s, on rows [lo, hi) of each;
@@ -54,92 +66,66 @@ static double mean_loss_rows(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_ar
 
 /* The GPT's evaluation for the run: the mean loss of split `which`, on the
  * rows of each batch the run computes (all of them, but for data parallelism). */
-static double gpt_eval(void *trainer, qkv_arena *arena, int which)
+static double gpt_eval(void *batches, qkv_training *run, int which)
 {
-    qkv_trainer *t = trainer;
+    gpt_batches *g = batches;
     if (which != QKV_SPLIT_TRAIN && which != QKV_SPLIT_VAL) {
         qkv_set_error("gpt evaluation %d does not exist: 0 is the train split, 1 the val split",
                       which);
         return NAN;
     }
-    return mean_loss_rows(t->model, &t->eval[which], t->run->cfg.eval_iters, arena, t->x, t->y,
-                          t->run->batch_lo, t->run->batch_hi, t->run);
+    return mean_loss_rows(g->model, &g->eval[which], run->cfg.eval_iters, run->arena, g->x, g->y,
+                          run->batch_lo, run->batch_hi, run);
 }
 
-/* The run of t's model of config mc with settings tc. */
-static qkv_training *new_run(qkv_trainer *t, const qkv_gpt_config *mc, const qkv_train_config *tc)
+/* The batches for the run's settings: B sequences of the model's block
+ * size. One seed, separate streams: changing how often we evaluate never
+ * changes the training batches. 0 or -1. */
+static int gpt_start(void *batches, const qkv_training *run)
 {
-    uint8_t blob[QKV_GPT_CONFIG_BYTES];
-    qkv_gpt_config_pack(mc, blob);
-    qkv_rng *streams[] = {&t->train.rng, &t->eval[QKV_SPLIT_TRAIN].rng, &t->eval[QKV_SPLIT_VAL].rng};
-    qkv_training_model plug = {.kind = "gpt", .model = t, .params = t->model->params,
-                               .config = blob, .config_len = sizeof blob, .vocab = &t->corpus->tok,
-                               .rngs = streams, .n_rngs = 3, .loss = gpt_loss, .eval = gpt_eval,
-                               .arena_bytes = (size_t)64 << 20};
-    return qkv_training_new(&plug, tc);
-}
-
-/* t's batches of block_size T, sized by its run's settings (where a
- * batch_size left 0 is filled in). One seed, separate streams: changing how
- * often we evaluate never changes the training batches. 0 or -1. */
-static int init_batches(qkv_trainer *t, int T)
-{
-    const qkv_corpus *d = t->corpus;
-    int B = t->run->cfg.batch_size;
-    uint64_t seed = t->run->cfg.seed;
-    if (qkv_batcher_init(&t->train, d, QKV_SPLIT_TRAIN, B, T, seed + 1) < 0 ||
-        qkv_batcher_init(&t->eval[QKV_SPLIT_TRAIN], d, QKV_SPLIT_TRAIN, B, T, seed + 2) < 0 ||
-        qkv_batcher_init(&t->eval[QKV_SPLIT_VAL], d, QKV_SPLIT_VAL, B, T, seed + 3) < 0 ||
-        !(t->x = qkv_alloc((size_t)B * T * sizeof *t->x)) ||
-        !(t->y = qkv_alloc((size_t)B * T * sizeof *t->y)))
+    gpt_batches *g = batches;
+    const qkv_corpus *d = g->corpus;
+    int B = run->cfg.batch_size, T = g->model->cfg.block_size;
+    uint64_t seed = run->cfg.seed;
+    if (qkv_batcher_init(&g->train, d, QKV_SPLIT_TRAIN, B, T, seed + 1) < 0 ||
+        qkv_batcher_init(&g->eval[QKV_SPLIT_TRAIN], d, QKV_SPLIT_TRAIN, B, T, seed + 2) < 0 ||
+        qkv_batcher_init(&g->eval[QKV_SPLIT_VAL], d, QKV_SPLIT_VAL, B, T, seed + 3) < 0 ||
+        !(g->x = qkv_alloc((size_t)B * T * sizeof *g->x)) ||
+        !(g->y = qkv_alloc((size_t)B * T * sizeof *g->y)))
         return -1;
     return 0;
 }
 
-qkv_trainer *qkv_trainer_new(const qkv_gpt_config *mc, const qkv_train_config *tc,
-                             const qkv_corpus *corpus)
+/* Free the batches and their buffers (the model and the corpus stay). */
+static void gpt_release(void *batches)
 {
-    const char *fn = "qkv_trainer_new";
-    if (qkv__null(fn, "mc", mc) || qkv__null(fn, "tc", tc) || qkv__null(fn, "corpus", corpus))
-        return NULL;
-    if (qkv_train_config_check(tc) < 0) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
-    if (corpus->tok.size != mc->vocab_size) {
-        qkv_set_error("trainer: the corpus has %d distinct characters but the model's vocabulary "
-                      "is %d", corpus->tok.size, mc->vocab_size);
-        return NULL;
-    }
-    qkv_trainer *t = qkv_calloc(sizeof *t);
-    if (!t)
-        return NULL;
-    t->corpus = corpus;
-    if (!(t->model = qkv_gpt_new(mc, tc->seed)) || !(t->run = new_run(t, mc, tc)) ||
-        init_batches(t, mc->block_size) < 0) {
-        qkv_trainer_free(t);
-        return NULL;
-    }
-    return t;
+    gpt_batches *g = batches;
+    qkv_free(g->x);
+    qkv_free(g->y);
+    qkv_free(g);
 }
 
-void qkv_trainer_free(qkv_trainer *t)
+int qkv_gpt_training_model(qkv_gpt *m, const qkv_corpus *corpus, qkv_training_model *out)
 {
-    if (!t)
-        return;
-    qkv_training_free(t->run);
-    qkv_gpt_free(t->model);
-    qkv_free(t->x);
-    qkv_free(t->y);
-    qkv_corpus_free(t->own_corpus);
-    qkv_free(t);
-}
-
-int qkv_trainer_step(qkv_trainer *t, double *loss, double *grad_norm)
-{
-    if (qkv__null("qkv_trainer_step", "t", t))
+    const char *fn = "qkv_gpt_training_model";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "corpus", corpus) || qkv__null(fn, "out", out))
         return -1;
-    return qkv_training_step(t->run, loss, grad_norm) < 0 ? qkv__fail_in("qkv_trainer_step") : 0;
+    if (corpus->tok.size != m->cfg.vocab_size)
+        return qkv_set_error("%s: the corpus has %d distinct characters but the model's "
+                             "vocabulary is %d", fn, corpus->tok.size, m->cfg.vocab_size);
+    gpt_batches *g = qkv_calloc(sizeof *g);
+    if (!g)
+        return qkv__fail_in(fn);
+    *g = (gpt_batches){.model = m, .corpus = corpus,
+                       .streams = {&g->train.rng, &g->eval[QKV_SPLIT_TRAIN].rng,
+                                   &g->eval[QKV_SPLIT_VAL].rng}};
+    qkv_gpt_config_pack(&m->cfg, g->config);
+    *out = (qkv_training_model){.kind = "gpt", .model = g, .params = m->params,
+                                .config = g->config, .config_len = sizeof g->config,
+                                .vocab = &corpus->tok, .rngs = g->streams, .n_rngs = 3,
+                                .loss = gpt_loss, .eval = gpt_eval, .start = gpt_start,
+                                .release = gpt_release, .arena_bytes = (size_t)64 << 20};
+    return 0;
 }
 
 double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
@@ -150,28 +136,6 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena 
         qkv__null(fn, "x", x) || qkv__null(fn, "y", y))
         return NAN;
     return mean_loss_rows(m, s, iters, arena, x, y, 0, s->batch_size, NULL);
-}
-
-double qkv_trainer_eval(qkv_trainer *t, qkv_split split)
-{
-    if (qkv__null("qkv_trainer_eval", "t", t))
-        return NAN;
-    if (split != QKV_SPLIT_TRAIN && split != QKV_SPLIT_VAL) {
-        qkv_set_error("qkv_trainer_eval: split %d is neither QKV_SPLIT_TRAIN nor QKV_SPLIT_VAL",
-                      (int)split);
-        return NAN;
-    }
-    double loss = qkv_training_eval(t->run, split);
-    if (isnan(loss))
-        qkv__fail_in("qkv_trainer_eval");
-    return loss;
-}
-
-int qkv_trainer_save(const qkv_trainer *t, const char *path)
-{
-    if (qkv__null("qkv_trainer_save", "t", t) || qkv__null("qkv_trainer_save", "path", path))
-        return -1;
-    return qkv_training_save(t->run, path) < 0 ? qkv__fail_in("qkv_trainer_save") : 0;
 }
 
 /* 0 when the checkpoint at path holds a model of config mc: its vocabulary
@@ -189,40 +153,6 @@ static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const
                              "holds %zu",
                              path, (unsigned long long)want, ck->n_values);
     return 0;
-}
-
-qkv_trainer *qkv_trainer_resume(const char *path, const char *corpus_path, int iters)
-{
-    const char *fn = "qkv_trainer_resume";
-    if (qkv__null(fn, "path", path) || qkv__null(fn, "corpus_path", corpus_path))
-        return NULL;
-    qkv_train_config tc;
-    qkv_checkpoint *ck =
-        qkv__training_resume_open(fn, path, "gpt", QKV_GPT_CONFIG_BYTES, iters, &tc);
-    if (!ck)
-        return NULL;
-    qkv_trainer *t = NULL;
-    qkv_corpus *corpus = NULL;
-    qkv_gpt_config mc;
-    if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        check_holds(ck, &mc, path) < 0)
-        goto fail;
-    if (!(corpus = qkv_corpus_load(corpus_path, &ck->vocab)))
-        goto fail;
-    if (!(t = qkv_trainer_new(&mc, &tc, corpus)))
-        goto fail;
-    t->own_corpus = corpus;
-    corpus = NULL;
-    if (qkv_training_load(t->run, ck) < 0)
-        goto fail;
-    qkv_checkpoint_close(ck);
-    return t;
-fail:
-    qkv__fail_in(fn);
-    qkv_trainer_free(t);
-    qkv_corpus_free(corpus);
-    qkv_checkpoint_close(ck);
-    return NULL;
 }
 
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)

@@ -4,7 +4,7 @@
 
 #include "qkv/seq2seq.h"
 
-/* Bytes of one task string buffer (the longest task string the trainer and
+/* Bytes of one task string buffer (the longest task string the training run and
  * the accuracy check take is one less). */
 enum { QKV__TEXT_MAX = 256 };
 

@@ -32,6 +32,16 @@ qkv_seq2seq_config qkv_seq2seq_config_for(const qkv_seq2seq_task *task, int n_la
                                 .dropout = dropout};
 }
 
+int qkv_seq2seq_task_chars(const qkv_seq2seq_task *task, qkv_tokenizer *chars)
+{
+    const char *fn = "qkv_seq2seq_task_chars";
+    if (qkv__seq2seq_check_task(fn, task) < 0 || qkv__null(fn, "chars", chars))
+        return -1;
+    const char *alphabet = task->alphabet();
+    qkv_tokenizer_build(chars, alphabet, strlen(alphabet));
+    return 0;
+}
+
 int qkv__seq2seq_check_task(const char *fn, const qkv_seq2seq_task *task)
 {
     if (qkv__null(fn, "task", task) || qkv__null(fn, "task->name", task->name) ||

@@ -18,7 +18,7 @@ static void fill(qkv_real *x, size_t n, qkv_rng *rng)
         x[i] = (qkv_real)((int)qkv_rng_below(rng, 129) - 64) / 64;
 }
 
-/* Save a tiny model under dir/name: with a trainer's 88-byte config or the
+/* Save a tiny model under dir/name: with a training run's 88-byte config or the
  * model's own 32 bytes, an optimizer of kind (0 for none) and n_rngs streams. */
 static int seed(const char *dir, const char *name, size_t config_len, int kind, int n_rngs)
 {
@@ -48,7 +48,7 @@ static int seed(const char *dir, const char *name, size_t config_len, int kind, 
         ptrs[r] = &streams[r];
     }
     qkv_ckpt_progress prog = {.step = 3, .n_rngs = n_rngs, .rngs = ptrs};
-    /* The trainer's blob is the model's config followed by the run's settings. */
+    /* A run's blob is the model's config followed by the run's settings. */
     uint8_t blob[128] = {0};
     qkv_gpt_config_pack(&mc, blob);
     for (size_t i = QKV_GPT_CONFIG_BYTES; i + 4 <= config_len; i += 4)

@@ -104,7 +104,7 @@ MISUSE(qkv_checkpoint_load, progress_rngs_null)
     qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
     MISUSE_ASSERT(ck != NULL);
     qkv_ckpt_progress prog = {.n_rngs = ck->n_rngs, .rngs = NULL};
-    FAILS_INT(qkv_checkpoint_load(ck, trainer()->model->params, NULL, &prog), "rngs");
+    FAILS_INT(qkv_checkpoint_load(ck, gpt_run()->model->params, NULL, &prog), "rngs");
     qkv_checkpoint_close(ck);
 }
 MISUSE(qkv_checkpoint_close, null) { HARMLESS((qkv_checkpoint_close(NULL), 0)); }

@@ -142,3 +142,53 @@ MISUSE(qkv_gpt_lm_free, not_made_by_lm_new)
     qkv_lm lm = FLAT;
     REFUSES(qkv_gpt_lm_free(&lm), "not made by qkv_gpt_lm_new");
 }
+MISUSE(qkv_gpt_training_model, null_model)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model(NULL, corpus(), &tm), "m is NULL");
+}
+MISUSE(qkv_gpt_training_model, null_corpus)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model(gpt(), NULL, &tm), "corpus is NULL");
+}
+MISUSE(qkv_gpt_training_model, null_out)
+{
+    FAILS_INT(qkv_gpt_training_model(gpt_run()->model, corpus(), NULL), "out is NULL");
+}
+MISUSE(qkv_gpt_training_model, another_vocabulary_size)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model(gpt(), corpus(), &tm), "vocabulary is 5");
+}
+MISUSE(qkv_gpt_mean_loss, null_model)
+{
+    int32_t x[16], y[16];
+    FAILS_NAN(qkv_gpt_mean_loss(NULL, batcher(), 1, arena(), x, y), "m is NULL");
+}
+MISUSE(qkv_gpt_mean_loss, null_sampler)
+{
+    int32_t x[16], y[16];
+    FAILS_NAN(qkv_gpt_mean_loss(gpt_run()->model, NULL, 1, arena(), x, y), "s is NULL");
+}
+MISUSE(qkv_gpt_mean_loss, null_arena)
+{
+    int32_t x[16], y[16];
+    FAILS_NAN(qkv_gpt_mean_loss(gpt_run()->model, batcher(), 1, NULL, x, y), "arena is NULL");
+}
+MISUSE(qkv_gpt_mean_loss, null_x)
+{
+    int32_t y[16];
+    FAILS_NAN(qkv_gpt_mean_loss(gpt_run()->model, batcher(), 1, arena(), NULL, y), "x is NULL");
+}
+MISUSE(qkv_gpt_mean_loss, zero_iters)
+{
+    int32_t x[16], y[16];
+    FAILS_NAN(qkv_gpt_mean_loss(gpt_run()->model, batcher(), 0, arena(), x, y), "iters 0");
+}
+MISUSE(qkv_gpt_load, null_path)
+{
+    qkv_tokenizer v;
+    FAILS_NULL(qkv_gpt_load(NULL, &v), "path is NULL");
+}
+MISUSE(qkv_gpt_load, null_vocab) { FAILS_NULL(qkv_gpt_load(ckpt_path(), NULL), "vocab is NULL"); }

@@ -247,69 +247,64 @@ MISUSE(qkv_seq2seq_accuracy, task_without_sample)
     task.sample = NULL;
     FAILS_NAN(qkv_seq2seq_accuracy(s2s(), &task, 2, 1, NULL, NULL), "task->sample is NULL");
 }
-MISUSE(qkv_seq2seq_trainer_new, null_model_config)
+MISUSE(qkv_seq2seq_training_model, null_model)
 {
-    qkv_train_config tc = qkv_train_defaults();
-    FAILS_NULL(qkv_seq2seq_trainer_new(NULL, &tc, qkv_seq2seq_task_find("dates")), "mc is NULL");
+    qkv_training_model tm;
+    FAILS_INT(qkv_seq2seq_training_model(NULL, qkv_seq2seq_task_find("dates"), &tm), "m is NULL");
 }
-MISUSE(qkv_seq2seq_trainer_new, null_train_config)
+MISUSE(qkv_seq2seq_training_model, null_task)
 {
-    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, NULL, qkv_seq2seq_task_find("dates")),
-               "tc is NULL");
+    qkv_training_model tm;
+    FAILS_INT(qkv_seq2seq_training_model(s2s(), NULL, &tm), "task is NULL");
 }
-MISUSE(qkv_seq2seq_trainer_new, null_task)
+MISUSE(qkv_seq2seq_training_model, null_out)
 {
-    qkv_train_config tc = qkv_train_defaults();
-    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, NULL), "task is NULL");
+    FAILS_INT(qkv_seq2seq_training_model(s2s(), qkv_seq2seq_task_find("dates"), NULL),
+              "out is NULL");
 }
-/* The dates task without its alphabet function, or with one giving nothing. */
+/* The dates task with another alphabet function: none, one giving nothing,
+ * one giving other characters than the model's. */
+static qkv_seq2seq_task dates_with(const char *(*alphabet)(void))
+{
+    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
+    task.alphabet = alphabet;
+    return task;
+}
 static const char *no_alphabet(void) { return NULL; }
-MISUSE(qkv_seq2seq_trainer_new, task_without_alphabet)
+static const char *digits(void) { return "0123456789"; }
+/* s2s()'s side of a run on the dates task with that alphabet function. */
+static int on_dates_with(const char *(*alphabet)(void))
 {
-    qkv_train_config tc = qkv_train_defaults();
-    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
-    task.alphabet = NULL;
-    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, &task), "task->alphabet is NULL");
+    qkv_training_model tm;
+    qkv_seq2seq_task task = dates_with(alphabet);
+    return qkv_seq2seq_training_model(s2s(), &task, &tm);
 }
-MISUSE(qkv_seq2seq_trainer_new, alphabet_returns_null)
+MISUSE(qkv_seq2seq_training_model, task_without_alphabet)
 {
-    qkv_train_config tc = qkv_train_defaults();
-    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
-    task.alphabet = no_alphabet;
-    FAILS_NULL(qkv_seq2seq_trainer_new(&s2s()->cfg, &tc, &task), "task->alphabet() returned NULL");
+    FAILS_INT(on_dates_with(NULL), "task->alphabet is NULL");
 }
-MISUSE(qkv_seq2seq_trainer_free, null) { HARMLESS((qkv_seq2seq_trainer_free(NULL), 0)); }
-MISUSE(qkv_seq2seq_trainer_step, null)
+MISUSE(qkv_seq2seq_training_model, alphabet_returns_null)
 {
-    FAILS_INT(qkv_seq2seq_trainer_step(NULL, NULL, NULL), "t is NULL");
+    FAILS_INT(on_dates_with(no_alphabet), "task->alphabet() returned NULL");
 }
-MISUSE(qkv_seq2seq_trainer_eval, null) { FAILS_NAN(qkv_seq2seq_trainer_eval(NULL), "t is NULL"); }
-MISUSE(qkv_seq2seq_trainer_save, null_trainer)
+MISUSE(qkv_seq2seq_training_model, another_alphabet)
 {
-    FAILS_INT(qkv_seq2seq_trainer_save(NULL, tmp_path("s.ckpt")), "t is NULL");
+    FAILS_INT(on_dates_with(digits), "alphabet is not task dates's");
 }
-MISUSE(qkv_seq2seq_trainer_save, null_path)
+MISUSE(qkv_seq2seq_task_chars, null_task)
 {
-    FAILS_INT(qkv_seq2seq_trainer_save(s2s_trainer(), NULL), "path is NULL");
+    qkv_tokenizer chars;
+    FAILS_INT(qkv_seq2seq_task_chars(NULL, &chars), "task is NULL");
 }
-MISUSE(qkv_seq2seq_trainer_resume, null_path)
+MISUSE(qkv_seq2seq_task_chars, null_chars)
 {
-    FAILS_NULL(qkv_seq2seq_trainer_resume(NULL, qkv_seq2seq_task_find("dates"), 0), "path is NULL");
+    FAILS_INT(qkv_seq2seq_task_chars(qkv_seq2seq_task_find("dates"), NULL), "chars is NULL");
 }
-MISUSE(qkv_seq2seq_trainer_resume, null_task)
+MISUSE(qkv_seq2seq_task_chars, alphabet_returns_null)
 {
-    const char *path = tmp_path("s2s_run.ckpt");
-    MISUSE_ASSERT(qkv_seq2seq_trainer_save(s2s_trainer(), path) == 0);
-    FAILS_NULL(qkv_seq2seq_trainer_resume(path, NULL, 0), "task is NULL");
-}
-MISUSE(qkv_seq2seq_trainer_resume, negative_iters)
-{
-    FAILS_NULL(qkv_seq2seq_trainer_resume(tmp_path("none"), qkv_seq2seq_task_find("dates"), -2),
-               "-2");
-}
-MISUSE(qkv_seq2seq_trainer_resume, a_gpt_checkpoint)
-{
-    FAILS_NULL(qkv_seq2seq_trainer_resume(ckpt_path(), qkv_seq2seq_task_find("dates"), 0), "gpt");
+    qkv_tokenizer chars;
+    qkv_seq2seq_task task = dates_with(no_alphabet);
+    FAILS_INT(qkv_seq2seq_task_chars(&task, &chars), "task->alphabet() returned NULL");
 }
 MISUSE(qkv_seq2seq_cross_weights, null_model)
 {

@@ -23,7 +23,7 @@ MISUSE(qkv_training_new, null_model)
 }
 MISUSE(qkv_training_new, null_config)
 {
-    qkv_training_model plug = trainer()->run->model;
+    qkv_training_model plug = borrowed();
     FAILS_NULL(qkv_training_new(&plug, NULL), "tc is NULL");
 }
 MISUSE(qkv_training_new, no_loss)
@@ -34,19 +34,73 @@ MISUSE(qkv_training_new, no_loss)
 }
 MISUSE(qkv_training_new, too_many_streams)
 {
-    qkv_training_model plug = trainer()->run->model;
+    qkv_training_model plug = borrowed();
     plug.n_rngs = 99;
     qkv_train_config tc = qkv_train_defaults();
     FAILS_NULL(qkv_training_new(&plug, &tc), "99");
 }
 MISUSE(qkv_training_new, config_len_without_config)
 {
-    qkv_training_model plug = trainer()->run->model;
+    qkv_training_model plug = borrowed();
     plug.n_rngs = 0; /* the run keeps the streams in its own list */
     plug.config = NULL;
     plug.config_len = 8;
     qkv_train_config tc = qkv_train_defaults();
     FAILS_NULL(qkv_training_new(&plug, &tc), "model->config is NULL", "config_len is 8");
+}
+MISUSE(qkv_training_resume, null_model)
+{
+    FAILS_NULL(qkv_training_resume(NULL, ckpt_path(), 0), "model is NULL");
+}
+/* The GPT of gpt_run() with a qkv_training_model of its own, which the
+ * failing call must release (the sanitizer's leak check would see it otherwise). */
+static qkv_training_model own_model(void)
+{
+    qkv_training_model tm;
+    MISUSE_ASSERT(qkv_gpt_training_model(gpt_run()->model, corpus(), &tm) == 0);
+    return tm;
+}
+MISUSE(qkv_training_resume, null_path)
+{
+    qkv_training_model tm = own_model();
+    FAILS_NULL(qkv_training_resume(&tm, NULL, 0), "path is NULL");
+}
+MISUSE(qkv_training_resume, negative_iters)
+{
+    qkv_training_model tm = own_model();
+    FAILS_NULL(qkv_training_resume(&tm, ckpt_path(), -5), "iters -5");
+}
+MISUSE(qkv_training_resume, below_the_saved_step)
+{
+    const char *path = tmp_path("one.ckpt");
+    MISUSE_ASSERT(qkv_training_step(gpt_run()->run, NULL, NULL) == 0 &&
+                  qkv_training_step(gpt_run()->run, NULL, NULL) == 0 &&
+                  qkv_training_save(gpt_run()->run, path) == 0);
+    qkv_training_model tm = own_model();
+    FAILS_NULL(qkv_training_resume(&tm, path, 1), "at step 2", "iters 1");
+}
+MISUSE(qkv_training_resume, another_kind)
+{
+    qkv_training_model tm = own_model();
+    FAILS_NULL(qkv_training_resume(&tm, s2s_ckpt_path(), 0), "seq2seq");
+}
+MISUSE(qkv_training_resume, another_model)
+{
+    qkv_training_model tm = own_model();
+    uint8_t other[QKV_GPT_CONFIG_BYTES];
+    qkv_gpt_config mc = gpt_run()->model->cfg;
+    mc.dropout = 0.5; /* the same parameters, another model */
+    qkv_gpt_config_pack(&mc, other);
+    tm.config = other;
+    FAILS_NULL(qkv_training_resume(&tm, ckpt_path(), 0), "config differs");
+}
+MISUSE(qkv_training_resume, another_vocabulary)
+{
+    qkv_training_model tm = own_model();
+    qkv_tokenizer v = corpus()->tok;
+    v.byte[v.size - 1]++; /* still ascending: a vocabulary, but not the saved one */
+    tm.vocab = &v;
+    FAILS_NULL(qkv_training_resume(&tm, ckpt_path(), 0), "another vocabulary");
 }
 MISUSE(qkv_training_free, null) { HARMLESS((qkv_training_free(NULL), 0)); }
 MISUSE(qkv_training_step, null) { FAILS_INT(qkv_training_step(NULL, NULL, NULL), "t is NULL"); }
@@ -58,25 +112,25 @@ static qkv_tensor *silent_loss(void *model, const qkv_ctx *ctx, int lo, int hi)
 }
 MISUSE(qkv_training_step, loss_fails_without_a_message)
 {
-    trainer()->run->model.loss = silent_loss;
-    FAILS_INT(qkv_training_step(trainer()->run, NULL, NULL), "loss returned NULL");
+    gpt_run()->run->model.loss = silent_loss;
+    FAILS_INT(qkv_training_step(gpt_run()->run, NULL, NULL), "loss returned NULL");
 }
 MISUSE(qkv_training_lr, null) { FAILS_NAN(qkv_training_lr(NULL, 0), "t is NULL"); }
-MISUSE(qkv_training_lr, negative_step) { FAILS_NAN(qkv_training_lr(trainer()->run, -3), "-3"); }
+MISUSE(qkv_training_lr, negative_step) { FAILS_NAN(qkv_training_lr(gpt_run()->run, -3), "-3"); }
 MISUSE(qkv_training_eval, null) { FAILS_NAN(qkv_training_eval(NULL, 0), "t is NULL"); }
-MISUSE(qkv_training_eval, which_9) { FAILS_NAN(qkv_training_eval(trainer()->run, 9), "9"); }
+MISUSE(qkv_training_eval, which_9) { FAILS_NAN(qkv_training_eval(gpt_run()->run, 9), "9"); }
 MISUSE(qkv_training_eval, which_negative)
 {
-    FAILS_NAN(qkv_training_eval(trainer()->run, -1), "-1");
+    FAILS_NAN(qkv_training_eval(gpt_run()->run, -1), "-1");
 }
 MISUSE(qkv_training_set_iters, null) { FAILS_INT(qkv_training_set_iters(NULL, 5), "t is NULL"); }
 MISUSE(qkv_training_set_iters, zero)
 {
-    FAILS_INT(qkv_training_set_iters(trainer()->run, 0), "iters 0");
+    FAILS_INT(qkv_training_set_iters(gpt_run()->run, 0), "iters 0");
 }
 MISUSE(qkv_training_set_iters, huge)
 {
-    FAILS_INT(qkv_training_set_iters(trainer()->run, INT64_MAX), "iters");
+    FAILS_INT(qkv_training_set_iters(gpt_run()->run, INT64_MAX), "iters");
 }
 MISUSE(qkv_training_save, null_ctx)
 {
@@ -84,14 +138,14 @@ MISUSE(qkv_training_save, null_ctx)
 }
 MISUSE(qkv_training_save, null_path)
 {
-    FAILS_INT(qkv_training_save(trainer()->run, NULL), "path is NULL");
+    FAILS_INT(qkv_training_save(gpt_run()->run, NULL), "path is NULL");
 }
 MISUSE(qkv_training_save, vocab_size_negative)
 {
     qkv_tokenizer v = *tok();
     v.size = -1;
-    trainer()->run->model.vocab = &v;
-    FAILS_INT(qkv_training_save(trainer()->run, tmp_path("r.ckpt")), "vocab", "-1 bytes");
+    gpt_run()->run->model.vocab = &v;
+    FAILS_INT(qkv_training_save(gpt_run()->run, tmp_path("r.ckpt")), "vocab", "-1 bytes");
 }
 /* A checkpoint not made by qkv_checkpoint_open: its config is nowhere. */
 MISUSE(qkv_training_config_load, zeroed_checkpoint)
@@ -129,10 +183,10 @@ MISUSE(qkv_training_load, null_ctx)
 }
 MISUSE(qkv_training_load, null_checkpoint)
 {
-    FAILS_INT(qkv_training_load(trainer()->run, NULL), "ck is NULL");
+    FAILS_INT(qkv_training_load(gpt_run()->run, NULL), "ck is NULL");
 }
 MISUSE(qkv_training_eval_more, null) { FAILS_AS(false, qkv_training_eval_more(NULL, 0), "t is NULL"); }
 MISUSE(qkv_training_eval_more, negative_done)
 {
-    FAILS_AS(false, qkv_training_eval_more(trainer()->run, -2), "done -2");
+    FAILS_AS(false, qkv_training_eval_more(gpt_run()->run, -2), "done -2");
 }

@@ -108,8 +108,9 @@ static qkv_corpus *the_corpus;
 static qkv_gpt *the_gpt;
 static qkv_seq2seq *the_s2s;
 static qkv_seq2seq_batch *the_batch;
-static qkv_trainer *the_trainer;
-static qkv_seq2seq_trainer *the_s2s_trainer;
+static test_run *the_gpt_run, *the_s2s_run;
+static qkv_batcher the_batcher;
+static bool batcher_made;
 static char the_ckpt[128], the_s2s_ckpt[128];
 static qkv_block_config the_block_config = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
 
@@ -253,37 +254,52 @@ static qkv_train_config tiny_train(void)
     return tc;
 }
 
-qkv_trainer *trainer(void)
+test_run *gpt_run(void)
 {
-    if (!the_trainer) {
+    if (!the_gpt_run) {
         qkv_gpt_config mc = {.vocab_size = corpus()->tok.size,
                              .block_size = 8,
                              .n_layer = 1,
                              .n_head = 2,
                              .n_embd = 8};
         qkv_train_config tc = tiny_train();
-        the_trainer = made(qkv_trainer_new(&mc, &tc, corpus()), "the trainer");
+        the_gpt_run = made(gpt_run_new(&mc, &tc, corpus()), "the GPT's run");
     }
-    return the_trainer;
+    return the_gpt_run;
 }
 
-qkv_seq2seq_trainer *s2s_trainer(void)
+test_run *s2s_run(void)
 {
-    if (!the_s2s_trainer) {
+    if (!the_s2s_run) {
         const qkv_seq2seq_task *task = made((void *)qkv_seq2seq_task_find("dates"), "the task");
         qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, 1, 2, 16, 0);
         qkv_train_config tc = tiny_train();
-        the_s2s_trainer = made(qkv_seq2seq_trainer_new(&mc, &tc, task), "the seq2seq trainer");
+        the_s2s_run = made(s2s_run_new(&mc, &tc, task), "the seq2seq run");
     }
-    return the_s2s_trainer;
+    return the_s2s_run;
+}
+
+qkv_training_model borrowed(void)
+{
+    qkv_training_model tm = gpt_run()->run->model;
+    tm.release = NULL;
+    return tm;
+}
+
+qkv_batcher *batcher(void)
+{
+    if (!batcher_made && qkv_batcher_init(&the_batcher, corpus(), QKV_SPLIT_VAL, 2, 8, 1) < 0)
+        misuse_fail("could not make a batcher: %s", qkv_last_error());
+    batcher_made = true;
+    return &the_batcher;
 }
 
 const char *ckpt_path(void)
 {
     if (!the_ckpt[0]) {
         snprintf(the_ckpt, sizeof the_ckpt, "%s", tmp_path("gpt.ckpt"));
-        if (qkv_trainer_save(trainer(), the_ckpt) < 0)
-            misuse_fail("could not save the trainer: %s", qkv_last_error());
+        if (qkv_training_save(gpt_run()->run, the_ckpt) < 0)
+            misuse_fail("could not save the GPT's run: %s", qkv_last_error());
     }
     return the_ckpt;
 }
@@ -318,8 +334,8 @@ const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
 /* Free every fixture: a case that left one broken crashes here, in its own process. */
 static void free_fixtures(void)
 {
-    qkv_seq2seq_trainer_free(the_s2s_trainer);
-    qkv_trainer_free(the_trainer);
+    test_run_free(the_s2s_run);
+    test_run_free(the_gpt_run);
     qkv_seq2seq_batch_free(the_batch);
     qkv_seq2seq_free(the_s2s);
     qkv_gpt_free(the_gpt);

@@ -21,6 +21,7 @@
 
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
+#include "runs.h"
 
 /* One case: which public function it misuses, how, and the call itself. */
 typedef struct misuse_case {
@@ -142,9 +143,12 @@ qkv_corpus *corpus(void);                       /* text_path() loaded */
 qkv_gpt *gpt(void);                             /* vocab 5, block 8, 1 layer, 2 heads, C 8 */
 qkv_seq2seq *s2s(void);                         /* the dates task, 1 layer, 2 heads, C 16 */
 qkv_seq2seq_batch *s2s_batch(void);             /* 2 pairs of s2s() */
-qkv_trainer *trainer(void);                     /* a GPT trainer on corpus() */
-qkv_seq2seq_trainer *s2s_trainer(void);         /* a trainer of the dates task */
-const char *ckpt_path(void);                    /* trainer() saved */
+test_run *gpt_run(void);                        /* a GPT's run on corpus(), 4 steps long */
+test_run *s2s_run(void);                        /* an encoder-decoder's run of the dates task */
+qkv_training_model borrowed(void);              /* gpt_run()'s model side, for a run that
+                                                   must leave it to gpt_run() (no release) */
+qkv_batcher *batcher(void);                     /* B 2 windows of 8 of corpus()'s val split */
+const char *ckpt_path(void);                    /* gpt_run() saved */
 const char *s2s_ckpt_path(void);                /* s2s() saved */
 const char *tmp_path(const char *name);         /* a path in the case's directory */
 qkv_block_config *block_config(void);           /* C 8, 2 heads, 1 layer */

@@ -11,6 +11,7 @@
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
 #include "qkv/viz.h"
+#include "runs.h"
 
 /* main() that runs one suite and exits non-zero when any test failed. */
 #define QKV_TEST_MAIN(suite_fn)                                          \
