@@ -792,9 +792,9 @@ START_TEST(test_svg_errors)
     FAILS_INT(svg_lines(path, "t", "x", "y", 1, &s), "series 0 has -3 points");
     s = (svg_series){"train", 2, NULL, ys};
     FAILS_INT(svg_lines(path, "t", "x", "y", 1, &s), "series 0");
-    FAILS_INT(svg_lines("/nonexistent/dir/l.svg", "t", "x", "y", 1,
-                            &(svg_series){"train", 2, xs, ys}),
-              "cannot write", "/nonexistent/dir/l.svg");
+    FAILS_INT(
+        svg_lines("/nonexistent/dir/l.svg", "t", "x", "y", 1, &(svg_series){"train", 2, xs, ys}),
+        "cannot write", "/nonexistent/dir/l.svg");
     ck_assert_int_eq(access(path, F_OK), -1); /* nothing was written for bad arguments */
 }
 END_TEST

@@ -179,8 +179,8 @@ static char *lines_text(int n_series, const svg_series *series, const char *name
 {
     char path[128];
     temp_path(path, sizeof path, name);
-    ck_assert_msg(svg_lines(path, "loss & <accuracy>", "step", "loss", n_series, series) == 0,
-                  "%s", qkv_last_error());
+    ck_assert_msg(svg_lines(path, "loss & <accuracy>", "step", "loss", n_series, series) == 0, "%s",
+                  qkv_last_error());
     return checked_text(path, name);
 }
 
@@ -206,14 +206,14 @@ START_TEST(test_heatmap_has_one_cell_per_value_in_every_panel)
     for (int i = 0; i < 24; i++)
         v[i] = (qkv_real)(i / 23.0);
     svg_heatmap_spec spec = {.title = "two heads",
-                                 .panels = 2,
-                                 .rows = 3,
-                                 .cols = 4,
-                                 .values = v,
-                                 .row_labels = "abc",
-                                 .col_labels = "wxyz",
-                                 .rows_name = "output",
-                                 .cols_name = "input"};
+                             .panels = 2,
+                             .rows = 3,
+                             .cols = 4,
+                             .values = v,
+                             .row_labels = "abc",
+                             .col_labels = "wxyz",
+                             .rows_name = "output",
+                             .cols_name = "input"};
     char *text = heatmap_text(&spec, "cells");
     ck_assert_int_eq(count(text, "class=\"cell\""), 24);
     ck_assert_int_eq(count(text, "head 1"), 1);
@@ -266,13 +266,13 @@ START_TEST(test_labels_and_titles_are_escaped)
     qkv_real v[6 * 6] = {0};
     const char *titles[1] = {"x < y & z"};
     svg_heatmap_spec spec = {.title = "\"quoted\" & 'single'",
-                                 .panels = 1,
-                                 .rows = 6,
-                                 .cols = 6,
-                                 .values = v,
-                                 .row_labels = rows,
-                                 .col_labels = cols,
-                                 .panel_titles = titles};
+                             .panels = 1,
+                             .rows = 6,
+                             .cols = 6,
+                             .values = v,
+                             .row_labels = rows,
+                             .col_labels = cols,
+                             .panel_titles = titles};
     char *text = heatmap_text(&spec, "escaped");
     const char *want[] = {
         ">&lt;<",
@@ -372,8 +372,9 @@ START_TEST(test_errors_name_the_path)
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), nowhere));
     /* A device is never written to (nor replaced). */
     ck_assert_int_eq(svg_heatmap("/dev/full", &spec), -1);
-    ck_assert_str_eq(qkv_last_error(), "svg_heatmap: cannot write '/dev/full': it is a "
-                                       "character device, and qkv only ever replaces regular files");
+    ck_assert_str_eq(qkv_last_error(),
+                     "svg_heatmap: cannot write '/dev/full': it is a "
+                     "character device, and qkv only ever replaces regular files");
 
     char path[128];
     temp_path(path, sizeof path, "never");

@@ -74,9 +74,8 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
         /* Short: the input and output are the axes' labels, and a narrow picture clips a long title. */
         snprintf(title, sizeof title, "cross-attention, layer %d", layer);
         attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
-                                  .row_labels = output, .col_labels = o->input,
-                                  .rows_name = "output (written top to bottom)",
-                                  .cols_name = "input"};
+                              .row_labels = output, .col_labels = o->input,
+                              .rows_name = "output (written top to bottom)", .cols_name = "input"};
         rc = attn_svg(o->out, w, &spec);
         if (rc == 0)
             printf("%s -> %.*s: wrote %s (layer %d, %d heads%s)\n", o->input, (int)n, output,
@@ -126,9 +125,9 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         char title[64];
         snprintf(title, sizeof title, "causal self-attention, layer %d", layer);
         attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
-                                  .causal = true, .row_labels = o->text, .col_labels = o->text,
-                                  .rows_name = "query (position reading)",
-                                  .cols_name = "key (position read)"};
+                              .causal = true, .row_labels = o->text, .col_labels = o->text,
+                              .rows_name = "query (position reading)",
+                              .cols_name = "key (position read)"};
         rc = logits ? attn_svg(o->out, w[layer], &spec) : -1;
         if (rc == 0)
             printf("wrote %s: %d characters, layer %d, %d heads%s\n", o->out, T, layer,

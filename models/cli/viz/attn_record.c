@@ -28,8 +28,7 @@ static int check_calls(const char *who, const qkv_attn_record *rec, int n)
     return 0;
 }
 
-int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab,
-                      const char *text)
+int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab, const char *text)
 {
     const char *who = "attn_html_gpt";
     if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "vocab", vocab) ||

@@ -193,8 +193,8 @@ static void value_range(const svg_heatmap_spec *h, double *lo, double *hi)
 }
 
 /* One panel with its top-left corner at (x, y). */
-static void draw_panel(svg *s, const svg_heatmap_spec *h, const panel_layout *p, int k,
-                       double x, double y, double lo, double hi)
+static void draw_panel(svg *s, const svg_heatmap_spec *h, const panel_layout *p, int k, double x,
+                       double y, double lo, double hi)
 {
     char buf[32], hex[8];
     double gx = x + p->left, gy = y + p->top; /* the grid's corner */
@@ -447,11 +447,10 @@ static int lines(const char *path, const char *title, const char *x_label, const
 }
 
 int svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
-                  int n_series, const svg_series *series)
+              int n_series, const svg_series *series)
 {
     if (qkv__null("svg_lines", "path", path))
         return -1;
-    return lines(path, title, x_label, y_label, n_series, series) < 0
-               ? qkv__fail_in("svg_lines")
-               : 0;
+    return lines(path, title, x_label, y_label, n_series, series) < 0 ? qkv__fail_in("svg_lines")
+                                                                      : 0;
 }

@@ -73,7 +73,7 @@ typedef struct svg_series {
  * ticks fitted to the data, axis labels and a legend. Returns 0, or -1 (with
  * a message naming path) on bad arguments or when the file cannot be written. */
 int svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
-                  int n_series, const svg_series *series);
+              int n_series, const svg_series *series);
 
 /* ---- a model's attention ---- */
 
@@ -101,8 +101,7 @@ int attn_svg(const char *path, const qkv_tensor *weights, const attn_svg_spec *s
  * vocab), with the queries, keys, values and outputs of its real forward
  * pass, for the step-by-step view. 0, or -1 with a message (bad argument, a
  * character outside the vocabulary, an unwritable file). */
-int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab,
-                      const char *text);
+int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab, const char *text);
 
 /* The same page for the encoder-decoder m greedily decoding input (1 to
  * max_src characters of its alphabet): the encoder's self-attention, the
