@@ -13,7 +13,7 @@ const char *qkv__viz_colour(char hex[8], double t);
  * newline as '⏎', ...), or its number when labels is NULL. */
 const char *qkv__viz_label(char buf[16], const char *labels, int i);
 
-/* ---- the attention page (attn_page.c, attn_html.c) ---- */
+/* ---- the attention page (attn_page.html, attn_html.c) ---- */
 
 /* One attention of a model, every layer of it, as the page shows it. */
 typedef struct qkv__attn_view {
