@@ -542,6 +542,34 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
 }
 END_TEST
 
+/* The page written is models/cli/viz/attn_page.html, the file the build
+ * embeds, byte for byte, with the data in its (there empty) data block. */
+START_TEST(test_page_is_the_page_file_with_the_data_in_its_block)
+{
+    qkv_tokenizer vocab;
+    qkv_gpt *m = tiny_gpt(&vocab);
+    char path[128];
+    temp_path(path, sizeof path, "gpt.html");
+    ck_assert_msg(attn_html_gpt(path, m, &vocab, "to be") == 0, "%s", qkv_last_error());
+    char *page = read_text(path), *file = read_text("models/cli/viz/attn_page.html");
+    const char *marker = "<script type=\"application/json\" id=\"qkv-data\">";
+    const char *block = strstr(file, marker);
+    ck_assert_msg(block && !strstr(block + 1, marker), "not one data block in attn_page.html");
+    size_t head = (size_t)(block - file) + strlen(marker), tail = strlen(file) - head;
+    size_t len = strlen(page);
+    ck_assert_msg(len > head + tail && memcmp(page, file, head) == 0,
+                  "the page does not start as attn_page.html does, up to its data block");
+    ck_assert_msg(memcmp(page + len - tail, file + head, tail) == 0,
+                  "the page does not end as attn_page.html does, from its data block's end");
+    ck_assert_msg(page[head] == '{' && strncmp(page + len - tail - 2, "}\n", 2) == 0,
+                  "the data block is not the JSON object alone");
+    free(page);
+    free(file);
+    remove_page(path);
+    qkv_gpt_free(m);
+}
+END_TEST
+
 START_TEST(test_bad_arguments_are_errors_that_name_them)
 {
     qkv_tokenizer vocab;
@@ -590,6 +618,7 @@ static Suite *attn_html_suite(void)
     tcase_add_test(tc, test_gpt_page_holds_the_model_weights);
     tcase_add_test(tc, test_seq2seq_page_shows_padding_with_zero_weight);
     tcase_add_test(tc, test_page_asks_for_nothing_outside_itself);
+    tcase_add_test(tc, test_page_is_the_page_file_with_the_data_in_its_block);
     tcase_add_test(tc, test_bad_arguments_are_errors_that_name_them);
     suite_add_tcase(s, tc);
     return s;
