@@ -18,7 +18,12 @@ MATH    := -fno-trapping-math -fno-math-errno
 BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -fvisibility=hidden -Iinclude -I. $(WARN) $(MATH) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/gpt/*.c models/seq2seq/*.c models/cli/viz/*.c data/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/gpt/*.c models/seq2seq/*.c)
+# The program's parts that its tests call too (the pictures): an archive of
+# their own, $(BUILD)/libqkvcli.a, linked into build/qkv and the test suites,
+# never into libqkv nor installed. The attention page is a real file,
+# models/cli/viz/attn_page.html, embedded as a C array (PAGE_C, made below).
+VIZ_SRC  := $(wildcard models/cli/viz/*.c)
 # The program's sources but for how it trains over several processes: one
 # rank (dist_none.c), or MPI (dist_mpi.c, compiled and linked with $(MPICC)).
 # `make MPI=1` makes build/qkv the MPI flavour; the library never links MPI.
@@ -45,6 +50,8 @@ MISUSE_SRC := $(wildcard tests/misuse/*.c)
 OBJ     := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 OBJ64   := $(LIB_SRC:%.c=$(BUILD)/obj64/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+PAGE_C  := $(BUILD)/gen/attn_page_html.c
+VIZ_OBJ := $(VIZ_SRC:%.c=$(BUILD)/obj/%.o) $(PAGE_C:%.c=%.o)
 SUP_OBJ := $(SUP_SRC:%.c=$(BUILD)/obj/%.o)
 SUP64   := $(SUP_SRC:%.c=$(BUILD)/obj64/%.o)
 MISUSE_OBJ := $(MISUSE_SRC:%.c=$(BUILD)/obj/%.o)
@@ -81,6 +88,23 @@ $(BUILD)/libqkv64.a: $(OBJ64)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/libqkvcli.a: $(VIZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The page's bytes as a NUL-terminated C array, written with od and awk (POSIX),
+# so a cross or sanitizer build needs no tool of its own.
+$(PAGE_C): models/cli/viz/attn_page.html
+	@mkdir -p $(dir $@)
+	{ echo '/* Made by the Makefile from $<: edit that file, not this one. */'; \
+	  echo '#include "models/cli/viz/viz_internal.h"'; \
+	  echo 'const unsigned char qkv__attn_page_html[] = {'; \
+	  od -An -v -tu1 $< | awk '{ for (i = 1; i <= NF; i++) printf "%s,", $$i; print "" }'; \
+	  echo '0};'; } > $@.tmp && mv $@.tmp $@
+
+$(PAGE_C:%.c=%.o): $(PAGE_C)
+	$(CC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
+
 # libqkv.so.MAJOR.MINOR.PATCH, with the SONAME libqkv.so.ABI (what programs
 # record and the loader looks for) and libqkv.so (what -lqkv finds) linking to it.
 $(BUILD)/libqkv.so.$(VERSION): $(OBJ)
@@ -102,22 +126,22 @@ $(BUILD)/program-flavour: FORCE
 	@mkdir -p $(dir $@)
 	@echo "MPI=$(MPI) MPICC=$(MPICC)" | cmp -s - $@ || echo "MPI=$(MPI) MPICC=$(MPICC)" > $@
 
-$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkv.a $(BUILD)/program-flavour
+$(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a $(BUILD)/program-flavour
 	$(CLI_LD) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # The MPI flavour beside the default one, for the tests (make test builds it
 # when $(MPICC) and $(MPIRUN) are there).
-$(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/obj/models/cli/dist_mpi.o $(BUILD)/libqkv.a
+$(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/obj/models/cli/dist_mpi.o $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a
 	$(MPICC) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # Test programs compile and link in one step; PROGRAM.d lists the headers they
 # include (tests/support/*.h too), so editing one rebuilds them. Those headers
 # become prerequisites, so TEST_INPUTS keeps them off the command line; it puts
-# the library last, after objects a program's own rule adds (test_misuse's).
+# the libraries last, after objects a program's own rule adds (test_misuse's).
 TEST_DEPS   = -MMD -MP -MT $@ -MF $@.d
 TEST_INPUTS = $(filter %.c %.o,$^) $(filter %.a,$^)
 
-$(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkv.a
+$(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
@@ -223,7 +247,7 @@ test-readme: $(BUILD)/libqkv.a
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/obj/models/cli/dist_mpi.d $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/obj/models/cli/dist_mpi.d $(VIZ_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
 -include $(TESTS:=.d) $(DUMPS:=.d)
 
 # ---- robustness: fuzzing the checkpoint loader, valgrind on the program ----

@@ -6,7 +6,7 @@
 #include "internal.h"
 
 int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_embd, int head_size,
-                  bool causal)
+                       bool causal)
 {
     if (qkv__check_init("qkv_attn_head_init", m, p, name) < 0)
         return -1;
@@ -20,7 +20,7 @@ int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_
 }
 
 qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_ctx *ctx, qkv_tensor *x,
-                             qkv_tensor **weights)
+                                  qkv_tensor **weights)
 {
     if (qkv__check_forward("qkv_attn_head_forward", m, ctx, m ? m->query.weight : NULL) < 0 ||
         qkv__check_btc("qkv_attn_head_forward", x, m->query.in) < 0)

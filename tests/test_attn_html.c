@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "error_text.h"
-#include "qkv/viz.h"
+#include "models/cli/viz/viz.h"
 #include "testing.h"
 
 /* ---- a small JSON reader, so the test needs no JSON library ---- */
@@ -435,7 +435,7 @@ START_TEST(test_gpt_page_holds_the_model_weights)
     qkv_gpt *m = tiny_gpt(&vocab);
     char path[128];
     temp_path(path, sizeof path, "gpt.html");
-    ck_assert_msg(qkv_attn_html_gpt(path, m, &vocab, TEXT) == 0, "%s", qkv_last_error());
+    ck_assert_msg(attn_html_gpt(path, m, &vocab, TEXT) == 0, "%s", qkv_last_error());
     jval data = page_data(path);
     ck_assert_str_eq(get(&data, "model")->str, "gpt");
     ck_assert_int_eq(get(&data, "colours")->n, 17);
@@ -475,7 +475,7 @@ START_TEST(test_seq2seq_page_shows_padding_with_zero_weight)
     qkv_seq2seq *m = tiny_seq2seq();
     char path[128], output[12];
     temp_path(path, sizeof path, "s2s.html");
-    ck_assert_msg(qkv_attn_html_seq2seq(path, m, "hello") == 0, "%s", qkv_last_error());
+    ck_assert_msg(attn_html_seq2seq(path, m, "hello") == 0, "%s", qkv_last_error());
     char *outs[1] = {output};
     const char *in = "hello";
     ck_assert_int_eq(qkv_seq2seq_translate(m, 1, &in, outs), 0);
@@ -519,7 +519,7 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
     const char *nasty = "</script><b>&\"\\";
     qkv_tokenizer_build(&vocab, nasty, strlen(nasty));
     ck_assert_int_le(vocab.size, m->cfg.vocab_size);
-    ck_assert_msg(qkv_attn_html_gpt(path, m, &vocab, nasty) == 0, "%s", qkv_last_error());
+    ck_assert_msg(attn_html_gpt(path, m, &vocab, nasty) == 0, "%s", qkv_last_error());
     char *text = read_text(path);
     ck_assert_msg(strncmp(text, "<!DOCTYPE html>", 15) == 0, "not an HTML page");
     ck_assert_ptr_nonnull(strstr(text, "Content-Security-Policy\" content=\"default-src 'none'"));
@@ -542,6 +542,34 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
 }
 END_TEST
 
+/* The page written is models/cli/viz/attn_page.html, the file the build
+ * embeds, byte for byte, with the data in its (there empty) data block. */
+START_TEST(test_page_is_the_page_file_with_the_data_in_its_block)
+{
+    qkv_tokenizer vocab;
+    qkv_gpt *m = tiny_gpt(&vocab);
+    char path[128];
+    temp_path(path, sizeof path, "gpt.html");
+    ck_assert_msg(attn_html_gpt(path, m, &vocab, "to be") == 0, "%s", qkv_last_error());
+    char *page = read_text(path), *file = read_text("models/cli/viz/attn_page.html");
+    const char *marker = "<script type=\"application/json\" id=\"qkv-data\">";
+    const char *block = strstr(file, marker);
+    ck_assert_msg(block && !strstr(block + 1, marker), "not one data block in attn_page.html");
+    size_t head = (size_t)(block - file) + strlen(marker), tail = strlen(file) - head;
+    size_t len = strlen(page);
+    ck_assert_msg(len > head + tail && memcmp(page, file, head) == 0,
+                  "the page does not start as attn_page.html does, up to its data block");
+    ck_assert_msg(memcmp(page + len - tail, file + head, tail) == 0,
+                  "the page does not end as attn_page.html does, from its data block's end");
+    ck_assert_msg(page[head] == '{' && strncmp(page + len - tail - 2, "}\n", 2) == 0,
+                  "the data block is not the JSON object alone");
+    free(page);
+    free(file);
+    remove_page(path);
+    qkv_gpt_free(m);
+}
+END_TEST
+
 START_TEST(test_bad_arguments_are_errors_that_name_them)
 {
     qkv_tokenizer vocab;
@@ -554,25 +582,25 @@ START_TEST(test_bad_arguments_are_errors_that_name_them)
         ck_assert_int_eq((call), -1);                                                          \
         ck_assert_error(__VA_ARGS__);                                                          \
     } while (0)
-    REFUSED(qkv_attn_html_gpt(NULL, m, &vocab, "to"), "qkv_attn_html_gpt", "path is NULL");
-    REFUSED(qkv_attn_html_gpt(path, NULL, &vocab, "to"), "qkv_attn_html_gpt", "m is NULL");
-    REFUSED(qkv_attn_html_gpt(path, m, NULL, "to"), "qkv_attn_html_gpt", "vocab is NULL");
-    REFUSED(qkv_attn_html_gpt(path, m, &vocab, NULL), "qkv_attn_html_gpt", "text is NULL");
-    REFUSED(qkv_attn_html_gpt(path, m, &vocab, ""), "text has 0 characters", "1 to 32");
-    REFUSED(qkv_attn_html_gpt(path, m, &vocab, "to be, or not to be: that is the q"),
+    REFUSED(attn_html_gpt(NULL, m, &vocab, "to"), "attn_html_gpt", "path is NULL");
+    REFUSED(attn_html_gpt(path, NULL, &vocab, "to"), "attn_html_gpt", "m is NULL");
+    REFUSED(attn_html_gpt(path, m, NULL, "to"), "attn_html_gpt", "vocab is NULL");
+    REFUSED(attn_html_gpt(path, m, &vocab, NULL), "attn_html_gpt", "text is NULL");
+    REFUSED(attn_html_gpt(path, m, &vocab, ""), "text has 0 characters", "1 to 32");
+    REFUSED(attn_html_gpt(path, m, &vocab, "to be, or not to be: that is the q"),
             "text has 34 characters");
-    REFUSED(qkv_attn_html_gpt(path, m, &vocab, "toZ"), "'Z'");
-    REFUSED(qkv_attn_html_seq2seq(NULL, s, "hello"), "qkv_attn_html_seq2seq", "path is NULL");
-    REFUSED(qkv_attn_html_seq2seq(path, NULL, "hello"), "qkv_attn_html_seq2seq", "m is NULL");
-    REFUSED(qkv_attn_html_seq2seq(path, s, NULL), "qkv_attn_html_seq2seq", "input is NULL");
-    REFUSED(qkv_attn_html_seq2seq(path, s, "HELLO"), "HELLO");
-    REFUSED(qkv_attn_html_seq2seq(path, s, "abcdefghijklm"), "abcdefghijklm");
+    REFUSED(attn_html_gpt(path, m, &vocab, "toZ"), "'Z'");
+    REFUSED(attn_html_seq2seq(NULL, s, "hello"), "attn_html_seq2seq", "path is NULL");
+    REFUSED(attn_html_seq2seq(path, NULL, "hello"), "attn_html_seq2seq", "m is NULL");
+    REFUSED(attn_html_seq2seq(path, s, NULL), "attn_html_seq2seq", "input is NULL");
+    REFUSED(attn_html_seq2seq(path, s, "HELLO"), "HELLO");
+    REFUSED(attn_html_seq2seq(path, s, "abcdefghijklm"), "abcdefghijklm");
 #undef REFUSED
     ck_assert_int_eq(access(path, F_OK), -1); /* no refused call leaves a file */
-    ck_assert_int_eq(qkv_attn_html_gpt("/nonexistent/dir/a.html", m, &vocab, "to"), -1);
+    ck_assert_int_eq(attn_html_gpt("/nonexistent/dir/a.html", m, &vocab, "to"), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "/nonexistent/dir/a.html"));
     /* A device is never written to (nor replaced). */
-    ck_assert_int_eq(qkv_attn_html_seq2seq("/dev/full", s, "hello"), -1);
+    ck_assert_int_eq(attn_html_seq2seq("/dev/full", s, "hello"), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "cannot write '/dev/full': it is a character "
                                                    "device"));
     remove_page(path);
@@ -590,6 +618,7 @@ static Suite *attn_html_suite(void)
     tcase_add_test(tc, test_gpt_page_holds_the_model_weights);
     tcase_add_test(tc, test_seq2seq_page_shows_padding_with_zero_weight);
     tcase_add_test(tc, test_page_asks_for_nothing_outside_itself);
+    tcase_add_test(tc, test_page_is_the_page_file_with_the_data_in_its_block);
     tcase_add_test(tc, test_bad_arguments_are_errors_that_name_them);
     suite_add_tcase(s, tc);
     return s;

@@ -1,4 +1,4 @@
-/* The date-normalisation generator (data/dates.c): formats, determinism, a
+/* The date-normalisation generator (models/seq2seq/dates.c): formats, determinism, a
  * round trip through an independent parser, the train/test split, the vocabulary. */
 #include <ctype.h>
 #include <limits.h>
@@ -40,7 +40,7 @@ static pair *draw(uint64_t seed, int n, int split)
     return p;
 }
 
-/* ---- an independent reader of dates, written without looking at data/dates.c ---- */
+/* ---- an independent reader of dates, written without looking at models/seq2seq/dates.c ---- */
 
 static const char *const months[12] = {"january",   "february", "march",    "april",
                                        "may",       "june",     "july",     "august",

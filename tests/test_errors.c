@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error_text.h"
+#include "models/cli/viz/viz.h"
 #include "testing.h"
 
 /* Under AddressSanitizer a huge malloc must return NULL like the real one
@@ -775,31 +776,31 @@ END_TEST
 START_TEST(test_svg_errors)
 {
     qkv_real w[6] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
-    qkv_svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 3, .values = w};
+    svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 3, .values = w};
     const char *path = "/tmp/qkv_err_never_written.svg";
-    FAILS_INT(qkv_svg_heatmap("/nonexistent/dir/a.svg", &spec), "cannot write",
+    FAILS_INT(svg_heatmap("/nonexistent/dir/a.svg", &spec), "cannot write",
               "/nonexistent/dir/a.svg", "No such file or directory");
-    FAILS_INT(qkv_svg_heatmap(path, NULL), "qkv_svg_heatmap", "spec is NULL");
-    FAILS_INT(qkv_svg_heatmap(NULL, &spec), "qkv_svg_heatmap", "path is NULL");
+    FAILS_INT(svg_heatmap(path, NULL), "svg_heatmap", "spec is NULL");
+    FAILS_INT(svg_heatmap(NULL, &spec), "svg_heatmap", "path is NULL");
     spec.rows = 0;
-    FAILS_INT(qkv_svg_heatmap(path, &spec), "1 panels of 0x3");
+    FAILS_INT(svg_heatmap(path, &spec), "1 panels of 0x3");
     spec.rows = 2;
     spec.row_labels = "abc";
-    FAILS_INT(qkv_svg_heatmap(path, &spec), "3 characters for 2");
+    FAILS_INT(svg_heatmap(path, &spec), "3 characters for 2");
     spec.row_labels = NULL;
     spec.values = NULL;
-    FAILS_INT(qkv_svg_heatmap(path, &spec), path);
+    FAILS_INT(svg_heatmap(path, &spec), path);
     double xs[2] = {0, 1}, ys[2] = {1, 2};
-    qkv_svg_series s = {"train", 2, xs, ys};
-    FAILS_INT(qkv_svg_lines(NULL, "t", "x", "y", 1, &s), "qkv_svg_lines", "path is NULL");
-    FAILS_INT(qkv_svg_lines(path, "t", "x", "y", -1, &s), "-1 series");
+    svg_series s = {"train", 2, xs, ys};
+    FAILS_INT(svg_lines(NULL, "t", "x", "y", 1, &s), "svg_lines", "path is NULL");
+    FAILS_INT(svg_lines(path, "t", "x", "y", -1, &s), "-1 series");
     s.n = -3;
-    FAILS_INT(qkv_svg_lines(path, "t", "x", "y", 1, &s), "series 0 has -3 points");
-    s = (qkv_svg_series){"train", 2, NULL, ys};
-    FAILS_INT(qkv_svg_lines(path, "t", "x", "y", 1, &s), "series 0");
-    FAILS_INT(qkv_svg_lines("/nonexistent/dir/l.svg", "t", "x", "y", 1,
-                            &(qkv_svg_series){"train", 2, xs, ys}),
-              "cannot write", "/nonexistent/dir/l.svg");
+    FAILS_INT(svg_lines(path, "t", "x", "y", 1, &s), "series 0 has -3 points");
+    s = (svg_series){"train", 2, NULL, ys};
+    FAILS_INT(svg_lines(path, "t", "x", "y", 1, &s), "series 0");
+    FAILS_INT(
+        svg_lines("/nonexistent/dir/l.svg", "t", "x", "y", 1, &(svg_series){"train", 2, xs, ys}),
+        "cannot write", "/nonexistent/dir/l.svg");
     ck_assert_int_eq(access(path, F_OK), -1); /* nothing was written for bad arguments */
 }
 END_TEST

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "models/cli/viz/viz.h"
 #include "testing.h"
 
 static const char *ALPHABET = "abcdefghijklmnopqrstuvwxyz";
@@ -376,20 +377,20 @@ START_TEST(test_attention_picture_has_one_cell_per_weight)
     ck_assert_int_eq(w->shape[2], Tt);
     ck_assert_int_eq(w->shape[3], 5);
     const char *cell = "<rect class=\"cell\"";
-    qkv_attn_svg_spec spec = {.head = -1, .col_labels = "hello"};
-    ck_assert_msg(qkv_attn_svg(path, w, &spec) == 0, "%s", qkv_last_error());
+    attn_svg_spec spec = {.head = -1, .col_labels = "hello"};
+    ck_assert_msg(attn_svg(path, w, &spec) == 0, "%s", qkv_last_error());
     ck_assert_int_eq(count_in_file(path, cell), H * Tt * 5);
     spec.average = true;
-    ck_assert_int_eq(qkv_attn_svg(path, w, &spec), 0);
+    ck_assert_int_eq(attn_svg(path, w, &spec), 0);
     ck_assert_int_eq(count_in_file(path, cell), Tt * 5);
 
     /* Causal: one head of a 4x4 self-attention draws the 10 cells on or below the diagonal. */
     qkv_tensor *causal = qkv_zeros(a, QKV_SHAPE(1, 2, 4, 4));
-    spec = (qkv_attn_svg_spec){.head = 1, .causal = true, .row_labels = "abcd", .col_labels = "abcd"};
-    ck_assert_int_eq(qkv_attn_svg(path, causal, &spec), 0);
+    spec = (attn_svg_spec){.head = 1, .causal = true, .row_labels = "abcd", .col_labels = "abcd"};
+    ck_assert_int_eq(attn_svg(path, causal, &spec), 0);
     ck_assert_int_eq(count_in_file(path, cell), 10);
     spec.head = 2;
-    ck_assert_int_eq(qkv_attn_svg(path, causal, &spec), -1);
+    ck_assert_int_eq(attn_svg(path, causal, &spec), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "head 2"));
     ck_assert_ptr_null(qkv_seq2seq_cross_weights(m, &ctx, "hello", 2, out));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "layer 2"));

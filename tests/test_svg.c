@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "qkv/viz.h"
+#include "models/cli/viz/viz.h"
 #include "testing.h"
 
 /* ---- a small XML well-formedness checker, so the test needs no XML library ---- */
@@ -166,21 +166,21 @@ static char *checked_text(const char *path, const char *name)
 }
 
 /* Draw spec into a temporary file and return the file's text. */
-static char *heatmap_text(const qkv_svg_heatmap_spec *spec, const char *name)
+static char *heatmap_text(const svg_heatmap_spec *spec, const char *name)
 {
     char path[128];
     temp_path(path, sizeof path, name);
-    ck_assert_msg(qkv_svg_heatmap(path, spec) == 0, "%s", qkv_last_error());
+    ck_assert_msg(svg_heatmap(path, spec) == 0, "%s", qkv_last_error());
     return checked_text(path, name);
 }
 
 /* Plot the series into a temporary file and return the file's text. */
-static char *lines_text(int n_series, const qkv_svg_series *series, const char *name)
+static char *lines_text(int n_series, const svg_series *series, const char *name)
 {
     char path[128];
     temp_path(path, sizeof path, name);
-    ck_assert_msg(qkv_svg_lines(path, "loss & <accuracy>", "step", "loss", n_series, series) == 0,
-                  "%s", qkv_last_error());
+    ck_assert_msg(svg_lines(path, "loss & <accuracy>", "step", "loss", n_series, series) == 0, "%s",
+                  qkv_last_error());
     return checked_text(path, name);
 }
 
@@ -205,15 +205,15 @@ START_TEST(test_heatmap_has_one_cell_per_value_in_every_panel)
     qkv_real v[2 * 3 * 4];
     for (int i = 0; i < 24; i++)
         v[i] = (qkv_real)(i / 23.0);
-    qkv_svg_heatmap_spec spec = {.title = "two heads",
-                                 .panels = 2,
-                                 .rows = 3,
-                                 .cols = 4,
-                                 .values = v,
-                                 .row_labels = "abc",
-                                 .col_labels = "wxyz",
-                                 .rows_name = "output",
-                                 .cols_name = "input"};
+    svg_heatmap_spec spec = {.title = "two heads",
+                             .panels = 2,
+                             .rows = 3,
+                             .cols = 4,
+                             .values = v,
+                             .row_labels = "abc",
+                             .col_labels = "wxyz",
+                             .rows_name = "output",
+                             .cols_name = "input"};
     char *text = heatmap_text(&spec, "cells");
     ck_assert_int_eq(count(text, "class=\"cell\""), 24);
     ck_assert_int_eq(count(text, "head 1"), 1);
@@ -225,7 +225,7 @@ START_TEST(test_heatmap_has_one_cell_per_value_in_every_panel)
     for (int i = 0; i < 6 * 40 * 40; i++)
         big[i] = (qkv_real)(i % 7);
     const char *titles[6] = {"h0", "h1", "h2", "h3", "h4", "h5"};
-    spec = (qkv_svg_heatmap_spec){
+    spec = (svg_heatmap_spec){
         .panels = 6, .rows = 40, .cols = 40, .values = big, .panel_titles = titles};
     text = heatmap_text(&spec, "panels");
     ck_assert_int_eq(count(text, "class=\"cell\""), 6 * 40 * 40);
@@ -244,7 +244,7 @@ START_TEST(test_masked_cells_are_left_out)
         for (int j = 0; j < T; j++)
             v[i * T + j] = j > i ? (qkv_real)NAN : (qkv_real)(1.0 / (i + 1));
     v[T * T - 1] = (qkv_real)INFINITY;
-    qkv_svg_heatmap_spec spec = {.panels = 1, .rows = T, .cols = T, .values = v};
+    svg_heatmap_spec spec = {.panels = 1, .rows = T, .cols = T, .values = v};
     char *text = heatmap_text(&spec, "masked");
     ck_assert_int_eq(count(text, "class=\"cell\""), T * (T + 1) / 2 - 1);
     ck_assert_int_eq(count(text, "nan"), 0);
@@ -265,14 +265,14 @@ START_TEST(test_labels_and_titles_are_escaped)
     const char *rows = "<&\"' \n", *cols = "a>\t\x01\xc3z";
     qkv_real v[6 * 6] = {0};
     const char *titles[1] = {"x < y & z"};
-    qkv_svg_heatmap_spec spec = {.title = "\"quoted\" & 'single'",
-                                 .panels = 1,
-                                 .rows = 6,
-                                 .cols = 6,
-                                 .values = v,
-                                 .row_labels = rows,
-                                 .col_labels = cols,
-                                 .panel_titles = titles};
+    svg_heatmap_spec spec = {.title = "\"quoted\" & 'single'",
+                             .panels = 1,
+                             .rows = 6,
+                             .cols = 6,
+                             .values = v,
+                             .row_labels = rows,
+                             .col_labels = cols,
+                             .panel_titles = titles};
     char *text = heatmap_text(&spec, "escaped");
     const char *want[] = {
         ">&lt;<",
@@ -297,7 +297,7 @@ END_TEST
 START_TEST(test_colour_scale_spans_the_values)
 {
     qkv_real v[4] = {(qkv_real)0.2, (qkv_real)0.3, (qkv_real)0.5, (qkv_real)0.7};
-    qkv_svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 2, .values = v};
+    svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 2, .values = v};
     char *text = heatmap_text(&spec, "scale");
     /* The lowest value gets the dark end of the map, the highest the yellow end. */
     ck_assert_int_eq(count(text, "class=\"cell\" "), 4);
@@ -333,7 +333,7 @@ START_TEST(test_lines_plot_has_one_polyline_per_series)
     for (int i = 0; i <= N / 20; i++)
         val_x[i] = i * 200, val[i] = 4.0 * exp(-i / 3.0) + 1.3;
     val[3] = NAN; /* a missing evaluation is skipped */
-    qkv_svg_series series[3] = {
+    svg_series series[3] = {
         {.name = "train", .n = N, .xs = xs, .ys = train},
         {.name = "val <held out>", .n = N / 20 + 1, .xs = val_x, .ys = val},
         {.name = "empty", .n = 0},
@@ -352,7 +352,7 @@ START_TEST(test_lines_plot_has_one_polyline_per_series)
     ck_assert_int_eq(count(text, "<polyline"), 0);
     free(text);
     double one_x = 5, one_y = 2.5;
-    qkv_svg_series single = {.name = "one", .n = 1, .xs = &one_x, .ys = &one_y};
+    svg_series single = {.name = "one", .n = 1, .xs = &one_x, .ys = &one_y};
     text = lines_text(1, &single, "one_point");
     ck_assert_int_eq(count(text, "<circle"), 1);
     free(text);
@@ -362,38 +362,39 @@ END_TEST
 START_TEST(test_errors_name_the_path)
 {
     qkv_real v[4] = {0};
-    qkv_svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 2, .values = v};
+    svg_heatmap_spec spec = {.panels = 1, .rows = 2, .cols = 2, .values = v};
     const char *nowhere = "/nonexistent-qkv-dir/attn.svg";
-    ck_assert_int_eq(qkv_svg_heatmap(nowhere, &spec), -1);
+    ck_assert_int_eq(svg_heatmap(nowhere, &spec), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), nowhere));
     double x = 1;
-    qkv_svg_series one = {.name = "a", .n = 1, .xs = &x, .ys = &x};
-    ck_assert_int_eq(qkv_svg_lines(nowhere, NULL, NULL, NULL, 1, &one), -1);
+    svg_series one = {.name = "a", .n = 1, .xs = &x, .ys = &x};
+    ck_assert_int_eq(svg_lines(nowhere, NULL, NULL, NULL, 1, &one), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), nowhere));
     /* A device is never written to (nor replaced). */
-    ck_assert_int_eq(qkv_svg_heatmap("/dev/full", &spec), -1);
-    ck_assert_str_eq(qkv_last_error(), "qkv_svg_heatmap: cannot write '/dev/full': it is a "
-                                       "character device, and qkv only ever replaces regular files");
+    ck_assert_int_eq(svg_heatmap("/dev/full", &spec), -1);
+    ck_assert_str_eq(qkv_last_error(),
+                     "svg_heatmap: cannot write '/dev/full': it is a "
+                     "character device, and qkv only ever replaces regular files");
 
     char path[128];
     temp_path(path, sizeof path, "never");
-    qkv_svg_heatmap_spec bad = spec;
+    svg_heatmap_spec bad = spec;
     bad.rows = 0;
-    ck_assert_int_eq(qkv_svg_heatmap(path, &bad), -1);
+    ck_assert_int_eq(svg_heatmap(path, &bad), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), path));
     bad = spec, bad.values = NULL;
-    ck_assert_int_eq(qkv_svg_heatmap(path, &bad), -1);
+    ck_assert_int_eq(svg_heatmap(path, &bad), -1);
     bad = spec, bad.row_labels = "abc";
-    ck_assert_int_eq(qkv_svg_heatmap(path, &bad), -1);
+    ck_assert_int_eq(svg_heatmap(path, &bad), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "row_labels"));
-    ck_assert_int_eq(qkv_svg_heatmap(path, NULL), -1);
+    ck_assert_int_eq(svg_heatmap(path, NULL), -1);
     one.n = -1;
-    ck_assert_int_eq(qkv_svg_lines(path, NULL, NULL, NULL, 1, &one), -1);
+    ck_assert_int_eq(svg_lines(path, NULL, NULL, NULL, 1, &one), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), path));
     one.n = 2, one.ys = NULL;
-    ck_assert_int_eq(qkv_svg_lines(path, NULL, NULL, NULL, 1, &one), -1);
-    ck_assert_int_eq(qkv_svg_lines(path, NULL, NULL, NULL, 1, NULL), -1);
-    ck_assert_int_eq(qkv_svg_lines(NULL, NULL, NULL, NULL, 0, NULL), -1);
+    ck_assert_int_eq(svg_lines(path, NULL, NULL, NULL, 1, &one), -1);
+    ck_assert_int_eq(svg_lines(path, NULL, NULL, NULL, 1, NULL), -1);
+    ck_assert_int_eq(svg_lines(NULL, NULL, NULL, NULL, 0, NULL), -1);
     ck_assert_int_eq(access(path, F_OK), -1); /* no file is left behind by a refused call */
 }
 END_TEST

@@ -165,11 +165,11 @@ typedef struct qkv_attn_head {
 /* Declare "<name>.query.weight", "<name>.key.weight", "<name>.value.weight"
  * (head_size, n_embd), N(0, 0.02²). 0 or -1. */
 int qkv_attn_head_init(qkv_attn_head *m, qkv_params *p, const char *name, int n_embd, int head_size,
-                  bool causal);
+                       bool causal);
 
 /* x (B,T,C) -> (B,T,d). */
 qkv_tensor *qkv_attn_head_forward(const qkv_attn_head *m, const qkv_ctx *ctx, qkv_tensor *x,
-                             qkv_tensor **weights);
+                                  qkv_tensor **weights);
 
 /* Multi-head self-attention (GPT's CausalSelfAttention; unmasked in an encoder). */
 typedef struct qkv_self_attn {

@@ -4,10 +4,11 @@
  *
  *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
  *
- * Installed but not included here, because they serve the qkv program's own
- * tasks rather than a program built on the library: qkv/seq2seq.h (the
- * date-normalisation encoder-decoder), qkv/dates.h (its data) and qkv/viz.h
- * (plots, attention pictures and pages). Include them by name.
+ * Installed but not included here, because they serve a task of the qkv
+ * program's rather than most programs built on the library: qkv/seq2seq.h
+ * (the date-normalisation encoder-decoder) and qkv/dates.h (its data).
+ * Include them by name. The program's pictures (plots, attention pictures
+ * and pages) are not part of the library: models/cli/viz/.
  */
 #ifndef QKV_QKV_H
 #define QKV_QKV_H

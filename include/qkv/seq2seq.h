@@ -1,6 +1,6 @@
 /* qkv/seq2seq.h — an encoder-decoder transformer with cross-attention, its
  * training on a generated task (dates), greedy decoding and its cross-attention
- * (the pictures of it are in qkv/viz.h).
+ * (`qkv attn --html` draws it).
  *
  * The encoder reads the whole input at once (token + position embeddings,
  * n_layer unmasked blocks, a final LayerNorm); the decoder writes the output

@@ -12,7 +12,7 @@
 #include "output.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
-#include "qkv/viz.h"
+#include "models/cli/viz/viz.h"
 #include "threads.h"
 
 /* What the user asked to draw. */
@@ -51,7 +51,7 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
         qkv_seq2seq_free(m);
         return -1;
     }
-    if (o->html && qkv_attn_html_seq2seq(o->html, m, o->input) == 0)
+    if (o->html && attn_html_seq2seq(o->html, m, o->input) == 0)
         printf("%s: wrote %s (encoder, decoder and cross-attention, %d layers, %d heads)\n",
                o->input, o->html, m->cfg.n_layer, m->cfg.n_head);
     else if (o->html) {
@@ -73,11 +73,10 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
             strcpy(output + n, "\n");
         /* Short: the input and output are the axes' labels, and a narrow picture clips a long title. */
         snprintf(title, sizeof title, "cross-attention, layer %d", layer);
-        qkv_attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
-                                  .row_labels = output, .col_labels = o->input,
-                                  .rows_name = "output (written top to bottom)",
-                                  .cols_name = "input"};
-        rc = qkv_attn_svg(o->out, w, &spec);
+        attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
+                              .row_labels = output, .col_labels = o->input,
+                              .rows_name = "output (written top to bottom)", .cols_name = "input"};
+        rc = attn_svg(o->out, w, &spec);
         if (rc == 0)
             printf("%s -> %.*s: wrote %s (layer %d, %d heads%s)\n", o->input, (int)n, output,
                    o->out, layer, w->shape[1], o->average ? ", averaged" : "");
@@ -99,7 +98,7 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         qkv_gpt_free(m);
         return -1;
     }
-    if (o->html && qkv_attn_html_gpt(o->html, m, &vocab, o->text) == 0)
+    if (o->html && attn_html_gpt(o->html, m, &vocab, o->text) == 0)
         printf("wrote %s: %zu characters, %d layers, %d heads\n", o->html, strlen(o->text),
                m->cfg.n_layer, m->cfg.n_head);
     else if (o->html) {
@@ -125,11 +124,11 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         qkv_set_grad_enabled(was);
         char title[64];
         snprintf(title, sizeof title, "causal self-attention, layer %d", layer);
-        qkv_attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
-                                  .causal = true, .row_labels = o->text, .col_labels = o->text,
-                                  .rows_name = "query (position reading)",
-                                  .cols_name = "key (position read)"};
-        rc = logits ? qkv_attn_svg(o->out, w[layer], &spec) : -1;
+        attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
+                              .causal = true, .row_labels = o->text, .col_labels = o->text,
+                              .rows_name = "query (position reading)",
+                              .cols_name = "key (position read)"};
+        rc = logits ? attn_svg(o->out, w[layer], &spec) : -1;
         if (rc == 0)
             printf("wrote %s: %d characters, layer %d, %d heads%s\n", o->out, T, layer,
                    w[layer]->shape[1], o->average ? ", averaged" : "");

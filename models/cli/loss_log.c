@@ -11,7 +11,7 @@
 #include "loss_log.h"
 #include "output.h"
 #include "qkv/qkv.h"
-#include "qkv/viz.h"
+#include "models/cli/viz/viz.h"
 
 /* Append one point to the log, growing it; 0 or -1 when out of memory. */
 int log_add(loss_log *l, double step, double train, double val)
@@ -206,11 +206,11 @@ int log_plot(loss_log *l)
             vs[nv] = l->step[i];
             vv[nv++] = l->val[i];
         }
-    qkv_svg_series series[2] = {{"train", l->n, l->step, l->train}, {"val", nv, vs, vv}};
+    svg_series series[2] = {{"train", l->n, l->step, l->train}, {"val", nv, vs, vv}};
     char path[4096], title[64];
     snprintf(path, sizeof path, "%s.svg", l->ckpt);
     snprintf(title, sizeof title, "%s: loss", l->prog);
-    if (rc == 0 && qkv_svg_lines(path, title, "step", "loss (nats/char)", nv ? 2 : 1, series) < 0)
+    if (rc == 0 && svg_lines(path, title, "step", "loss (nats/char)", nv ? 2 : 1, series) < 0)
         rc = log_failed(l, qkv_last_error());
     free(vs);
     free(vv);

@@ -10,7 +10,6 @@
 #include "qkv/dates.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
-#include "qkv/viz.h"
 #include "runs.h"
 
 /* main() that runs one suite and exits non-zero when any test failed. */

@@ -159,7 +159,13 @@ static int put_view(page_text *t, const qkv__attn_view *v)
 static int put_page(page_text *t, const qkv__attn_page *p)
 {
     char hex[8];
-    put(t, qkv__attn_page_before);
+    const char *page = (const char *)qkv__attn_page_html;
+    const char *data = strstr(page, QKV__ATTN_DATA_MARKER);
+    if (!data)
+        return qkv_set_error("attn html: the embedded page has no data block (%s)",
+                             QKV__ATTN_DATA_MARKER);
+    data += strlen(QKV__ATTN_DATA_MARKER);
+    put_n(t, page, (size_t)(data - page));
     put(t, "{");
     put_key(t, true, "model"), put_string(t, p->model);
     put_key(t, false, "summary"), put_string(t, p->summary);
@@ -178,7 +184,7 @@ static int put_page(page_text *t, const qkv__attn_page *p)
         put(t, "}");
     }
     put(t, "]}\n");
-    put(t, qkv__attn_page_after);
+    put(t, data);
     return t->failed ? -1 : 0;
 }
 

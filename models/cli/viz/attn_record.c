@@ -1,6 +1,6 @@
 /* The attention page of a model: run its real forward pass once with a
  * record of every attention call (qkv_ctx.record), and hand the calls, in
- * the order the model makes them, to the page writer (see qkv/viz.h). */
+ * the order the model makes them, to the page writer (see viz.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,10 +28,9 @@ static int check_calls(const char *who, const qkv_attn_record *rec, int n)
     return 0;
 }
 
-int qkv_attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab,
-                      const char *text)
+int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab, const char *text)
 {
-    const char *who = "qkv_attn_html_gpt";
+    const char *who = "attn_html_gpt";
     if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "vocab", vocab) ||
         qkv__null(who, "text", text))
         return -1;
@@ -99,9 +98,9 @@ static int write_seq2seq_page(const char *path, const qkv_seq2seq *m, const qkv_
     return qkv__attn_page_write(path, &page);
 }
 
-int qkv_attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input)
+int attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input)
 {
-    const char *who = "qkv_attn_html_seq2seq";
+    const char *who = "attn_html_seq2seq";
     if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "input", input))
         return -1;
     int L = m->cfg.n_layer, Ts = m->cfg.max_src, rc = -1, Tt;

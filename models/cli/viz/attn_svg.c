@@ -1,11 +1,11 @@
-/* Any attention's weights (1,H,Tq,Tk) as an SVG heatmap (see qkv/viz.h). */
+/* Any attention's weights (1,H,Tq,Tk) as an SVG heatmap (see viz.h). */
 #include <math.h>
 #include <stdio.h>
 
 #include "tensor/check.h"
-#include "qkv/viz.h"
+#include "models/cli/viz/viz.h"
 
-static int attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
+static int draw_weights(const char *path, const qkv_tensor *weights, const attn_svg_spec *spec)
 {
     char shape[64];
     if (weights->ndim != 4 || weights->shape[0] != 1)
@@ -40,22 +40,22 @@ static int attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_
         snprintf(title, sizeof title, "mean of %d heads", H);
     else
         snprintf(title, sizeof title, "head %d", first);
-    qkv_svg_heatmap_spec hm = {
+    svg_heatmap_spec hm = {
         .title = spec->title, .panels = panels, .rows = Tq, .cols = Tk, .values = values,
         .row_labels = spec->row_labels, .col_labels = spec->col_labels,
         .rows_name = spec->rows_name, .cols_name = spec->cols_name,
         .panel_titles = panels == 1 ? one_title : NULL, .vmin = 0, .vmax = top,
     };
-    int rc = qkv_svg_heatmap(path, &hm);
+    int rc = svg_heatmap(path, &hm);
     qkv_free(values);
     return rc;
 }
 
-int qkv_attn_svg(const char *path, const qkv_tensor *weights, const qkv_attn_svg_spec *spec)
+int attn_svg(const char *path, const qkv_tensor *weights, const attn_svg_spec *spec)
 {
-    const char *fn = "qkv_attn_svg";
+    const char *fn = "attn_svg";
     if (qkv__null(fn, "path", path) || qkv__check_input(fn, "weights", weights) < 0 ||
         qkv__null(fn, "spec", spec))
         return -1;
-    return attn_svg(path, weights, spec) < 0 ? qkv__fail_in(fn) : 0;
+    return draw_weights(path, weights, spec) < 0 ? qkv__fail_in(fn) : 0;
 }

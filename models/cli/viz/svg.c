@@ -1,4 +1,4 @@
-/* SVG heatmaps and line plots (see qkv/viz.h).
+/* SVG heatmaps and line plots (see viz.h).
  *
  * Both pictures are written by the same few helpers: svg_begin/svg_end own the
  * file and its error handling, svg_text writes escaped text, and the rest is
@@ -156,7 +156,7 @@ typedef struct {
     int col_step;         /* label every col_step-th column, so numbers do not overlap */
 } panel_layout;
 
-static panel_layout layout_panel(const qkv_svg_heatmap_spec *h)
+static panel_layout layout_panel(const svg_heatmap_spec *h)
 {
     panel_layout p;
     int longest = h->rows > h->cols ? h->rows : h->cols;
@@ -174,7 +174,7 @@ static panel_layout layout_panel(const qkv_svg_heatmap_spec *h)
 }
 
 /* The colour range: the spec's, or that of the finite values; never empty. */
-static void value_range(const qkv_svg_heatmap_spec *h, double *lo, double *hi)
+static void value_range(const svg_heatmap_spec *h, double *lo, double *hi)
 {
     *lo = h->vmin, *hi = h->vmax;
     if (*lo < *hi)
@@ -193,8 +193,8 @@ static void value_range(const qkv_svg_heatmap_spec *h, double *lo, double *hi)
 }
 
 /* One panel with its top-left corner at (x, y). */
-static void draw_panel(svg *s, const qkv_svg_heatmap_spec *h, const panel_layout *p, int k,
-                       double x, double y, double lo, double hi)
+static void draw_panel(svg *s, const svg_heatmap_spec *h, const panel_layout *p, int k, double x,
+                       double y, double lo, double hi)
 {
     char buf[32], hex[8];
     double gx = x + p->left, gy = y + p->top; /* the grid's corner */
@@ -271,7 +271,7 @@ static int check_labels(const char *path, const char *what, const char *labels, 
  * can show, and small enough that no cell count overflows an int. */
 #define HEATMAP_MAX_CELLS (1 << 24)
 
-static int heatmap(const char *path, const qkv_svg_heatmap_spec *h)
+static int heatmap(const char *path, const svg_heatmap_spec *h)
 {
     if (h->panels < 1 || h->rows < 1 || h->cols < 1 ||
         (double)h->panels * h->rows * h->cols > HEATMAP_MAX_CELLS)
@@ -309,11 +309,11 @@ static int heatmap(const char *path, const qkv_svg_heatmap_spec *h)
     return svg_end(&s);
 }
 
-int qkv_svg_heatmap(const char *path, const qkv_svg_heatmap_spec *spec)
+int svg_heatmap(const char *path, const svg_heatmap_spec *spec)
 {
-    if (qkv__null("qkv_svg_heatmap", "path", path) || qkv__null("qkv_svg_heatmap", "spec", spec))
+    if (qkv__null("svg_heatmap", "path", path) || qkv__null("svg_heatmap", "spec", spec))
         return -1;
-    return heatmap(path, spec) < 0 ? qkv__fail_in("qkv_svg_heatmap") : 0;
+    return heatmap(path, spec) < 0 ? qkv__fail_in("svg_heatmap") : 0;
 }
 
 /* ---- line plot ---- */
@@ -371,12 +371,12 @@ static void draw_ticks(svg *s, const axis *a, bool vertical, double left, double
 }
 
 /* Check the series and find the range of their finite points. */
-static int series_range(const char *path, int n_series, const qkv_svg_series *series, double *x_lo,
+static int series_range(const char *path, int n_series, const svg_series *series, double *x_lo,
                         double *x_hi, double *y_lo, double *y_hi)
 {
     *x_lo = *y_lo = INFINITY, *x_hi = *y_hi = -INFINITY;
     for (int k = 0; k < n_series; k++) {
-        const qkv_svg_series *c = &series[k];
+        const svg_series *c = &series[k];
         if (c->n < 0 || (c->n > 0 && (!c->xs || !c->ys)))
             return qkv_set_error("%s: series %d has %d points%s", path, k, c->n,
                                  c->n > 0 ? " but no xs or ys" : "");
@@ -392,7 +392,7 @@ static int series_range(const char *path, int n_series, const qkv_svg_series *se
 }
 
 static int lines(const char *path, const char *title, const char *x_label, const char *y_label,
-                 int n_series, const qkv_svg_series *series)
+                 int n_series, const svg_series *series)
 {
     if (n_series < 0 || (n_series > 0 && !series))
         return qkv_set_error("%s: %d series%s", path, n_series,
@@ -419,7 +419,7 @@ static int lines(const char *path, const char *title, const char *x_label, const
         svg_text(&s, 22, (top + bottom) / 2, 13, "middle", -90, y_label);
 
     for (int k = 0; k < n_series; k++) {
-        const qkv_svg_series *c = &series[k];
+        const svg_series *c = &series[k];
         const char *stroke = series_colours[k % 10];
         fprintf(s.f,
                 "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
@@ -446,12 +446,11 @@ static int lines(const char *path, const char *title, const char *x_label, const
     return svg_end(&s);
 }
 
-int qkv_svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
-                  int n_series, const qkv_svg_series *series)
+int svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
+              int n_series, const svg_series *series)
 {
-    if (qkv__null("qkv_svg_lines", "path", path))
+    if (qkv__null("svg_lines", "path", path))
         return -1;
-    return lines(path, title, x_label, y_label, n_series, series) < 0
-               ? qkv__fail_in("qkv_svg_lines")
-               : 0;
+    return lines(path, title, x_label, y_label, n_series, series) < 0 ? qkv__fail_in("svg_lines")
+                                                                      : 0;
 }

@@ -2,7 +2,7 @@
 #ifndef QKV_VIZ_INTERNAL_H
 #define QKV_VIZ_INTERNAL_H
 
-#include "qkv/viz.h"
+#include "models/cli/viz/viz.h"
 
 /* ---- shared by every picture (svg.c) ---- */
 
@@ -13,7 +13,7 @@ const char *qkv__viz_colour(char hex[8], double t);
  * newline as '⏎', ...), or its number when labels is NULL. */
 const char *qkv__viz_label(char buf[16], const char *labels, int i);
 
-/* ---- the attention page (attn_page.c, attn_html.c) ---- */
+/* ---- the attention page (attn_page.html, attn_html.c) ---- */
 
 /* One attention of a model, every layer of it, as the page shows it. */
 typedef struct qkv__attn_view {
@@ -41,11 +41,15 @@ typedef struct qkv__attn_page {
  * one JSON block. 0, or -1 with a message naming path. */
 int qkv__attn_page_write(const char *path, const qkv__attn_page *p);
 
-/* The page's fixed text (attn_page.c): the HTML, CSS and script before the
- * data block, and the script after it. */
-extern const char qkv__attn_page_before[], qkv__attn_page_after[];
+/* The page's fixed text: models/cli/viz/attn_page.html, its HTML, CSS and
+ * the script that draws every view from the data block, which is empty there.
+ * The Makefile embeds the file as this NUL-terminated array, so the page
+ * written needs no file besides itself; the script reads nothing but the data
+ * block, and the page's security policy forbids any request. */
+extern const unsigned char qkv__attn_page_html[];
 
-/* The marker that opens the data block; the block ends at the next "</script>". */
+/* The marker that opens the data block; the block ends at the next "</script>".
+ * The page's data goes right after the marker's one occurrence in the page. */
 #define QKV__ATTN_DATA_MARKER "<script type=\"application/json\" id=\"qkv-data\">"
 
 #endif
