@@ -421,6 +421,39 @@ START_TEST(test_attention)
 }
 END_TEST
 
+/* Dropout of the attention weights, inverted: with v the identity (Tk = d)
+ * the output rows are the dropped-out weights themselves, each 0 or
+ * w/(1 − p), about a fraction p of them 0; w is the weights before dropout. */
+START_TEST(test_attention_dropout)
+{
+    fixture f = setup(14);
+    enum { BH = 64, T = 8 };
+    const double p = 0.25;
+    qkv_tensor *q = qkv_randn(f.a, QKV_SHAPE(BH, T, T), 1, &f.rng);
+    qkv_tensor *k = qkv_randn(f.a, QKV_SHAPE(BH, T, T), 1, &f.rng);
+    qkv_tensor *v = qkv_zeros(f.a, QKV_SHAPE(BH, T, T)), *w = NULL;
+    for (int h = 0; h < BH; h++)
+        for (int j = 0; j < T; j++)
+            v->data[(h * T + j) * T + j] = 1;
+    qkv_tensor *out = qkv_attention(f.a, q, k, v, NULL, (qkv_real)p, &f.rng, &w);
+    ck_assert_qkv(out);
+    int zeros = 0;
+    for (size_t i = 0; i < out->size; i++) {
+        double kept = w->data[i] / (1 - p);
+        if (out->data[i] == 0)
+            zeros++;
+        else
+            ck_assert_msg(fabs(out->data[i] - kept) <= TOL * fmax(1, kept),
+                          "weight %zu: %.9g after dropout is neither 0 nor w/(1-p) = %.9g", i,
+                          (double)out->data[i], kept);
+    }
+    /* 6 standard deviations of the zeros' fraction over 4096 weights. */
+    ck_assert_msg(fabs((double)zeros / out->size - p) < 0.04, "%d of %zu weights dropped, p = %g",
+                  zeros, out->size, p);
+    qkv_arena_free(f.a);
+}
+END_TEST
+
 START_TEST(test_rope)
 {
     fixture f = setup(12);
@@ -612,6 +645,7 @@ static Suite *definitions_suite(void)
     tcase_add_test(tc, test_softmax);
     tcase_add_test(tc, test_cross_entropy);
     tcase_add_test(tc, test_attention);
+    tcase_add_test(tc, test_attention_dropout);
     tcase_add_test(tc, test_rope);
     tcase_add_test(tc, test_self_attention_options);
     tcase_add_test(tc, test_cross_attention_key_padding);
