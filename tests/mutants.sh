@@ -44,6 +44,11 @@ run_suite() {
     return 0
 }
 
+# The tests that failed in the last suite run, from Check's "file:line:F:suite:test:..." lines.
+failed_tests() {
+    grep -E '^[^:]*:[0-9]+:[FE]:' "$WORK/suite.log" | cut -d: -f5 | sort -u | paste -sd' ' -
+}
+
 # Apply mutant $1 (its block in the list) to the copy, keeping the file as it
 # was in $WORK/.original: prints the file it edited; exits 3 when a text is
 # not found, 4 when it is there more than once.
@@ -117,7 +122,7 @@ for name in $names; do
     for s in $QUICK; do
         run_suite "$s"
         case $? in
-        1) verdict="caught     $name by $s"; break ;;
+        1) verdict="caught     $name by $s ($(failed_tests))"; break ;;
         2) verdict="BROKEN     $name: does not compile ($(grep -m1 error "$WORK/build.log"))"; bad=$((bad + 1)); break ;;
         esac
     done
