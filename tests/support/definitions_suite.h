@@ -573,6 +573,13 @@ START_TEST(test_gpt_logits_every_option)
         fixture f = setup(40 + c);
         qkv_gpt *m = qkv_gpt_new(&cfg, 7);
         ck_assert_qkv(m);
+        /* no_bias: no Linear and no norm has a bias; else every Linear and
+         * (LayerNorm) norm has one, which the reference then adds. */
+        int biases = 0;
+        for (int i = 0; i < m->params->count; i++)
+            biases += strstr(m->params->items[i].name, ".bias") != NULL;
+        int per_block = 4 + (cfg.rmsnorm ? 0 : 2); /* c_attn, c_proj, c_fc, mlp.c_proj, ln_1, ln_2 */
+        ck_assert_int_eq(biases, cfg.no_bias ? 0 : 2 * per_block + !cfg.rmsnorm);
         randomize(m->params, &f.rng, 0.4);
         int32_t ids[B * T];
         for (int i = 0; i < B * T; i++)
