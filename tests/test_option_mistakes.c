@@ -103,8 +103,10 @@ END_TEST
 
 /* A self-attention module with rope and every position holding the same
  * input: its scores see only the distance t − s, so the log-ratio of the
- * weights of keys t − j and t is the same for every query t. Rotating only
- * the keys (or only the queries) makes it depend on t. */
+ * weights of keys t − j and t is the same for every query t, and not 0 (the
+ * distance matters). Rotating only the keys makes it depend on t; only the
+ * queries, every key of a row weighs the same. And the values are not
+ * turned: all equal, every output row is the same. */
 START_TEST(test_rope_in_self_attention_rotates_q_and_k)
 {
     fixture f = setup(4);
@@ -121,11 +123,14 @@ START_TEST(test_rope_in_self_attention_rotates_q_and_k)
         for (int c = 0; c < C; c++)
             x->data[t * C + c] = (qkv_real)(0.3 * (c + 1));
     qkv_ctx ctx = {.arena = f.a};
-    ck_assert_qkv(qkv_self_attn_forward(&m, &ctx, x, NULL, &w));
+    qkv_tensor *y = qkv_self_attn_forward(&m, &ctx, x, NULL, &w);
+    ck_assert_qkv(y);
+    double distance_matters = 0;
     for (int h = 0; h < H; h++)
         for (int j = 1; j < T; j++) {
             const qkv_real *first = w->data + ((size_t)h * T + j) * T;
             double want = log(first[0] / first[j]);
+            distance_matters = fmax(distance_matters, fabs(want));
             for (int t = j + 1; t < T; t++) {
                 const qkv_real *row = w->data + ((size_t)h * T + t) * T;
                 double got = log(row[t - j] / row[t]);
@@ -134,6 +139,11 @@ START_TEST(test_rope_in_self_attention_rotates_q_and_k)
                               j, got, t, want, j);
             }
         }
+    ck_assert_double_gt(distance_matters, 0.01);
+    for (int t = 1; t < T; t++)
+        for (int c = 0; c < C; c++)
+            ck_assert_msg(fabs(y->data[t * C + c] - y->data[c]) < 1e-5,
+                          "output %d differs from output 0 at %d: the values were turned", t, c);
     qkv_params_free(p);
     qkv_arena_free(f.a);
 }
