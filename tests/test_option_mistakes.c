@@ -296,7 +296,9 @@ END_TEST
 
 /* With untied, the logits are ln_f(x)·lm_headᵀ: a zero lm_head gives logits
  * exactly 0 (no bias) whatever wte holds; tied, the same model's logits
- * come from wte and are not 0. */
+ * come from wte and are not 0; and an untied head holding a copy of wte
+ * gives the tied model's logits (lm_head is declared last, so the same seed
+ * draws the same other parameters). */
 START_TEST(test_untied_head_reads_lm_head)
 {
     fixture f = setup(10);
@@ -304,6 +306,7 @@ START_TEST(test_untied_head_reads_lm_head)
                           .n_embd = 8, .untied = true};
     qkv_gpt *m = qkv_gpt_new(&cfg, 3);
     ck_assert_qkv(m);
+    qkv_gpt *untied = m;
     memset(m->lm_head.weight->data, 0, m->lm_head.weight->size * sizeof(qkv_real));
     const int32_t ids[4] = {1, 5, 2, 9};
     qkv_ctx ctx = {.arena = f.a};
@@ -314,7 +317,6 @@ START_TEST(test_untied_head_reads_lm_head)
                       (double)logits->data[i]);
     /* A parameter of its own, which the tied model does not have. */
     ck_assert_ptr_nonnull(qkv_params_find(m->params, "lm_head.weight"));
-    qkv_gpt_free(m);
     cfg.untied = false;
     m = qkv_gpt_new(&cfg, 3);
     ck_assert_qkv(m);
@@ -325,6 +327,15 @@ START_TEST(test_untied_head_reads_lm_head)
     for (size_t i = 0; i < logits->size; i++)
         most = fmax(most, fabs(logits->data[i]));
     ck_assert_double_gt(most, 1e-3);
+    memcpy(untied->lm_head.weight->data, m->wte.weight->data,
+           m->wte.weight->size * sizeof(qkv_real));
+    qkv_tensor *copied = qkv_gpt_logits(untied, &ctx, ids, 1, 4, NULL);
+    ck_assert_qkv(copied);
+    for (size_t i = 0; i < logits->size; i++)
+        ck_assert_msg(fabs(copied->data[i] - logits->data[i]) < 1e-5,
+                      "logit %zu: %g untied with lm_head = wte, %g tied", i,
+                      (double)copied->data[i], (double)logits->data[i]);
+    qkv_gpt_free(untied);
     qkv_gpt_free(m);
     qkv_arena_free(f.a);
 }
