@@ -2,6 +2,7 @@
 #   make            build/libqkv.a, build/libqkv.so, build/qkv
 #   make test       every Check suite (float and double builds)
 #   make sanitize   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make mutants    inject each bug of tests/mutants.list into a copy: a suite must catch it
 #   make install PREFIX=/usr/local
 #   make clean      remove build/ (with BUILD=DIR: remove DIR)
 
@@ -62,7 +63,7 @@ DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run FORCE
+.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run mutants FORCE
 # The version lives in include/qkv/version.h; the SONAME carries its ABI
 # version: the major number, or before 1.0 "0.MINOR" (see version.h).
 VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
@@ -186,6 +187,11 @@ misuse-coverage:
 # The float-vs-double tour calls every op of qkv/ops.h.
 tour-coverage:
 	@sh tests/tour_coverage.sh
+
+# Not part of make test: each named bug of tests/mutants.list injected into a
+# copy of the tree must make a suite fail (MUTANTS="name ..." for some only).
+mutants:
+	@sh tests/mutants.sh
 
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
 bench: $(BUILD)/qkv
