@@ -24,4 +24,10 @@ qkv__axis_view qkv__axis_view_of(const qkv_tensor *x, int axis);
  * dropped (a 1-D x gives (1)); returns the result's ndim. */
 int qkv__reduced_shape(const qkv_tensor *x, int axis, bool keepdim, int *shape);
 
+/* The backward of a reduction over the axis of view v: dx[o, k, i] +=
+ * w · g[o, i], w = weight[o·n + k] or, with weight NULL, factor
+ * (op_reduce_axis.c). */
+void qkv__spread_axis(qkv_real *dx, const qkv_real *g, qkv__axis_view v, const qkv_real *weight,
+                      qkv_real factor);
+
 #endif

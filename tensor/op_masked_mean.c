@@ -39,17 +39,10 @@ static void masked_mean_forward(qkv_real *out, qkv_real *weight, const qkv_real 
     }
 }
 
-/* dx[o, k, i] += weight[o, k] · dout[o, i]. */
 static void masked_mean_backward(qkv_node *n)
 {
     const masked_ctx *c = n->ctx;
-    qkv__axis_view v = c->v;
-    const qkv_real *g = n->out->grad;
-    qkv_real *dx = n->in[0]->grad;
-    size_t size = n->in[0]->size;
-#pragma omp parallel for schedule(static) if (size >= QKV__PAR_MIN)
-    for (size_t q = 0; q < size; q++)
-        dx[q] += c->weight[q / v.inner] * g[q / (v.n * v.inner) * v.inner + q % v.inner];
+    qkv__spread_axis(n->in[0]->grad, n->out->grad, c->v, c->weight, 0);
 }
 
 qkv_tensor *qkv_masked_mean(qkv_arena *a, qkv_tensor *x, int axis, const uint8_t *mask)

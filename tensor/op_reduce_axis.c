@@ -27,17 +27,20 @@ static void sum_forward(qkv_real *out, const qkv_real *x, qkv__axis_view v, qkv_
     }
 }
 
-/* dx[o, k, i] += factor · dout[o, i]. */
+void qkv__spread_axis(qkv_real *dx, const qkv_real *g, qkv__axis_view v, const qkv_real *weight,
+                      qkv_real factor)
+{
+    size_t size = v.outer * v.n * v.inner;
+#pragma omp parallel for schedule(static) if (size >= QKV__PAR_MIN)
+    for (size_t q = 0; q < size; q++)
+        dx[q] += (weight ? weight[q / v.inner] : factor) *
+                 g[q / (v.n * v.inner) * v.inner + q % v.inner];
+}
+
 static void sum_backward(qkv_node *n)
 {
     const reduce_ctx *c = n->ctx;
-    qkv__axis_view v = c->v;
-    const qkv_real *g = n->out->grad;
-    qkv_real *dx = n->in[0]->grad;
-    size_t size = n->in[0]->size;
-#pragma omp parallel for schedule(static) if (size >= QKV__PAR_MIN)
-    for (size_t q = 0; q < size; q++)
-        dx[q] += c->factor * g[q / (v.n * v.inner) * v.inner + q % v.inner];
+    qkv__spread_axis(n->in[0]->grad, n->out->grad, c->v, NULL, c->factor);
 }
 
 /* index[o, i] = the first k with the largest x[o, k, i] (a NaN counts as the
