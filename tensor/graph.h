@@ -47,6 +47,14 @@ qkv_node *qkv__record(qkv_arena *a, qkv_tensor *out, const char *op, qkv__backwa
  * on n; returns the copy, or NULL when out of memory. */
 void *qkv__set_ctx(qkv_arena *a, qkv_node *n, const void *ctx, size_t size);
 
+/* y = f(x) over n values: the forward kernel of a one-in, one-out op. */
+typedef void (*qkv__unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
+
+/* The op around a one-in, one-out kernel pair: checks x, makes y like it,
+ * runs forward and records backward (op_activation.c). */
+qkv_tensor *qkv__unary(qkv_arena *a, qkv_tensor *x, const char *op, qkv__unary_forward_fn forward,
+                       qkv__backward_fn backward);
+
 /* Set a shape error naming the op and both shapes; returns NULL for the caller to pass on. */
 qkv_tensor *qkv__shape_error(const char *op, const char *what, const qkv_tensor *a,
                              const qkv_tensor *b);

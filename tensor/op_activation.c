@@ -29,11 +29,8 @@ static void relu_backward(qkv_node *n)
     relu_backward_kernel(x->grad, n->out->grad, x->data, x->size);
 }
 
-typedef void (*unary_forward_fn)(qkv_real *y, const qkv_real *x, size_t n);
-
-/* The op around a one-in, one-out kernel pair. */
-static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forward_fn forward,
-                         qkv__backward_fn backward)
+qkv_tensor *qkv__unary(qkv_arena *a, qkv_tensor *x, const char *op, qkv__unary_forward_fn forward,
+                       qkv__backward_fn backward)
 {
     if (qkv__check_inputs(op, a, "x", 1, &x) < 0)
         return NULL;
@@ -47,7 +44,7 @@ static qkv_tensor *unary(qkv_arena *a, qkv_tensor *x, const char *op, unary_forw
 
 qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
 {
-    return unary(a, x, "qkv_relu", relu_forward, relu_backward);
+    return qkv__unary(a, x, "qkv_relu", relu_forward, relu_backward);
 }
 
 /* ---- the MLP's activations, gelu and relu², which a product can fuse ---- */
@@ -186,7 +183,7 @@ static void relu2_backward(qkv_node *n) { backward_all(QKV__RELU2, n); }
 /* What the graph records for each activation. */
 static const struct {
     const char *op;
-    unary_forward_fn forward;
+    qkv__unary_forward_fn forward;
     qkv__backward_fn backward;
 } acts[] = {
     [QKV__GELU] = {"qkv_gelu", gelu_forward, gelu_backward},
@@ -216,7 +213,7 @@ qkv_tensor *qkv__activation_computed(qkv_arena *a, qkv__activation act, qkv_tens
 /* act(x) as an op of its own. */
 static qkv_tensor *activation(qkv_arena *a, qkv_tensor *x, qkv__activation act)
 {
-    return assigning(unary(a, x, acts[act].op, acts[act].forward, acts[act].backward));
+    return assigning(qkv__unary(a, x, acts[act].op, acts[act].forward, acts[act].backward));
 }
 
 qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV__RELU2); }

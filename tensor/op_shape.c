@@ -1,7 +1,8 @@
-/* reshape, transpose, permute, concat and slice (see qkv/ops.h). */
+/* reshape, transpose and permute (see qkv/ops.h); concat and slice are op_concat.c. */
 #include <stdio.h>
 #include <string.h>
 
+#include "axis.h"
 #include "graph.h"
 
 /* ---- reshape: a second tensor header over the same values ---- */
@@ -133,6 +134,15 @@ qkv_tensor *qkv_permute(qkv_arena *a, qkv_tensor *x, const int *perm)
     return permute_op(a, x, perm, "qkv_permute");
 }
 
+/* x with dims d0 and d1 (counted from the front) swapped, for op. */
+static qkv_tensor *swap_dims(qkv_arena *a, qkv_tensor *x, int d0, int d1, const char *op)
+{
+    int perm[QKV_MAX_DIMS] = {0, 1, 2, 3};
+    perm[d0] = d1;
+    perm[d1] = d0;
+    return permute_op(a, x, perm, op);
+}
+
 qkv_tensor *qkv_transpose(qkv_arena *a, qkv_tensor *x)
 {
     if (qkv__check_inputs("qkv_transpose", a, "x", 1, &x) < 0)
@@ -143,123 +153,14 @@ qkv_tensor *qkv_transpose(qkv_arena *a, qkv_tensor *x)
                       qkv_shape_str(x, s, sizeof s));
         return NULL;
     }
-    int perm[QKV_MAX_DIMS] = {0, 1, 2, 3};
-    perm[x->ndim - 2] = x->ndim - 1;
-    perm[x->ndim - 1] = x->ndim - 2;
-    return permute_op(a, x, perm, "qkv_transpose");
+    return swap_dims(a, x, x->ndim - 2, x->ndim - 1, "qkv_transpose");
 }
 
-/* ---- concat and slice: column blocks of the last dimension ---- */
-
-/* For each of rows rows: dst[r, dst_off + j] (+)= src[r, src_off + j] for j < width,
- * where dst rows hold dst_cols values and src rows src_cols. */
-static void copy_columns(qkv_real *dst, int dst_cols, int dst_off, const qkv_real *src,
-                         int src_cols, int src_off, int width, size_t rows, bool accumulate)
+qkv_tensor *qkv_transpose_axes(qkv_arena *a, qkv_tensor *x, int d0, int d1)
 {
-#pragma omp parallel for schedule(static) if (rows * (size_t)width >= QKV__PAR_MIN)
-    for (size_t r = 0; r < rows; r++) {
-        qkv_real *d = dst + r * (size_t)dst_cols + dst_off;
-        const qkv_real *s = src + r * (size_t)src_cols + src_off;
-        if (accumulate)
-            for (int j = 0; j < width; j++)
-                d[j] += s[j];
-        else
-            memcpy(d, s, (size_t)width * sizeof *d);
-    }
-}
-
-/* Each input's gradient is its block of columns of the output gradient. */
-static void concat_backward(qkv_node *n)
-{
-    qkv_tensor *y = n->out;
-    size_t rows = qkv__rows(y);
-    int off = 0;
-    for (int i = 0; i < n->n_in; i++) {
-        qkv_tensor *x = n->in[i];
-        if (x->grad)
-            copy_columns(x->grad, qkv__cols(x), 0, y->grad, qkv__cols(y), off, qkv__cols(x),
-                         rows, true);
-        off += qkv__cols(x);
-    }
-}
-
-qkv_tensor *qkv_concat(qkv_arena *a, int n, qkv_tensor *const *xs)
-{
-    if (n < 1) {
-        qkv_set_error("qkv_concat: needs at least one tensor, not %d", n);
+    const char *fn = "qkv_transpose_axes";
+    if (qkv__check_inputs(fn, a, "x", 1, &x) < 0 || (d0 = qkv__axis(fn, "d0", x, d0)) < 0 ||
+        (d1 = qkv__axis(fn, "d1", x, d1)) < 0)
         return NULL;
-    }
-    if (qkv__null("qkv_concat", "xs", xs))
-        return NULL;
-    for (int i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "xs[%d]", i);
-        if (qkv__check_input("qkv_concat", name, xs[i]) < 0)
-            return NULL;
-    }
-    if (qkv__null("qkv_concat", "arena", a))
-        return NULL;
-    const qkv_tensor *first = xs[0];
-    long long cols = 0;
-    for (int i = 0; i < n; i++) {
-        const qkv_tensor *x = xs[i];
-        bool agree = x->ndim == first->ndim;
-        for (int d = 0; agree && d < x->ndim - 1; d++)
-            agree = x->shape[d] == first->shape[d];
-        if (!agree)
-            return qkv__shape_error("qkv_concat", "all dims but the last must agree", first, x);
-        cols += qkv__cols(x);
-    }
-    int shape[QKV_MAX_DIMS];
-    memcpy(shape, first->shape, sizeof shape);
-    if (cols > (1LL << 30)) {
-        qkv_set_error("qkv_concat: the result would have %lld columns", cols);
-        return NULL;
-    }
-    shape[first->ndim - 1] = (int)cols;
-    qkv_tensor *y = qkv_tensor_new(a, first->ndim, shape);
-    if (!y)
-        return NULL;
-    size_t rows = qkv__rows(y);
-    int off = 0;
-    for (int i = 0; i < n; i++) {
-        copy_columns(y->data, (int)cols, off, xs[i]->data, qkv__cols(xs[i]), 0, qkv__cols(xs[i]),
-                     rows, false);
-        off += qkv__cols(xs[i]);
-    }
-    qkv__record(a, y, "concat", concat_backward, n, xs);
-    return y;
-}
-
-static void slice_backward(qkv_node *n)
-{
-    qkv_tensor *x = n->in[0], *y = n->out;
-    int start = *(const int *)n->ctx;
-    copy_columns(x->grad, qkv__cols(x), start, y->grad, qkv__cols(y), 0, qkv__cols(y),
-                 qkv__rows(y), true);
-}
-
-qkv_tensor *qkv_slice(qkv_arena *a, qkv_tensor *x, int start, int len)
-{
-    if (qkv__check_inputs("qkv_slice", a, "x", 1, &x) < 0)
-        return NULL;
-    int cols = qkv__cols(x);
-    if (start < 0 || len < 1 || start > cols - len) {
-        char s[64];
-        qkv_set_error("qkv_slice: columns [%d, %lld) are not a non-empty part of the last dim of "
-                      "shape %s",
-                      start, (long long)start + len, qkv_shape_str(x, s, sizeof s));
-        return NULL;
-    }
-    int shape[QKV_MAX_DIMS];
-    memcpy(shape, x->shape, sizeof shape);
-    shape[x->ndim - 1] = len;
-    qkv_tensor *y = qkv_tensor_new(a, x->ndim, shape);
-    if (!y)
-        return NULL;
-    copy_columns(y->data, len, 0, x->data, cols, start, len, qkv__rows(x), false);
-    qkv_node *n = qkv__record(a, y, "slice", slice_backward, 1, &x);
-    if (n && !qkv__set_ctx(a, n, &start, sizeof start))
-        return NULL;
-    return y;
+    return swap_dims(a, x, d0, d1, fn);
 }

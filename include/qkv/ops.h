@@ -13,6 +13,11 @@
  *     qkv_tensor *b = qkv_zeros(a, QKV_SHAPE(4));
  *     qkv_tensor *h = qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, true), b));  // (2,4)
  *     if (!h) fprintf(stderr, "qkv: %s\n", qkv_last_error());  // says which op failed, and why
+ *     const uint8_t valid[2] = {1, 0};                         // row 1 is padding
+ *     qkv_tensor *pooled = qkv_masked_mean(a, h, 0, valid);    // (4): the mean of the valid rows
+ *     qkv_tensor *centred = qkv_sub(a, h, qkv_mean_axis(a, h, -1, true));  // (2,4) - (2,1)
+ *     int32_t *best = qkv_argmax(a, h, -1);                    // 2 column indices
+ *     if (!pooled || !centred || !best) fprintf(stderr, "qkv: %s\n", qkv_last_error());
  *     qkv_arena_free(a);
  *
  * Integer arrays (token ids, targets, masks) are copied into the arena, so
@@ -25,15 +30,20 @@
 
 QKV_BEGIN_DECLS
 
-/* ---- elementwise (y is x's shape, or broadcast: y's shape equals x's trailing dims) ---- */
+/* ---- elementwise, with NumPy broadcasting ----
+ * x and y are aligned on their last dims; in each dim their extents agree, or
+ * one is 1 (a missing dim counts as 1) and is stretched to the other. The
+ * result has the larger extents: (B,T,C) + (C) and (B,1,C) + (T,1) are
+ * (B,T,C) and (B,T,C). The backward sums each operand's gradient over the
+ * dims where it was stretched. */
 
-/* x + y, with y broadcast over x's leading dims (a bias (C) over (B,T,C)). */
+/* x + y, broadcast: a bias (C) over (B,T,C), a column (B,T,1) over (B,T,C). */
 qkv_tensor *qkv_add(qkv_arena *a, qkv_tensor *x, qkv_tensor *y);
 
-/* x - y, with y broadcast over x's leading dims. */
+/* x - y, broadcast as qkv_add. */
 qkv_tensor *qkv_sub(qkv_arena *a, qkv_tensor *x, qkv_tensor *y);
 
-/* x * y elementwise, with y broadcast over x's leading dims. */
+/* x * y elementwise, broadcast as qkv_add. */
 qkv_tensor *qkv_mul(qkv_arena *a, qkv_tensor *x, qkv_tensor *y);
 
 /* s * x for a constant s. */
@@ -73,10 +83,10 @@ qkv_tensor *qkv_transpose(qkv_arena *a, qkv_tensor *x);
  * heads is reshape (B,T,H,D) then permute {0,2,1,3} to (B,H,T,D). */
 qkv_tensor *qkv_permute(qkv_arena *a, qkv_tensor *x, const int *perm);
 
-/* Join n tensors along the last dimension; all other dims must agree. */
+/* Join n tensors along the last dimension; all other dims must agree (any axis: qkv_concat_axis). */
 qkv_tensor *qkv_concat(qkv_arena *a, int n, qkv_tensor *const *xs);
 
-/* The columns [start, start+len) of the last dimension (a copy). */
+/* The columns [start, start+len) of the last dimension (a copy; any axis: qkv_slice_axis). */
 qkv_tensor *qkv_slice(qkv_arena *a, qkv_tensor *x, int start, int len);
 
 /* ---- linear algebra ---- */
@@ -157,6 +167,67 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
  * Applied to the queries and keys before attention, it makes each score
  * depend on how far apart the query and the key are. d must be even. */
 qkv_tensor *qkv_rope(qkv_arena *a, qkv_tensor *x, int n_head, int pos0);
+
+/* ==== the ops a model of your own reaches for ====
+ * An axis is 0..ndim-1, or counted from the end: -1 is the last dim. A
+ * reduction with keepdim keeps the reduced dim with extent 1 (so the result
+ * broadcasts against x); without it the dim goes, and a 1-D x gives shape (1). */
+
+/* ---- elementwise ---- */
+
+/* x / y elementwise, broadcast as qkv_add; y = 0 gives ±inf or NaN, as C's division. */
+qkv_tensor *qkv_div(qkv_arena *a, qkv_tensor *x, qkv_tensor *y);
+
+/* e^x elementwise; dx = dy · e^x. */
+qkv_tensor *qkv_exp(qkv_arena *a, qkv_tensor *x);
+
+/* ln x elementwise (x <= 0 gives -inf or NaN, as C's log); dx = dy / x. */
+qkv_tensor *qkv_log(qkv_arena *a, qkv_tensor *x);
+
+/* tanh x elementwise; dx = dy · (1 - tanh² x). */
+qkv_tensor *qkv_tanh(qkv_arena *a, qkv_tensor *x);
+
+/* 1 / (1 + e^-x) elementwise; dx = dy · s · (1 - s) for s the result. */
+qkv_tensor *qkv_sigmoid(qkv_arena *a, qkv_tensor *x);
+
+/* ---- reductions over one axis ---- */
+
+/* Σ_k x[..., k, ...] over axis: (B,T,C) over axis 1 is (B,C), or (B,1,C) with keepdim. */
+qkv_tensor *qkv_sum_axis(qkv_arena *a, qkv_tensor *x, int axis, bool keepdim);
+
+/* The mean over axis, (1/n) Σ_k x[..., k, ...] for n the axis's extent; shaped as qkv_sum_axis. */
+qkv_tensor *qkv_mean_axis(qkv_arena *a, qkv_tensor *x, int axis, bool keepdim);
+
+/* max_k x[..., k, ...] over axis, shaped as qkv_sum_axis; the gradient goes to
+ * the first largest value (a NaN counts as the largest). */
+qkv_tensor *qkv_max_axis(qkv_arena *a, qkv_tensor *x, int axis, bool keepdim);
+
+/* The index k of the first largest x[..., k, ...] along axis, as qkv_max_axis
+ * picks it: x->size / x->shape[axis] int32_t in the order of x's shape
+ * without axis, from the arena (valid until it is reset). int32_t, not a
+ * tensor: an index has no gradient, a float holds integers exactly only to
+ * 2^24, and the ids qkv takes (embedding ids, cross-entropy targets) are
+ * int32_t: predictions = qkv_argmax(a, logits, -1) compares with targets. */
+int32_t *qkv_argmax(qkv_arena *a, qkv_tensor *x, int axis);
+
+/* The mean over axis of the values whose mask is set: mask has x's dims
+ * 0..axis (mask[i_0..i_axis] != 0: x[i_0, ..., i_axis, ...] counts), and the
+ * result is x's shape without axis. Mean-pooling the real tokens of x
+ * (B,T,C) under a padding mask (B,T), the mask qkv_mask.key_valid takes, is
+ * qkv_masked_mean(a, x, 1, mask) -> (B,C). A row with no value set gives 0,
+ * and passes no gradient. mask is copied. */
+qkv_tensor *qkv_masked_mean(qkv_arena *a, qkv_tensor *x, int axis, const uint8_t *mask);
+
+/* ---- shape, on any axis ---- */
+
+/* Join n tensors along axis; every other dim must agree: (B,2,C) and (B,3,C) on axis 1 are (B,5,C). */
+qkv_tensor *qkv_concat_axis(qkv_arena *a, int n, qkv_tensor *const *xs, int axis);
+
+/* The indices [start, start+len) of axis (a copy): (B,T,C) on axis 1 is (B,len,C). */
+qkv_tensor *qkv_slice_axis(qkv_arena *a, qkv_tensor *x, int axis, int start, int len);
+
+/* Swap dims d0 and d1 (a copy): (B,T,C) with 0 and 2 is (C,T,B); qkv_transpose is (-2, -1). */
+qkv_tensor *qkv_transpose_axes(qkv_arena *a, qkv_tensor *x, int d0, int d1);
 
 QKV_END_DECLS
 #endif

@@ -410,3 +410,86 @@ MISUSE(qkv_matmul, null_input_keeps_the_cause)
     MISUSE_ASSERT(qkv_matmul(arena(), NULL, tensor(SHAPE23), false, false) == NULL);
     MISUSE_ASSERT(strcmp(qkv_last_error(), "qkv_matmul: input x is NULL") == 0);
 }
+
+/* ---- the ops over any axis, div and the elementwise functions (issue 22) ---- */
+
+#define MASK23 (const uint8_t[]){1, 0, 1, 1, 1, 0}
+BINARY_CASES(div)
+UNARY_CASES(exp)
+UNARY_CASES(log)
+UNARY_CASES(tanh)
+UNARY_CASES(sigmoid)
+UNARY_CASES(sum_axis, , 0, false)
+UNARY_CASES(mean_axis, , -1, true)
+UNARY_CASES(max_axis, , 1, false)
+UNARY_CASES(argmax, , 0)
+UNARY_CASES(masked_mean, , 1, MASK23)
+UNARY_CASES(slice_axis, , 0, 0, 1)
+UNARY_CASES(transpose_axes, , 0, 1)
+MISUSE(qkv_add, both_stretched_mismatch)
+{
+    FAILS_NULL(qkv_add(arena(), tensor(QKV_SHAPE(2, 1, 3)), tensor(QKV_SHAPE(4, 2))), "(2,1,3)",
+               "(4,2)", "broadcast");
+}
+MISUSE(qkv_sum_axis, axis_too_large) { FAILS_NULL(qkv_sum_axis(arena(), tensor(SHAPE23), 2, false), "axis 2"); }
+MISUSE(qkv_sum_axis, int_min_axis)
+{
+    FAILS_NULL(qkv_sum_axis(arena(), tensor(SHAPE23), -2147483647 - 1, false), "axis -2147483648");
+}
+MISUSE(qkv_mean_axis, axis_too_negative)
+{
+    FAILS_NULL(qkv_mean_axis(arena(), tensor(SHAPE23), -3, true), "axis -3", "(2,3)");
+}
+MISUSE(qkv_max_axis, axis_too_large) { FAILS_NULL(qkv_max_axis(arena(), tensor(SHAPE23), 7, true), "axis 7"); }
+MISUSE(qkv_argmax, axis_too_large) { FAILS_NULL(qkv_argmax(arena(), tensor(SHAPE23), 2), "axis 2"); }
+MISUSE(qkv_masked_mean, null_mask)
+{
+    FAILS_NULL(qkv_masked_mean(arena(), tensor(SHAPE23), 1, NULL), "mask is NULL");
+}
+MISUSE(qkv_masked_mean, axis_too_large)
+{
+    FAILS_NULL(qkv_masked_mean(arena(), tensor(SHAPE23), 2, MASK23), "axis 2");
+}
+MISUSE(qkv_concat_axis, null_xs) { FAILS_NULL(qkv_concat_axis(arena(), 2, NULL, 0), "xs is NULL"); }
+MISUSE(qkv_concat_axis, null_entry)
+{
+    FAILS_NULL(qkv_concat_axis(arena(), 2, (qkv_tensor *[]){tensor(SHAPE23), NULL}, 0), "xs[1] is NULL");
+}
+MISUSE(qkv_concat_axis, n_0) { FAILS_NULL(qkv_concat_axis(arena(), 0, (qkv_tensor *[]){tensor(SHAPE23)}, 0), "n"); }
+MISUSE(qkv_concat_axis, null_arena)
+{
+    FAILS_NULL(qkv_concat_axis(NULL, 1, (qkv_tensor *[]){tensor(SHAPE23)}, 0), "arena is NULL");
+}
+MISUSE(qkv_concat_axis, axis_too_large)
+{
+    FAILS_NULL(qkv_concat_axis(arena(), 1, (qkv_tensor *[]){tensor(SHAPE23)}, 2), "axis 2");
+}
+MISUSE(qkv_concat_axis, other_dims_differ)
+{
+    FAILS_NULL(qkv_concat_axis(arena(), 2, (qkv_tensor *[]){tensor(SHAPE23), tensor(QKV_SHAPE(2, 4))}, 0),
+               "(2,3)", "(2,4)", "axis 0");
+}
+MISUSE(qkv_concat_axis, ndim_differs)
+{
+    FAILS_NULL(qkv_concat_axis(arena(), 2, (qkv_tensor *[]){tensor(SHAPE23), tensor(QKV_SHAPE(3))}, 0),
+               "(2,3)", "(3)");
+}
+MISUSE(qkv_slice_axis, past_the_end)
+{
+    FAILS_NULL(qkv_slice_axis(arena(), tensor(SHAPE23), 0, 1, 2), "[1, 3)", "dim 0");
+}
+MISUSE(qkv_slice_axis, negative_start) { FAILS_NULL(qkv_slice_axis(arena(), tensor(SHAPE23), 1, -1, 1), "-1"); }
+MISUSE(qkv_slice_axis, zero_len) { FAILS_NULL(qkv_slice_axis(arena(), tensor(SHAPE23), 1, 0, 0), "[0, 0)"); }
+MISUSE(qkv_slice_axis, int_overflow)
+{
+    FAILS_NULL(qkv_slice_axis(arena(), tensor(SHAPE23), 1, 2, 2147483647), "indices");
+}
+MISUSE(qkv_slice_axis, axis_too_large) { FAILS_NULL(qkv_slice_axis(arena(), tensor(SHAPE23), 2, 0, 1), "axis 2"); }
+MISUSE(qkv_transpose_axes, d0_too_large)
+{
+    FAILS_NULL(qkv_transpose_axes(arena(), tensor(SHAPE23), 2, 0), "d0 2");
+}
+MISUSE(qkv_transpose_axes, d1_too_negative)
+{
+    FAILS_NULL(qkv_transpose_axes(arena(), tensor(SHAPE23), 0, -3), "d1 -3");
+}

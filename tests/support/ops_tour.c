@@ -142,6 +142,33 @@ int ops_tour(int passes, tour_report_fn report, void *ud)
     qkv_tensor *logits = qkv_matmul(t.a, ln, head, false, true);
     check(&t, "cross_entropy", qkv_cross_entropy(t.a, logits, targets, -1));
 
+    /* The ops a model of one's own reaches for: both operands broadcast, div and
+     * the elementwise functions, reductions over one axis, the masked mean
+     * (mean-pooling the valid tokens), shapes on any axis. */
+    qkv_tensor *col = input(&t, "col", QKV_SHAPE(B, T, 1));
+    qkv_tensor *row = input(&t, "row", QKV_SHAPE(T, C));
+    qkv_tensor *bc = check(&t, "add both broadcast", qkv_add(t.a, col, row)); /* (B,T,C) */
+    qkv_tensor *sg = check(&t, "sigmoid", qkv_sigmoid(t.a, bc));
+    qkv_tensor *th = check(&t, "tanh", qkv_tanh(t.a, h));
+    qkv_tensor *dv = check(&t, "div", qkv_div(t.a, row, sg)); /* x stretched over B */
+    qkv_tensor *ex = check(&t, "exp", qkv_exp(t.a, th));
+    qkv_tensor *lg = check(&t, "log", qkv_log(t.a, sg));
+    check(&t, "sum_axis", qkv_sum_axis(t.a, dv, 1, false));
+    check(&t, "mean_axis", qkv_mean_axis(t.a, ex, -1, true));
+    qkv_tensor *mx = check(&t, "max_axis", qkv_max_axis(t.a, lg, 0, false));
+    int32_t *best = qkv_argmax(t.a, lg, 0);
+    if (best && mx) { /* an index has no gradient: reported, not weighted into the loss */
+        qkv_real v[T * C];
+        for (int i = 0; i < T * C; i++)
+            v[i] = (qkv_real)best[i];
+        report(ud, "argmax", v, T * C);
+    } else
+        t.failed = true;
+    check(&t, "masked_mean", qkv_masked_mean(t.a, h, 1, key_valid)); /* (B,C) */
+    qkv_tensor *cat2 = check(&t, "concat_axis", qkv_concat_axis(t.a, 2, (qkv_tensor *[]){h, dv}, 1));
+    qkv_tensor *sl = check(&t, "slice_axis", qkv_slice_axis(t.a, cat2, 1, 2, 3)); /* (B,3,C) */
+    check(&t, "transpose_axes", qkv_transpose_axes(t.a, sl, 0, 2));                /* (C,3,B) */
+
     int rc = t.failed ? -1 : 0;
     for (int pass = 0; rc == 0 && pass < passes; pass++)
         rc = qkv_backward(t.a, t.loss);

@@ -27,7 +27,7 @@ int ops_tour(int passes, tour_report_fn report, void *ud);
 
 /* ---- keeping a tour's blocks, to compare two tours ---- */
 
-enum { TOUR_MAX_BLOCKS = 64 };
+enum { TOUR_MAX_BLOCKS = 96 };
 
 typedef struct tour_block {
     char name[64];     /* "gelu", "grad x", ... */
