@@ -111,7 +111,7 @@ static qkv_seq2seq_batch *the_batch;
 static qkv_trainer *the_trainer;
 static qkv_seq2seq_trainer *the_s2s_trainer;
 static char the_ckpt[128], the_s2s_ckpt[128];
-static qkv_block_config the_block_config = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+static qkv_block_config the_block_config = {.n_embd = 8, .n_head = 2, .n_layer = 1};
 
 /* Fail the case when a fixture cannot be made: that is not the misuse under test. */
 static void *made(void *p, const char *what)
