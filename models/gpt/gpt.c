@@ -64,7 +64,10 @@ int qkv_gpt_config_check(const qkv_gpt_config *cfg)
     return check_config(cfg) < 0 ? qkv__fail_in("qkv_gpt_config_check") : 0;
 }
 
-qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
+/* The model of cfg with every parameter declared but none allocated: small
+ * however large cfg is, so a loader can compare the values a file holds with
+ * what the model needs before allocating them. */
+static qkv_gpt *declare(const qkv_gpt_config *cfg)
 {
     if (qkv__null("qkv_gpt_new", "cfg", cfg))
         return NULL;
@@ -97,11 +100,7 @@ qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
     if (qkv__norm_init(&m->ln_f, m->params, "ln_f", &m->block) < 0)
         goto fail;
     if (cfg->opts.untied && qkv_linear_init(&m->lm_head, m->params, "lm_head", cfg->n_embd,
-                                       cfg->vocab_size, false, 0.02) < 0)
-        goto fail;
-    qkv_rng rng;
-    qkv_rng_seed(&rng, seed);
-    if (qkv_params_alloc(m->params, &rng) < 0)
+                                            cfg->vocab_size, false, 0.02) < 0)
         goto fail;
     return m;
 fail:
@@ -109,21 +108,27 @@ fail:
     return NULL;
 }
 
+qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
+{
+    qkv_gpt *m = declare(cfg);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, seed);
+    if (m && qkv_params_alloc(m->params, &rng) < 0) {
+        qkv_gpt_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 uint64_t qkv__gpt_n_values(const qkv_gpt_config *c)
 {
-    /* wte and wpe (none with rope); per block two norms (C each), c_attn
-     * (3C·C), the attention's c_proj (C·C), c_fc (4C·C), the MLP's c_proj
-     * (4C·C), with qk_norm two scales (D each); ln_f (C); lm_head (V·C) when
-     * untied. With biases, another 3C + C + 4C + C per block for the Linears
-     * and, for LayerNorms (RMSNorm has none), 2C per block and C for ln_f.
-     * Exact in 64 bits for every config qkv_gpt_config_check accepts. */
-    uint64_t C = (uint64_t)c->n_embd, V = (uint64_t)c->vocab_size, D = C / (uint64_t)c->n_head;
-    const qkv_model_options *o = &c->opts;
-    uint64_t bias = o->no_bias ? 0 : 1, ln_bias = bias && !o->rmsnorm;
-    uint64_t pos = o->rope ? 0 : (uint64_t)c->block_size;
-    uint64_t block = 12 * C * C + 2 * C + bias * 9 * C + ln_bias * 2 * C + (o->qk_norm ? 2 * D : 0);
-    return (V + pos) * C + (uint64_t)c->n_layer * block + C + ln_bias * C +
-           (o->untied ? V * C : 0);
+    /* What the model declares, whatever its options: no formula to keep in step with them. */
+    qkv_gpt *m = declare(c);
+    uint64_t n = 0;
+    for (int i = 0; m && i < m->params->count; i++)
+        n += m->params->items[i].t->size;
+    qkv_gpt_free(m);
+    return n;
 }
 
 void qkv_gpt_free(qkv_gpt *m)
