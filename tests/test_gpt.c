@@ -412,9 +412,9 @@ START_TEST(test_option_flags_round_trip_and_errors)
     ck_assert_qkv(m);
     ck_assert_uint_eq(m->params->total, 810240);
     qkv_gpt_free(m);
-    blob[28] |= 0x40; /* a bit no qkv knows */
+    blob[31] |= 0x80; /* bit 31: no option owns it (they are added from bit 0 up) */
     ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), -1);
-    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "flag word is 0x72"));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "flag word is 0x80000032"));
     c.n_embd = 12, c.n_head = 4; /* head size 3: RoPE needs pairs */
     ck_assert_ptr_null(qkv_gpt_new(&c, 1));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "rope needs an even head size, not 3"));
