@@ -12,6 +12,9 @@
  *
  *     qkv_gpt_config cfg = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
  *                           .n_embd = 128, .opts = {.rope = true, .rmsnorm = true}};
+ *     qkv_gpt *m = qkv_gpt_new(&cfg, 1337);     // no wpe table, RMSNorm in every norm
+ *     printf("%zu parameters\n", m ? m->params->total : 0);
+ *     qkv_gpt_free(m);
  *
  * A row: X(field, flag, help) — the field's name, the command-line flag that
  * turns it on, and one line saying what it does (the field's documentation).
