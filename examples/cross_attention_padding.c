@@ -37,7 +37,6 @@ int main(void)
     cfg.n_embd = C;
     cfg.n_head = H;
     cfg.n_layer = 1;
-    cfg.bias = true;
 
     qkv_rng rng;
     qkv_rng_seed(&rng, 7);

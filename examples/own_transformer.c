@@ -30,7 +30,7 @@ typedef struct tiny {
 
 static int tiny_init(tiny *m, int vocab, uint64_t seed)
 {
-    qkv_block_config cfg = {.n_embd = N_EMBD, .n_head = N_HEAD, .n_layer = N_LAYER, .bias = true};
+    qkv_block_config cfg = {.n_embd = N_EMBD, .n_head = N_HEAD, .n_layer = N_LAYER};
     m->params = qkv_params_new();
     if (!m->params || qkv_embed_init(&m->wte, m->params, "wte", vocab, N_EMBD, 0.02) < 0 ||
         qkv_embed_init(&m->wpe, m->params, "wpe", BLOCK, N_EMBD, 0.02) < 0)

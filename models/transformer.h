@@ -1,14 +1,25 @@
-/* Internal to models/: what every transformer here shares: the size checks
- * of its config and the ends around its blocks. Not installed. */
+/* Internal to models/: what every transformer here shares: the checks of
+ * its config, its options' flag word and the ends around its blocks. Not
+ * installed. */
 #ifndef QKV_TRANSFORMER_H
 #define QKV_TRANSFORMER_H
 
 #include "qkv/nn.h"
 
-/* 1..256 layers, a width of 1..65536 that n_head divides, dropout in [0, 1):
- * 0, or -1 with "<who> config: ..." naming the first bad field. The upper
- * bounds keep a corrupt or hostile config from asking for a giant model. */
-int qkv__check_model_sizes(const char *who, int n_layer, int n_head, int n_embd, double dropout);
+/* 1..256 layers, a width of 1..65536 that n_head divides, dropout in [0, 1),
+ * and with opts->rope an even head size: 0, or -1 with "<who> config: ..."
+ * naming the first bad field. The upper bounds keep a corrupt or hostile
+ * config from asking for a giant model. */
+int qkv__check_model_sizes(const char *who, int n_layer, int n_head, int n_embd, double dropout,
+                           const qkv_model_options *opts);
+
+/* The options as a checkpoint's flag word: the option of row i of
+ * QKV_MODEL_OPTIONS is bit i. */
+uint32_t qkv__options_word(const qkv_model_options *opts);
+
+/* The options of a flag word into opts (bits of no option: -1 with
+ * "<who> config: ..." naming them; opts is then untouched). */
+int qkv__options_from_word(const char *who, uint32_t word, qkv_model_options *opts);
 
 /* Token plus position embeddings of ids (B,T) at positions pos0.. (none when
  * wpe is NULL), then dropout p in training -> (B,T,C). The caller checks the
@@ -16,9 +27,9 @@ int qkv__check_model_sizes(const char *who, int n_layer, int n_head, int n_embd,
 qkv_tensor *qkv__embed_tokens(const qkv_embed *wte, const qkv_embed *wpe, const qkv_ctx *ctx,
                               const int32_t *ids, int B, int T, int pos0, qkv_real p);
 
-/* The final LayerNorm, then the lm head tied to the token embedding wte:
- * x (B,T,C) -> logits (B,T,V). */
-qkv_tensor *qkv__tied_head(const qkv_ln *ln_f, const qkv_embed *wte, const qkv_ctx *ctx,
-                           qkv_tensor *x);
+/* The final norm, then the lm head: lm_head (an untied model's own), or
+ * with lm_head NULL the token embedding wte (tied): x (B,T,C) -> logits (B,T,V). */
+qkv_tensor *qkv__lm_head(const qkv_ln *ln_f, const qkv_embed *wte, const qkv_linear *lm_head,
+                         const qkv_ctx *ctx, qkv_tensor *x);
 
 #endif

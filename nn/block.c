@@ -2,16 +2,20 @@
  * stream (see qkv/nn.h). */
 #include "internal.h"
 
-/* The block's norm under the name "<prefix>.<suffix>": RMSNorm with
- * cfg->rmsnorm, else LayerNorm. */
+int qkv__norm_init(qkv_ln *m, qkv_params *p, const char *name, const qkv_block_config *cfg)
+{
+    return cfg->opts.rmsnorm ? qkv_rmsnorm_init(m, p, name, cfg->n_embd)
+                             : qkv_ln_init(m, p, name, cfg->n_embd, !cfg->opts.no_bias);
+}
+
+/* The block's norm under the name "<prefix>.<suffix>". */
 static int ln_sub(qkv_ln *m, qkv_params *p, const char *prefix, const char *suffix,
                   const qkv_block_config *cfg)
 {
     char name[QKV_PARAM_NAME_MAX];
     if (qkv__nn_name(name, prefix, suffix) < 0)
         return -1;
-    return cfg->rmsnorm ? qkv_rmsnorm_init(m, p, name, cfg->n_embd)
-                        : qkv_ln_init(m, p, name, cfg->n_embd, cfg->bias);
+    return qkv__norm_init(m, p, name, cfg);
 }
 
 int qkv_block_init(qkv_block *m, qkv_params *p, const char *name, const qkv_block_config *cfg,

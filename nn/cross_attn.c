@@ -13,9 +13,10 @@ int qkv_cross_attn_init(qkv_cross_attn *m, qkv_params *p, const char *name,
     *m = (qkv_cross_attn){.n_embd = C, .n_mem = n_mem, .n_head = cfg->n_head,
                           .dropout = cfg->dropout};
     const qkv_real std = (qkv_real)0.02;
-    if (qkv__linear_sub(&m->c_q, p, name, "c_q", C, C, cfg->bias, std) < 0 ||
-        qkv__linear_sub(&m->c_kv, p, name, "c_kv", n_mem, 2 * C, cfg->bias, std) < 0 ||
-        qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, cfg->bias, qkv__resid_std(cfg)) < 0)
+    bool bias = !cfg->opts.no_bias;
+    if (qkv__linear_sub(&m->c_q, p, name, "c_q", C, C, bias, std) < 0 ||
+        qkv__linear_sub(&m->c_kv, p, name, "c_kv", n_mem, 2 * C, bias, std) < 0 ||
+        qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, bias, qkv__resid_std(cfg)) < 0)
         return -1;
     return 0;
 }

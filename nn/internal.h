@@ -45,6 +45,11 @@ int qkv__check_dropout(const char *fn, const qkv_ctx *ctx, qkv_real p);
  * module kind (who), its name and the numbers at fault. */
 int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg);
 
+/* The norm of cfg's blocks and model ends, "<name>.weight" (and, for a
+ * LayerNorm with biases, "<name>.bias"): RMSNorm with cfg->opts.rmsnorm,
+ * else LayerNorm (block.c). 0 or -1. */
+int qkv__norm_init(qkv_ln *m, qkv_params *p, const char *name, const qkv_block_config *cfg);
+
 /* The initial std of the projections that write into the residual stream:
  * 0.02/√(2·n_layer), so the stream's variance does not grow with depth (GPT-2). */
 qkv_real qkv__resid_std(const qkv_block_config *cfg);

@@ -7,10 +7,10 @@ int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_co
         qkv__check_config("qkv_mlp_init", name, cfg) < 0)
         return -1;
     int C = cfg->n_embd;
-    *m = (qkv_mlp){.dropout = cfg->dropout, .relu2 = cfg->relu2};
-    if (qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, cfg->bias, (qkv_real)0.02) < 0 ||
-        qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, cfg->bias, qkv__resid_std(cfg)) <
-            0)
+    *m = (qkv_mlp){.dropout = cfg->dropout, .opts = cfg->opts};
+    bool bias = !cfg->opts.no_bias;
+    if (qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, bias, (qkv_real)0.02) < 0 ||
+        qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, bias, qkv__resid_std(cfg)) < 0)
         return -1;
     return 0;
 }
@@ -22,7 +22,7 @@ qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_ctx *ctx, qkv_tensor *x)
         qkv__check_input("qkv_mlp_forward", "x", x) < 0)
         return NULL;
     /* Widen to 4C, bend with GELU or ReLU² (fused into the product), project back to C. */
-    qkv_tensor *h = qkv__linear_act(&m->c_fc, ctx, x, m->relu2 ? QKV__RELU2 : QKV__GELU);
+    qkv_tensor *h = qkv__linear_act(&m->c_fc, ctx, x, m->opts.relu2 ? QKV__RELU2 : QKV__GELU);
     qkv_tensor *y = qkv_linear_forward(&m->c_proj, ctx, h);
     return qkv__result("qkv_mlp_forward", qkv_dropout(ctx->arena, y, m->dropout, ctx->rng, ctx->train));
 }

@@ -10,16 +10,17 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
         return -1;
     int C = cfg->n_embd;
     *m = (qkv_self_attn){.n_embd = C, .n_head = cfg->n_head, .causal = causal,
-                         .dropout = cfg->dropout, .rope = cfg->rope, .qk_norm = cfg->qk_norm};
+                         .dropout = cfg->dropout, .opts = cfg->opts};
     int D = C / cfg->n_head;
-    if (cfg->rope && D % 2 != 0)
+    if (cfg->opts.rope && D % 2 != 0)
         return qkv_set_error("qkv_self_attn_init: '%s': RoPE turns pairs of coordinates, but the "
                              "head size %d is odd", name, D);
-    if (qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, cfg->bias, (qkv_real)0.02) < 0 ||
-        qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, cfg->bias, qkv__resid_std(cfg)) < 0)
+    bool bias = !cfg->opts.no_bias;
+    if (qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, bias, (qkv_real)0.02) < 0 ||
+        qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, bias, qkv__resid_std(cfg)) < 0)
         return -1;
     char qn[QKV_PARAM_NAME_MAX], kn[QKV_PARAM_NAME_MAX];
-    if (cfg->qk_norm &&
+    if (cfg->opts.qk_norm &&
         (qkv__nn_name(qn, name, "q_norm") < 0 || qkv__nn_name(kn, name, "k_norm") < 0 ||
          qkv_rmsnorm_init(&m->q_norm, p, qn, D) < 0 || qkv_rmsnorm_init(&m->k_norm, p, kn, D) < 0))
         return -1;
@@ -50,13 +51,13 @@ static int project_qkv(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x
         return -1;
     /* QK-norm: every head's query and key rescaled to unit root mean square
      * (times a learned scale), so no score can grow without bound. */
-    if (m->qk_norm) {
+    if (m->opts.qk_norm) {
         *q = per_head_norm(&m->q_norm, ctx, *q, H);
         *k = per_head_norm(&m->k_norm, ctx, *k, H);
     }
     /* RoPE: queries and keys turned by their position, so that q_t·k_s sees
      * only t − s. The values are not rotated: they carry content, not place. */
-    if (m->rope) {
+    if (m->opts.rope) {
         *q = qkv_rope(ctx->arena, *q, H, pos0);
         *k = qkv_rope(ctx->arena, *k, H, pos0);
     }

@@ -96,7 +96,7 @@ static void assert_gradients(fixture *f, gradcheck_fn fn, const mod_case *c, int
     ck_assert_msg(err <= GRADCHECK_TOL, "%s: relative error %g", what, err);
 }
 
-static const qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .bias = true};
+static const qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2};
 
 /* Batch 0 has two padded positions at the end, batch 1 one at the start. */
 static const uint8_t valid4[2][4] = {{1, 1, 0, 0}, {0, 1, 1, 1}};
@@ -131,7 +131,7 @@ START_TEST(test_mlp)
     fixture f;
     fx_open(&f, 4);
     qkv_mlp mlp;
-    qkv_block_config small = {.n_embd = 4, .n_head = 1, .n_layer = 1, .bias = true};
+    qkv_block_config small = {.n_embd = 4, .n_head = 1, .n_layer = 1};
     ck_assert_int_eq(qkv_mlp_init(&mlp, f.p, "mlp", &small), 0);
     qkv_tensor *x = input(&f, 2, 3, 4);
     assert_gradients(&f, f_mlp, &(mod_case){.m = &mlp}, 1, &x, "mlp");

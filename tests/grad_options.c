@@ -164,8 +164,8 @@ START_TEST(test_attention_with_rope_and_qk_norm_grad)
     qkv_rng_seed(&rng, 24);
     qkv_arena *a = qkv_arena_new(1 << 16);
     qkv_params *p = qkv_params_new();
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true, .rope = true,
-                            .qk_norm = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .opts.rope = true,
+                            .opts.qk_norm = true};
     qkv_self_attn attn;
     ck_assert_int_eq(qkv_self_attn_init(&attn, p, "attn", &cfg, true), 0);
     ck_assert_ptr_nonnull(qkv_params_find(p, "attn.q_norm.weight"));
@@ -183,8 +183,9 @@ START_TEST(test_block_with_rmsnorm_and_relu2_grad)
     qkv_rng_seed(&rng, 25);
     qkv_arena *a = qkv_arena_new(1 << 16);
     qkv_params *p = qkv_params_new();
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .rmsnorm = true,
-                            .relu2 = true, .rope = true, .qk_norm = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .opts.no_bias = true,
+                            .opts.rmsnorm = true,
+                            .opts.relu2 = true, .opts.rope = true, .opts.qk_norm = true};
     qkv_block block;
     ck_assert_int_eq(qkv_block_init(&block, p, "h.0", &cfg, true), 0);
     ck_assert_ptr_null(qkv_params_find(p, "h.0.ln_1.bias")); /* RMSNorm has no shift */
@@ -210,8 +211,8 @@ static qkv_tensor *f_gpt(qkv_arena *a, qkv_tensor **in, void *ud)
 START_TEST(test_gpt_with_every_option_grad)
 {
     qkv_gpt_config mc = {.vocab_size = 7, .block_size = 4, .n_layer = 2, .n_head = 2,
-                         .n_embd = 8, .rope = true, .rmsnorm = true, .relu2 = true,
-                         .qk_norm = true, .untied = true};
+                         .n_embd = 8, .opts.rope = true, .opts.rmsnorm = true, .opts.relu2 = true,
+                         .opts.qk_norm = true, .opts.untied = true};
     qkv_gpt *m = qkv_gpt_new(&mc, 3);
     ck_assert_qkv(m);
     ck_assert_ptr_null(qkv_params_find(m->params, "wpe.weight"));

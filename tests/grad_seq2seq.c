@@ -1,6 +1,7 @@
 /* Gradient check (double build) of the whole encoder-decoder loss with
  * respect to every parameter, on a padded batch: the padding masks, the
- * ignored targets and the tied lm head all take part. */
+ * ignored targets and the tied lm head all take part; then again with every
+ * model option on (qkv/options.h), the untied head included. */
 #include <omp.h>
 
 #include "gradcheck.h"
@@ -25,6 +26,8 @@ START_TEST(test_loss_gradients)
     qkv_tokenizer_build(&chars, "abcd", 4);
     qkv_seq2seq_config cfg = {.max_src = 5, .max_tgt = 4, .n_layer = 1, .n_head = 2, .n_embd = 8,
                               .dropout = 0};
+    if (_i == 1)
+        cfg.opts = qkv_test_every_option();
     qkv_seq2seq *m = qkv_seq2seq_new(&cfg, &chars, 1);
     ck_assert_qkv(m);
     qkv_rng rng;
@@ -40,7 +43,8 @@ START_TEST(test_loss_gradients)
         params[i] = m->params->items[i].t;
     omp_set_num_threads(1); /* thousands of tiny forwards: threads only add synchronisation */
     double err = gradcheck(f_loss, m->params->count, params, &(loss_case){m, b});
-    ck_assert_msg(err <= GRADCHECK_TOL, "seq2seq loss: relative error %g", err);
+    ck_assert_msg(err <= GRADCHECK_TOL, "seq2seq loss%s: relative error %g",
+                  _i ? " with every option" : "", err);
     qkv_seq2seq_batch_free(b);
     qkv_seq2seq_free(m);
 }
@@ -51,7 +55,7 @@ static Suite *grad_seq2seq_suite(void)
     Suite *s = suite_create("grad_seq2seq");
     TCase *tc = tcase_create("loss");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_loss_gradients);
+    tcase_add_loop_test(tc, test_loss_gradients, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

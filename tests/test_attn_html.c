@@ -375,7 +375,7 @@ static qkv_seq2seq *tiny_seq2seq(void)
 
 START_TEST(test_record_holds_what_the_attention_used)
 {
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .opts.no_bias = true};
     qkv_params *p = qkv_params_new();
     qkv_self_attn attn;
     qkv_rng rng;

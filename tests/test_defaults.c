@@ -130,7 +130,7 @@ START_TEST(test_model_configs_require_only_their_sizes)
     qkv_gpt *m = qkv_gpt_new(&(qkv_gpt_config){.vocab_size = 5, .block_size = 4, .n_layer = 1,
                                                 .n_head = 1, .n_embd = 4}, 1);
     ck_assert_qkv(m);
-    ck_assert(m->cfg.dropout == 0 && !m->cfg.no_bias);
+    ck_assert(m->cfg.dropout == 0 && !m->cfg.opts.no_bias);
     ck_assert_ptr_nonnull(qkv_params_find(m->params, "h.0.attn.c_attn.bias"));
     qkv_gpt_free(m);
     ck_assert_int_eq(qkv_gpt_config_check(&(qkv_gpt_config){0}), -1);

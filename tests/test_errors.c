@@ -217,7 +217,7 @@ START_TEST(test_module_inits_reject_bad_sizes)
     FAILS_INT(qkv_embed_init(&emb, p, "wte", -1, 8, 0.02), "'wte.weight'", "extent -1");
     FAILS_INT(qkv_ln_init(&ln, p, "ln", 0, true), "'ln.weight'", "extent 0");
     FAILS_INT(qkv_attn_head_init(&head, p, "head", 8, 0, true), "extent 0");
-    qkv_block_config cfg = {.n_embd = 10, .n_head = 3, .n_layer = 1, .dropout = 0, .bias = true};
+    qkv_block_config cfg = {.n_embd = 10, .n_head = 3, .n_layer = 1, .dropout = 0};
     FAILS_INT(qkv_self_attn_init(&sa, p, "attn", &cfg, true), "qkv_self_attn_init 'attn'",
               "n_embd 10 is not a multiple of n_head 3");
     FAILS_INT(qkv_block_init(&blk, p, "h.0", &cfg, true), "qkv_block_init 'h.0'", "n_head 3");
@@ -240,7 +240,7 @@ END_TEST
 
 START_TEST(test_module_forwards_reject_bad_input)
 {
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 0, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 0};
     qkv_params *p = qkv_params_new();
     qkv_linear lin;
     qkv_embed emb;

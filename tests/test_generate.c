@@ -185,7 +185,7 @@ static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *i
 START_TEST(test_a_home_made_transformer_with_and_without_its_cache)
 {
     enum { VOCAB = 11, CONTEXT = 10, C = 16 };
-    qkv_block_config bc = {.n_embd = C, .n_head = 4, .n_layer = 2, .bias = true};
+    qkv_block_config bc = {.n_embd = C, .n_head = 4, .n_layer = 2};
     tiny m = {.p = qkv_params_new()};
     ck_assert_int_eq(qkv_embed_init(&m.wte, m.p, "wte", VOCAB, C, 1), 0);
     ck_assert_int_eq(qkv_embed_init(&m.wpe, m.p, "wpe", CONTEXT, C, 1), 0);

@@ -161,7 +161,7 @@ static int collect(int32_t tok, void *ud)
 }
 
 /* The model options one at a time, then all together (index 0: none). */
-static const qkv_gpt_config option_sets[7] = {
+static const qkv_model_options option_sets[7] = {
     {0}, {.rope = true}, {.rmsnorm = true}, {.relu2 = true}, {.qk_norm = true}, {.untied = true},
     {.rope = true, .rmsnorm = true, .relu2 = true, .qk_norm = true, .untied = true},
 };
@@ -169,9 +169,7 @@ static const qkv_gpt_config option_sets[7] = {
 /* base with the options of option_sets[i]. */
 static qkv_gpt_config with_options(qkv_gpt_config base, int i)
 {
-    const qkv_gpt_config *o = &option_sets[i];
-    base.rope = o->rope, base.rmsnorm = o->rmsnorm, base.relu2 = o->relu2;
-    base.qk_norm = o->qk_norm, base.untied = o->untied;
+    base.opts = option_sets[i];
     return base;
 }
 
@@ -247,13 +245,13 @@ END_TEST
 START_TEST(test_config_round_trip_and_errors)
 {
     qkv_gpt_config c = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
-                        .n_embd = 128, .dropout = 0.2, .no_bias = true}, d;
+                        .n_embd = 128, .dropout = 0.2, .opts.no_bias = true}, d;
     uint8_t blob[QKV_GPT_CONFIG_BYTES];
     qkv_gpt_config_pack(&c, blob);
     ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), 0);
     ck_assert(c.vocab_size == d.vocab_size && c.block_size == d.block_size &&
               c.n_layer == d.n_layer && c.n_head == d.n_head && c.n_embd == d.n_embd &&
-              c.dropout == d.dropout && d.no_bias);
+              c.dropout == d.dropout && d.opts.no_bias);
     /* Without biases: nanoGPT's baby model has 804,096 parameters (809,856 with them). */
     qkv_gpt *m = qkv_gpt_new(&c, 1);
     ck_assert_qkv(m);
@@ -264,7 +262,7 @@ START_TEST(test_config_round_trip_and_errors)
     }
     ck_assert_uint_eq(n, 804096);
     qkv_gpt_free(m);
-    c.no_bias = false;
+    c.opts.no_bias = false;
     m = qkv_gpt_new(&c, 1);
     ck_assert_qkv(m);
     n = 0;
@@ -305,7 +303,7 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     char ckpt[80];
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0);
-    mc.no_bias = true;
+    mc.opts.no_bias = true;
     qkv_train_config tc = tiny_train(20);
     test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
@@ -335,8 +333,8 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     ck_assert_qkv(m);
-    ck_assert(m->cfg.no_bias && !m->cfg.rope && !m->cfg.rmsnorm && !m->cfg.relu2 &&
-              !m->cfg.qk_norm && !m->cfg.untied);
+    const qkv_model_options *o = &m->cfg.opts;
+    ck_assert(o->no_bias && !o->rope && !o->rmsnorm && !o->relu2 && !o->qk_norm && !o->untied);
     ck_assert_uint_eq(m->params->total, t->model->params->total);
     ck_assert_int_eq(memcmp(m->params->data, t->model->params->data,
                             m->params->total * sizeof(qkv_real)), 0);
@@ -376,9 +374,9 @@ START_TEST(test_options_save_and_load)
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     ck_assert_qkv(m);
-    ck_assert(m->cfg.rope == mc.rope && m->cfg.rmsnorm == mc.rmsnorm &&
-              m->cfg.relu2 == mc.relu2 && m->cfg.qk_norm == mc.qk_norm &&
-              m->cfg.untied == mc.untied);
+    ck_assert(m->cfg.opts.rope == mc.opts.rope && m->cfg.opts.rmsnorm == mc.opts.rmsnorm &&
+              m->cfg.opts.relu2 == mc.opts.relu2 && m->cfg.opts.qk_norm == mc.opts.qk_norm &&
+              m->cfg.opts.untied == mc.opts.untied);
     qkv_arena *a = qkv_arena_new(1 << 20);
     qkv_ctx ctx = {.arena = a};
     const int32_t ids[5] = {1, 2, 3, 4, 5};
@@ -402,20 +400,21 @@ END_TEST
 START_TEST(test_option_flags_round_trip_and_errors)
 {
     qkv_gpt_config c = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
-                        .n_embd = 128, .rope = true, .qk_norm = true, .untied = true}, d;
+                        .n_embd = 128, .opts = {.rope = true, .qk_norm = true, .untied = true}}, d;
     uint8_t blob[QKV_GPT_CONFIG_BYTES];
     qkv_gpt_config_pack(&c, blob);
     ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), 0);
-    ck_assert(d.rope && d.qk_norm && d.untied && !d.rmsnorm && !d.relu2 && !d.no_bias);
+    const qkv_model_options *o = &d.opts;
+    ck_assert(o->rope && o->qk_norm && o->untied && !o->rmsnorm && !o->relu2 && !o->no_bias);
     /* baby with rope (no wpe: 8,192 fewer), qk-norm (2·32 per block) and an
      * lm head of its own (65·128): 809,856 − 8,192 + 256 + 8,320. */
     qkv_gpt *m = qkv_gpt_new(&c, 1);
     ck_assert_qkv(m);
     ck_assert_uint_eq(m->params->total, 810240);
     qkv_gpt_free(m);
-    blob[28] |= 0x40; /* a bit no qkv knows */
+    blob[31] |= 0x80; /* bit 31: no option owns it (they are added from bit 0 up) */
     ck_assert_int_eq(qkv_gpt_config_unpack(&d, blob, sizeof blob), -1);
-    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "flag word is 0x72"));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "flag word is 0x80000032"));
     c.n_embd = 12, c.n_head = 4; /* head size 3: RoPE needs pairs */
     ck_assert_ptr_null(qkv_gpt_new(&c, 1));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "rope needs an even head size, not 3"));

@@ -147,7 +147,7 @@ START_TEST(test_causal_weights_lower_triangular)
 {
     fixture f;
     fx_open(&f, 2);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     qkv_attn_head head;
     qkv_self_attn attn;
     ck_assert_int_eq(qkv_attn_head_init(&head, f.p, "head", 8, 4, true), 0);
@@ -203,7 +203,7 @@ START_TEST(test_causal_no_future_leak)
 {
     fixture f;
     fx_open(&f, 3);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2};
     qkv_self_attn attn;
     qkv_block block;
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
@@ -220,7 +220,7 @@ START_TEST(test_one_head_equals_single_head)
     fixture f;
     fx_open(&f, 4);
     const int C = 4, T = 5;
-    qkv_block_config cfg = {.n_embd = C, .n_head = 1, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = C, .n_head = 1, .n_layer = 1};
     qkv_attn_head head;
     qkv_self_attn attn;
     ck_assert_int_eq(qkv_attn_head_init(&head, f.p, "head", C, C, true), 0);
@@ -263,7 +263,7 @@ START_TEST(test_self_attention_permutation_equivariant)
 {
     fixture f;
     fx_open(&f, 5);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     qkv_self_attn attn;
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, false), 0);
     fx_alloc_random(&f, 0.5);
@@ -285,7 +285,7 @@ START_TEST(test_cross_attention_memory_permutation_invariant)
 {
     fixture f;
     fx_open(&f, 6);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     qkv_cross_attn cross;
     ck_assert_int_eq(qkv_cross_attn_init(&cross, f.p, "cross", &cfg, 6), 0);
     fx_alloc_random(&f, 0.5);
@@ -324,7 +324,7 @@ START_TEST(test_padding_changes_nothing)
 {
     fixture f;
     fx_open(&f, 7);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 2};
     qkv_cross_attn cross;
     qkv_cross_block dec;
     qkv_block enc;
@@ -362,7 +362,7 @@ START_TEST(test_gradients_reach_memory)
 {
     fixture f;
     fx_open(&f, 8);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     qkv_cross_block dec;
     ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec", &cfg, 6), 0);
     fx_alloc_random(&f, 0.5);
@@ -395,7 +395,7 @@ START_TEST(test_kv_cache_matches_uncached)
     fixture f;
     fx_open(&f, 9);
     enum { L = 2, B = 2, T = 7, Tk = 5 };
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = L, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = L};
     qkv_block gpt[L];
     qkv_cross_block dec[L];
     char name[16];
@@ -462,7 +462,7 @@ START_TEST(test_kv_cache_misuse_is_an_error)
 {
     fixture f;
     fx_open(&f, 10);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     qkv_self_attn attn, enc;
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
     ck_assert_int_eq(qkv_self_attn_init(&enc, f.p, "enc", &cfg, false), 0);
@@ -532,7 +532,7 @@ START_TEST(test_init_statistics_and_names)
 {
     fixture f;
     fx_open(&f, 11);
-    qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 4, .bias = true};
+    qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 4};
     qkv_block block;
     qkv_cross_block dec;
     qkv_embed wte;
@@ -578,7 +578,7 @@ START_TEST(test_no_bias_config)
 {
     fixture f;
     fx_open(&f, 12);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = false};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .opts.no_bias = true};
     qkv_block block;
     ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
     ck_assert_int_eq(f.p->count, 6); /* two LayerNorm weights and four Linear weights */
@@ -609,7 +609,7 @@ START_TEST(test_error_messages_name_the_shapes)
     ck_assert_int_eq(qkv_linear_init(&lin, f.p, longname, 2, 2, true, 1), -1);
     ASSERT_ERROR_NAMES("longer than");
 
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
     ck_assert_int_eq(qkv_cross_attn_init(&cross, f.p, "cross", &cfg, 6), 0);
     ck_assert_int_eq(qkv_linear_init(&lin, f.p, "fc", 8, 3, true, 1), 0);
@@ -636,7 +636,7 @@ START_TEST(test_weights_through_blocks)
 {
     fixture f;
     fx_open(&f, 14);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1};
     qkv_block block;
     qkv_cross_block dec;
     ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
@@ -659,7 +659,7 @@ START_TEST(test_dropout_only_in_training)
 {
     fixture f;
     fx_open(&f, 15);
-    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 0.5, .bias = true};
+    qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .dropout = 0.5};
     qkv_block block;
     ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
     fx_alloc_random(&f, 0.5);

@@ -111,7 +111,7 @@ START_TEST(test_rope_in_self_attention_rotates_q_and_k)
 {
     fixture f = setup(4);
     enum { T = 7, C = 8, H = 2 };
-    qkv_block_config cfg = {.n_embd = C, .n_head = H, .rope = true};
+    qkv_block_config cfg = {.n_embd = C, .n_head = H, .opts.rope = true};
     qkv_params *p = qkv_params_new();
     qkv_self_attn m;
     ck_assert_int_eq(qkv_self_attn_init(&m, p, "attn", &cfg, true), 0);
@@ -227,7 +227,7 @@ static qkv_tensor *qk_norm_weights(fixture *f, qkv_tensor *x, double gq, double 
                                    double head_factor)
 {
     enum { C = 8, H = 2, D = C / H };
-    qkv_block_config cfg = {.n_embd = C, .n_head = H, .qk_norm = true};
+    qkv_block_config cfg = {.n_embd = C, .n_head = H, .opts.qk_norm = true};
     qkv_params *p = qkv_params_new();
     qkv_self_attn m;
     ck_assert_int_eq(qkv_self_attn_init(&m, p, "attn", &cfg, false), 0);
@@ -303,7 +303,7 @@ START_TEST(test_untied_head_reads_lm_head)
 {
     fixture f = setup(10);
     qkv_gpt_config cfg = {.vocab_size = 11, .block_size = 8, .n_layer = 1, .n_head = 2,
-                          .n_embd = 8, .untied = true};
+                          .n_embd = 8, .opts.untied = true};
     qkv_gpt *m = qkv_gpt_new(&cfg, 3);
     ck_assert_qkv(m);
     qkv_gpt *untied = m;
@@ -317,7 +317,7 @@ START_TEST(test_untied_head_reads_lm_head)
                       (double)logits->data[i]);
     /* A parameter of its own, which the tied model does not have. */
     ck_assert_ptr_nonnull(qkv_params_find(m->params, "lm_head.weight"));
-    cfg.untied = false;
+    cfg.opts.untied = false;
     m = qkv_gpt_new(&cfg, 3);
     ck_assert_qkv(m);
     ck_assert_ptr_null(qkv_params_find(m->params, "lm_head.weight"));

@@ -98,7 +98,8 @@ static double train(qkv_corpus *c, bool options, int threads, int steps, const c
 {
     omp_set_num_threads(threads);
     qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 32, .n_layer = 2, .n_head = 2,
-                         .n_embd = 64, .rope = options, .rmsnorm = options, .relu2 = options};
+                         .n_embd = 64,
+                         .opts = {.rope = options, .rmsnorm = options, .relu2 = options}};
     qkv_train_config tc = qkv_train_defaults();
     tc.iters = steps;
     tc.batch_size = 6;

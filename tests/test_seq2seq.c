@@ -1,6 +1,6 @@
 /* The encoder-decoder: padding is invisible, the loss skips padded targets,
- * a tiny model learns a handful of pairs, cached greedy decoding equals
- * uncached, checkpoints round-trip, the ablation cuts the input off, the
+ * a tiny model learns a handful of pairs and cached greedy decoding equals
+ * uncached (each also with every model option on), checkpoints round-trip, the ablation cuts the input off, the
  * attention picture has one cell per weight, bad inputs are errors. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,15 +16,20 @@ static qkv_seq2seq_config tiny_config(void)
                                 .n_embd = 32, .dropout = 0};
 }
 
-static qkv_seq2seq *tiny_model(uint64_t seed)
+/* A tiny model; with every_option, with every model option on. */
+static qkv_seq2seq *tiny_model_with(uint64_t seed, bool every_option)
 {
     qkv_tokenizer chars;
     qkv_tokenizer_build(&chars, ALPHABET, strlen(ALPHABET));
     qkv_seq2seq_config cfg = tiny_config();
+    if (every_option)
+        cfg.opts = qkv_test_every_option();
     qkv_seq2seq *m = qkv_seq2seq_new(&cfg, &chars, seed);
     ck_assert_qkv(m);
     return m;
 }
+
+static qkv_seq2seq *tiny_model(uint64_t seed) { return tiny_model_with(seed, false); }
 
 static bool same_config(const qkv_seq2seq_config *a, const qkv_seq2seq_config *b)
 {
@@ -130,6 +135,8 @@ static const qkv_seq2seq_task WORDS_TASK = {"words", words_alphabet, 11, 11, sam
 START_TEST(test_tiny_model_learns_a_few_pairs)
 {
     qkv_seq2seq_config mc = qkv_seq2seq_config_for(&WORDS_TASK, 1, 2, 32, 0);
+    if (_i == 1)
+        mc.opts = qkv_test_every_option();
     qkv_train_config tc = qkv_train_defaults();
     tc.iters = 250;
     tc.batch_size = 12;
@@ -157,6 +164,9 @@ START_TEST(test_tiny_model_learns_a_few_pairs)
         ck_assert_msg(strcmp(outs[i], WORDS[i][1]) == 0, "%s -> %s, expected %s (loss %g)", in[i],
                       outs[i], WORDS[i][1], loss);
     ck_assert_double_eq(qkv_training_eval(t->run, 0), 1.0);
+    if (_i == 1) /* the options reached the model */
+        ck_assert(qkv_params_find(t->s2s->params, "dec.lm_head.weight") &&
+                  !qkv_params_find(t->s2s->params, "enc.wpe.weight"));
     test_run_free(t);
 }
 END_TEST
@@ -260,7 +270,8 @@ END_TEST
 
 START_TEST(test_cached_greedy_equals_uncached)
 {
-    qkv_seq2seq *m = tiny_model(3);
+    /* With RoPE the decoder's cache keeps each key turned at its own position. */
+    qkv_seq2seq *m = tiny_model_with(3, _i == 1);
     sharpen(m, 20);
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 3);
     const char *in[3] = {"abc", "queriesandke", "v"};
@@ -428,10 +439,10 @@ static Suite *seq2seq_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_padding_does_not_change_encoder_output);
     tcase_add_test(tc, test_loss_skips_padded_targets);
-    tcase_add_test(tc, test_tiny_model_learns_a_few_pairs);
+    tcase_add_loop_test(tc, test_tiny_model_learns_a_few_pairs, 0, 2);
     tcase_add_test(tc, test_training_is_deterministic_for_a_seed);
     tcase_add_test(tc, test_resume_is_bit_exact);
-    tcase_add_test(tc, test_cached_greedy_equals_uncached);
+    tcase_add_loop_test(tc, test_cached_greedy_equals_uncached, 0, 2);
     tcase_add_test(tc, test_checkpoint_round_trip);
     tcase_add_test(tc, test_config_round_trip_and_errors);
     tcase_add_test(tc, test_zeroed_cross_attention_ignores_the_input);

@@ -2,9 +2,10 @@
  *
  * Token and learned position embeddings, n_layer causal decoder blocks
  * (pre-LayerNorm), a final LayerNorm and an lm head tied to the token
- * embedding (logits = x · wteᵀ): nanoGPT's model. Options (all off by
- * default) swap in the parts of later recipes: rotary positions instead of
- * wpe, RMSNorm, ReLU², QK-norm, an lm head of its own.
+ * embedding (logits = x · wteᵀ): nanoGPT's model. Options (qkv/options.h,
+ * all off by default) swap in the parts of later recipes: no biases, rotary
+ * positions instead of wpe, RMSNorm (every norm, ln_f included), ReLU²,
+ * QK-norm, an lm head "lm_head.weight" (V, C) of its own.
  *
  *     static int emit(int32_t id, void *ud) { (void)ud; return putchar('a' + id % 26) == EOF; }
  *     static int print(const char *text, size_t len, void *ud)
@@ -80,20 +81,14 @@ typedef struct qkv_gpt_config {
     int n_head;     /* attention heads per block; n_embd must be a multiple */
     int n_embd;     /* C: width of the residual stream */
     double dropout; /* dropout probability in training; 0 = none; [0, QKV_DROPOUT_MAX] */
-    bool no_bias;   /* Linear layers and LayerNorms without biases (nanoGPT's train.py
-                       default); false, the zero value, keeps them (GPT-2's layout) */
-    /* The options below are false in GPT-2's layout (and in every checkpoint
-     * written before they existed). */
-    bool rope;      /* rotary position embeddings in attention; no wpe table */
-    bool rmsnorm;   /* RMSNorm instead of LayerNorm (every norm, ln_f included) */
-    bool relu2;     /* ReLU² in the MLP instead of GELU */
-    bool qk_norm;   /* RMS-normalise each head's queries and keys before the scores */
-    bool untied;    /* an lm head "lm_head.weight" (V, C) of its own, not wte */
+    qkv_model_options opts; /* the options (qkv/options.h); all false, the zero value, is
+                               GPT-2's layout (and every checkpoint written before them) */
 } qkv_gpt_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). The last
- * field is a word of flags: no_bias (bit 0, alone in the first checkpoints),
- * then rope, rmsnorm, relu2, qk_norm, untied (bits 1-5). */
+ * field is a word of flags, the options in QKV_MODEL_OPTIONS' order from
+ * bit 0: no_bias (alone in the first checkpoints), rope, rmsnorm, relu2,
+ * qk_norm, untied, ... */
 #define QKV_GPT_CONFIG_BYTES 32
 
 /* Write cfg as QKV_GPT_CONFIG_BYTES portable bytes (little-endian fields). */
@@ -111,10 +106,10 @@ typedef struct qkv_gpt {
     qkv_gpt_config cfg;     /* the sizes */
     qkv_params *params;     /* every parameter, by name, in one flat buffer */
     qkv_embed wte;          /* token embedding (V, C); also the lm head */
-    qkv_embed wpe;          /* position embedding (block_size, C); unused with rope */
+    qkv_embed wpe;          /* position embedding (block_size, C); unused with opts.rope */
     qkv_block *h;           /* n_layer causal blocks */
     qkv_ln ln_f;            /* final LayerNorm (or RMSNorm) */
-    qkv_linear lm_head;     /* with cfg.untied: C -> V, no bias; else unused */
+    qkv_linear lm_head;     /* with cfg.opts.untied: C -> V, no bias; else unused */
     qkv_block_config block; /* the blocks' shared sizes */
 } qkv_gpt;
 

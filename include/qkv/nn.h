@@ -8,8 +8,7 @@
  * graph in the ctx's arena and returns its output (NULL with a message on
  * bad shapes, like every op).
  *
- *     qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 2, .dropout = 0.1,
- *                             .bias = true};
+ *     qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 2, .dropout = 0.1};
  *     qkv_params *p = qkv_params_new();
  *     qkv_block block;
  *     qkv_block_init(&block, p, "h.0", &cfg, true);      // a GPT (causal) block
@@ -33,6 +32,7 @@
 #define QKV_NN_H
 
 #include "qkv/ops.h"
+#include "qkv/options.h"
 #include "qkv/params.h"
 
 QKV_BEGIN_DECLS
@@ -81,12 +81,8 @@ typedef struct qkv_block_config {
                          a key/value cache has n_layer layers); 0 = 1, a block on its own */
     qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability;
                          0 = none; [0, QKV_DROPOUT_MAX] */
-    bool bias;        /* Linear layers and LayerNorms have a bias; false = none */
-    /* Options of the modern recipe; false, the zero value, is GPT-2's block. */
-    bool rmsnorm;     /* RMSNorm (scale only) instead of LayerNorm */
-    bool relu2;       /* the MLP bends with ReLU² instead of GELU */
-    bool rope;        /* self-attention rotates q and k by position (RoPE) */
-    bool qk_norm;     /* self-attention RMS-normalises each head's q and k (learned scale) */
+    qkv_model_options opts; /* the options (qkv/options.h); all false, the zero value, is
+                               GPT-2's block, biases included; untied does not concern a block */
 } qkv_block_config;
 
 /* ---- Linear, Embedding, LayerNorm, MLP ---- */
@@ -141,7 +137,7 @@ typedef struct qkv_mlp {
     qkv_linear c_fc;   /* C -> 4C */
     qkv_linear c_proj; /* 4C -> C, a residual projection (smaller init) */
     qkv_real dropout;  /* on the output, in training */
-    bool relu2;        /* ReLU² instead of GELU */
+    qkv_model_options opts; /* the block's options; opts.relu2: ReLU² instead of GELU */
 } qkv_mlp;
 
 /* Declare "<name>.c_fc.*" and "<name>.c_proj.*". 0 or -1. */
@@ -178,15 +174,15 @@ typedef struct qkv_self_attn {
     int n_embd, n_head;
     bool causal;       /* position t sees only positions <= t */
     qkv_real dropout;  /* attention-weight and output dropout, in training */
-    bool rope;         /* rotate q and k by position before the scores (RoPE) */
-    bool qk_norm;      /* RMS-normalise each head's q and k before the scores */
+    qkv_model_options opts; /* the block's options; opts.rope: rotate q and k by position before
+                               the scores; opts.qk_norm: RMS-normalise each head's q and k */
     qkv_ln q_norm;     /* with qk_norm: RMSNorm over a head's d, scale (d) shared by the heads */
     qkv_ln k_norm;     /* the same for the keys */
 } qkv_self_attn;
 
-/* Declare "<name>.c_attn.*" and "<name>.c_proj.*" (with cfg->qk_norm also
+/* Declare "<name>.c_attn.*" and "<name>.c_proj.*" (with cfg->opts.qk_norm also
  * "<name>.q_norm.weight", "<name>.k_norm.weight"). Error when n_embd is not a
- * multiple of n_head, or with cfg->rope when the head size is odd. 0 or -1. */
+ * multiple of n_head, or with cfg->opts.rope when the head size is odd. 0 or -1. */
 int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
                        const qkv_block_config *cfg, bool causal);
 

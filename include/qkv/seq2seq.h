@@ -10,6 +10,14 @@
  * token embedding (logits = x · dec.wteᵀ), as in the GPT: one table fewer,
  * and the task learns as well with it.
  *
+ * Every model option (qkv/options.h) applies as in the GPT: no_bias to every
+ * Linear and LayerNorm (the cross-attention's too); rope to the encoder's and
+ * the decoder's self-attention, which then need no wpe tables (the
+ * cross-attention's queries and keys come from two sequences whose positions
+ * do not compare, so they are not rotated); rmsnorm to every norm (both
+ * ln_f); relu2 to every MLP; qk_norm to every self-attention; untied gives
+ * the decoder an lm head "dec.lm_head.weight" (V, C) of its own.
+ *
  * Token ids: 0 PAD, 1 BOS, 2 EOS, then one id per character of the model's
  * alphabet. In a batch, inputs are padded with PAD up to the longest one and
  * a mask keeps every query away from the padding, in the encoder and in the
@@ -67,9 +75,13 @@ typedef struct qkv_seq2seq_config {
     int n_head;     /* attention heads; n_embd must be a multiple */
     int n_embd;     /* C: width of both residual streams */
     double dropout; /* dropout probability in training; 0 = none; [0, QKV_DROPOUT_MAX] */
+    qkv_model_options opts; /* the options (qkv/options.h, above); all false, the zero value, is
+                               the original model (and every checkpoint written before them) */
 } qkv_seq2seq_config;
 
-/* Bytes of a serialised config (the checkpoint's config blob). */
+/* Bytes of a serialised config (the checkpoint's config blob). The last
+ * field is a word of flags, the options in QKV_MODEL_OPTIONS' order from bit
+ * 0 (0 in the checkpoints written before the options). */
 #define QKV_SEQ2SEQ_CONFIG_BYTES 32
 
 /* Write cfg as QKV_SEQ2SEQ_CONFIG_BYTES portable bytes (little-endian fields). */
@@ -91,13 +103,14 @@ typedef struct qkv_seq2seq {
     int vocab_size;          /* V: N_SPECIAL + chars.size */
     qkv_params *params;      /* every parameter, by name, in one flat buffer */
     qkv_embed enc_wte;       /* encoder token embedding (V, C) */
-    qkv_embed enc_wpe;       /* encoder position embedding (max_src, C) */
+    qkv_embed enc_wpe;       /* encoder position embedding (max_src, C); unused with opts.rope */
     qkv_block *enc;          /* n_layer unmasked blocks */
     qkv_ln enc_ln_f;         /* LayerNorm of the encoder's output (the memory) */
-    qkv_embed dec_wte;       /* decoder token embedding (V, C); also the lm head */
-    qkv_embed dec_wpe;       /* decoder position embedding (max_tgt, C) */
+    qkv_embed dec_wte;       /* decoder token embedding (V, C); also the lm head unless untied */
+    qkv_embed dec_wpe;       /* decoder position embedding (max_tgt, C); unused with opts.rope */
     qkv_cross_block *dec;    /* n_layer decoder blocks with cross-attention */
     qkv_ln dec_ln_f;         /* LayerNorm before the lm head */
+    qkv_linear lm_head;      /* with cfg.opts.untied: C -> V, no bias; else unused */
     qkv_block_config block;  /* the blocks' shared sizes */
 } qkv_seq2seq;
 

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "model_options.h"
 #include "output.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
@@ -55,18 +56,20 @@ static int s2s_train(int argc, char **argv)
     const char *task_name = "dates";
     int layers = 2, heads = 4, embd = 64;
     double dropout = 0;
+    qkv_model_options opts = {0};
     const arg_spec head[] = {
         {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
     };
-    const arg_spec model[] = {
+    enum { N_SIZES = 4 };
+    arg_spec model[N_SIZES + QKV_N_MODEL_OPTIONS] = {
         {"--layers", ARG_INT, &layers, 1, 256, "L", "encoder blocks, and as many decoder blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
         {"--dropout", ARG_REAL, &dropout, 0, QKV_DROPOUT_MAX, "P", "dropout probability in training"},
     };
+    int n_model = N_SIZES + model_option_specs(&opts, model + N_SIZES);
     arg_spec specs[sizeof head / sizeof *head + sizeof model / sizeof *model + RUN_SPECS_MAX];
-    int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model,
-                            (int)(sizeof model / sizeof *model), specs);
+    int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model, n_model, specs);
     const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
                          "task's generator (training split), with held-out exact-match accuracy "
                          "from its test split.", "", specs, n_specs, 0};
@@ -95,6 +98,7 @@ static int s2s_train(int argc, char **argv)
             run = qkv_training_resume(&tm, ro.resume, ro.iters);
     } else {
         qkv_seq2seq_config mc = qkv_seq2seq_config_for(task, layers, heads, embd, dropout);
+        mc.opts = opts;
         qkv_train_config tc = run_config(&ro);
         qkv_tokenizer chars;
         if (qkv_seq2seq_task_chars(task, &chars) == 0 &&
@@ -111,8 +115,10 @@ static int s2s_train(int argc, char **argv)
     const qkv_train_config *tc = &run->cfg;
     printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,
            task->max_input, task->max_output, m->chars.size);
-    printf("model: %d+%d layers, %d heads, width %d, dropout %g: %zu parameters\n", mc->n_layer,
-           mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, m->params->total);
+    char options[160];
+    model_options_words(&mc->opts, options, sizeof options);
+    printf("model: %d+%d layers, %d heads, width %d, dropout %g%s: %zu parameters\n", mc->n_layer,
+           mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, options, m->params->total);
     char step_size[32];
     snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
     train_print_plan(run, &ro, step_size);

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "model_options.h"
 #include "output.h"
 #include "qkv/qkv.h"
 #include "ranks_agree.h"
@@ -54,18 +55,19 @@ typedef struct preset {
     const char *name;
     int iters, batch, block, layers, heads, embd;
     double dropout, lr, min_lr, wsd;
-    bool rope, rmsnorm, relu2, qk_norm, untied;
+    qkv_model_options opts; /* turned on under the flags given */
 } preset;
 
 /* The first is the default. */
 static const preset presets[] = {
-    /*        iters   B    T  L  H    C  drop  lr    min_lr wsd  rope  rms   relu2 qk    untied */
-    {"baby",  2000, 12,  64, 4, 4, 128, 0.0, 1e-3, 1e-4, 0, false, false, false, false, false},
-    {"small", 5000, 64, 256, 6, 6, 384, 0.2, 1e-3, 1e-4, 0, false, false, false, false, false},
+    /*        iters   B    T  L  H    C  drop  lr    min_lr wsd  options */
+    {"baby",  2000, 12,  64, 4, 4, 128, 0.0, 1e-3, 1e-4, 0,   {0}},
+    {"small", 5000, 64, 256, 6, 6, 384, 0.2, 1e-3, 1e-4, 0,   {0}},
     /* baby's model with the options that helped in the README's ablation, twice
      * the rate, and a context of 128 at baby's tokens per step; 10000 steps is
      * about 5 minutes on 2 cores (or give --time). */
-    {"fast", 10000,  6, 128, 4, 4, 128, 0.0, 2e-3, 2e-4, 0.3, true, true, true, true, false},
+    {"fast", 10000,  6, 128, 4, 4, 128, 0.0, 2e-3, 2e-4, 0.3,
+     {.rope = true, .rmsnorm = true, .relu2 = true, .qk_norm = true}},
 };
 
 /* How qkv train words and bounds its run options. */
@@ -87,28 +89,22 @@ int cmd_train(int argc, char **argv)
     const char *data = getenv("QKV_DATA"), *config = dp->name;
     int block = dp->block, layers = dp->layers, heads = dp->heads, embd = dp->embd;
     double dropout = dp->dropout;
-    bool no_bias = false, rope = false, rmsnorm = false, relu2 = false, qk_norm = false,
-         untied = false;
+    qkv_model_options opts = {0};
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby, small or fast; flags below override it"},
     };
-    const arg_spec model[] = {
+    enum { N_SIZES = 5 };
+    arg_spec model[N_SIZES + QKV_N_MODEL_OPTIONS] = {
         {"--block", ARG_INT, &block, 1, 65536, "T", "context length"},
         {"--layers", ARG_INT, &layers, 1, 256, "L", "transformer blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
         {"--dropout", ARG_REAL, &dropout, 0, QKV_DROPOUT_MAX, "P", "dropout probability in training"},
-        {"--no-bias", ARG_FLAG, &no_bias, 0, 0, NULL, "Linear layers and LayerNorms without biases"},
-        {"--rope", ARG_FLAG, &rope, 0, 0, NULL, "rotary position embeddings instead of learned ones"},
-        {"--rmsnorm", ARG_FLAG, &rmsnorm, 0, 0, NULL, "RMSNorm instead of LayerNorm"},
-        {"--relu2", ARG_FLAG, &relu2, 0, 0, NULL, "ReLU² instead of GELU in the MLP"},
-        {"--qk-norm", ARG_FLAG, &qk_norm, 0, 0, NULL, "RMS-normalise each head's queries and keys"},
-        {"--untied", ARG_FLAG, &untied, 0, 0, NULL, "an lm head of its own (not the token embedding)"},
     };
+    int n_model = N_SIZES + model_option_specs(&opts, model + N_SIZES);
     arg_spec specs[sizeof head / sizeof *head + sizeof model / sizeof *model + RUN_SPECS_MAX];
-    int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model,
-                            (int)(sizeof model / sizeof *model), specs);
+    int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model, n_model, specs);
     const arg_cmd cmd = {"train", "Train the character GPT on a text file. In a `make MPI=1` build, "
                          "`mpirun -np N qkv train ...` trains it data-parallel on N processes "
                          "(--batch is the global batch; across machines: mpirun --hostfile HOSTS).", "", specs,
@@ -138,8 +134,7 @@ int cmd_train(int argc, char **argv)
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (!args_given(&cmd, reals[i].flag))
             *reals[i].dest = reals[i].value;
-    rope |= ps->rope, rmsnorm |= ps->rmsnorm, relu2 |= ps->relu2, qk_norm |= ps->qk_norm,
-        untied |= ps->untied;
+    model_options_add(&opts, &ps->opts);
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)
@@ -168,8 +163,7 @@ int cmd_train(int argc, char **argv)
     } else if ((corpus = qkv_corpus_load(data, NULL))) {
         qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = block, .n_layer = layers,
                              .n_head = heads, .n_embd = embd, .dropout = dropout,
-                             .no_bias = no_bias, .rope = rope, .rmsnorm = rmsnorm,
-                             .relu2 = relu2, .qk_norm = qk_norm, .untied = untied};
+                             .opts = opts};
         qkv_train_config tc = run_config(&ro);
         if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
             run = qkv_training_new(&tm, &tc);
@@ -190,10 +184,10 @@ int cmd_train(int argc, char **argv)
     int B = tc->batch_size, T = mc->block_size;
     printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, corpus->len,
            corpus->tok.size, corpus->n_train, corpus->len - corpus->n_train);
-    printf("model: %d layers, %d heads, width %d, block %d, dropout %g%s%s%s%s%s: %zu parameters\n",
-           mc->n_layer, mc->n_head, mc->n_embd, mc->block_size, mc->dropout,
-           mc->rope ? ", rope" : "", mc->rmsnorm ? ", rmsnorm" : "", mc->relu2 ? ", relu2" : "",
-           mc->qk_norm ? ", qk-norm" : "", mc->untied ? ", untied head" : "",
+    char options[160];
+    model_options_words(&mc->opts, options, sizeof options);
+    printf("model: %d layers, %d heads, width %d, block %d, dropout %g%s: %zu parameters\n",
+           mc->n_layer, mc->n_head, mc->n_embd, mc->block_size, mc->dropout, options,
            m->params->total);
     char step_size[64];
     snprintf(step_size, sizeof step_size, "%d x %d tokens", B, T);

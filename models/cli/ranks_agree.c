@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "dist.h"
+#include "model_options.h"
 #include "qkv/file.h"
 
-enum { TERMS_MAX = 32, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
+/* describe's terms: 23, one per model option, and room for a few more. */
+enum { TERMS_MAX = 26 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
 
 /* Where a rank stands when it reports. */
 enum { HERE, LEFT, FAILED };
@@ -115,12 +117,6 @@ static void term_real(report *r, const char *what, const char *flag, double v)
     term(r, what, "%s %s", flag, text);
 }
 
-/* A switch's term: the flag when on, else what the model has instead. */
-static void term_flag(report *r, const char *what, const char *flag, bool on, const char *off)
-{
-    term(r, what, "%s", on ? flag : off);
-}
-
 /* A CRC of everything a step changes: the weights, AdamW's moments and
  * count, every random stream. Two ranks with the same one start alike. */
 static uint32_t state_crc(const qkv_training *run)
@@ -156,12 +152,8 @@ static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
     term(r, "attention heads", "--heads %d", m->n_head);
     term(r, "model width", "--embd %d", m->n_embd);
     term_real(r, "dropout", "--dropout", m->dropout);
-    term_flag(r, "biases", "--no-bias", m->no_bias, "with biases");
-    term_flag(r, "positions", "--rope", m->rope, "learned positions");
-    term_flag(r, "norm", "--rmsnorm", m->rmsnorm, "LayerNorm");
-    term_flag(r, "MLP activation", "--relu2", m->relu2, "GELU");
-    term_flag(r, "query-key norm", "--qk-norm", m->qk_norm, "no --qk-norm");
-    term_flag(r, "lm head", "--untied", m->untied, "tied to the embedding");
+    for (int i = 0; i < QKV_N_MODEL_OPTIONS; i++)
+        term(r, model_option_flag(i), "%s", model_option_on(&m->opts, i) ? "on" : "off");
     const qkv_train_config *c = &run->cfg;
     term(r, "run length", "--iters %d", c->iters);
     term(r, "global batch", "--batch %d", c->batch_size);

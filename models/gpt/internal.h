@@ -9,7 +9,8 @@
 qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *idx, int B, int T,
                            int pos0);
 
-/* How many parameter values a model of config c has, without building it. */
+/* How many parameter values a model of config c has, counted from its
+ * declared parameters without allocating them (0 when it cannot be declared). */
 uint64_t qkv__gpt_n_values(const qkv_gpt_config *c);
 
 /* Final norm, then the lm head: tied to the token embedding (x · wteᵀ) or,

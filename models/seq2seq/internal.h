@@ -25,7 +25,7 @@ int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config 
 qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *ids,
                                    int B, int T, int pos0);
 
-/* Final decoder LayerNorm, then the lm head tied to dec.wte: x (B,T,C) -> (B,T,V). */
+/* Final decoder norm, then the lm head (tied to dec.wte unless untied): x (B,T,C) -> (B,T,V). */
 qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x);
 
 /* Greedy-decode the input src (1,Ts) (padding masked by src_valid) into

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nn/internal.h"
 #include "tensor/check.h"
 #include "train/bytes.h"
 #include "internal.h"
@@ -20,6 +21,8 @@ void qkv_seq2seq_config_pack(const qkv_seq2seq_config *cfg, uint8_t out[QKV_SEQ2
     for (int i = 0; i < N_SIZES; i++)
         qkv__put_u32(out + 4 * i, (uint32_t)sizes[i]);
     qkv__put_f64(out + 4 * N_SIZES, cfg->dropout);
+    /* Zero before the options: the older checkpoints read as every option off. */
+    qkv__put_u32(out + 4 * N_SIZES + 8, qkv__options_word(&cfg->opts));
 }
 
 static int check_config(const qkv_seq2seq_config *c);
@@ -37,7 +40,10 @@ int qkv_seq2seq_config_unpack(qkv_seq2seq_config *cfg, const void *blob, size_t 
     for (int i = 0; i < N_SIZES; i++)
         *sizes[i] = qkv__get_size(p + 4 * i);
     cfg->dropout = qkv__get_f64(p + 4 * N_SIZES);
-    return check_config(cfg) < 0 ? qkv__fail_in(fn) : 0;
+    if (qkv__options_from_word("seq2seq", qkv__get_u32(p + 4 * N_SIZES + 8), &cfg->opts) < 0 ||
+        check_config(cfg) < 0)
+        return qkv__fail_in(fn);
+    return 0;
 }
 
 /* qkv_seq2seq_config_check, its messages naming the config ("seq2seq config: ..."). */
@@ -48,7 +54,8 @@ static int check_config(const qkv_seq2seq_config *c)
     if (c->max_tgt < 2 || c->max_tgt > 65536)
         return qkv_set_error("seq2seq config: max_tgt %d is not in [2, 65536] (an output and EOS)",
                              c->max_tgt);
-    return qkv__check_model_sizes("seq2seq", c->n_layer, c->n_head, c->n_embd, c->dropout);
+    return qkv__check_model_sizes("seq2seq", c->n_layer, c->n_head, c->n_embd, c->dropout,
+                                  &c->opts);
 }
 
 int qkv_seq2seq_config_check(const qkv_seq2seq_config *cfg)
@@ -58,16 +65,17 @@ int qkv_seq2seq_config_check(const qkv_seq2seq_config *cfg)
     return check_config(cfg) < 0 ? qkv__fail_in("qkv_seq2seq_config_check") : 0;
 }
 
-/* Declare one side's token and position embeddings, "<side>.wte" and "<side>.wpe". */
+/* Declare one side's token and position embeddings, "<side>.wte" and
+ * "<side>.wpe" (none with rope: the positions enter in attention). */
 static int embed_init(qkv_embed *wte, qkv_embed *wpe, qkv_params *p, const char *side, int V,
-                      int positions, int C)
+                      int positions, int C, bool rope)
 {
     char name[QKV_PARAM_NAME_MAX];
     snprintf(name, sizeof name, "%s.wte", side);
     if (qkv_embed_init(wte, p, name, V, C, 0.02) < 0)
         return -1;
     snprintf(name, sizeof name, "%s.wpe", side);
-    return qkv_embed_init(wpe, p, name, positions, C, 0.02);
+    return rope ? 0 : qkv_embed_init(wpe, p, name, positions, C, 0.02);
 }
 
 /* The model of cfg over chars with every parameter declared but none
@@ -95,7 +103,7 @@ static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *
     m->vocab_size = QKV_SEQ2SEQ_N_SPECIAL + chars->size;
     m->block = (qkv_block_config){.n_embd = cfg->n_embd, .n_head = cfg->n_head,
                                   .n_layer = cfg->n_layer, .dropout = (qkv_real)cfg->dropout,
-                                  .bias = true};
+                                  .opts = cfg->opts};
     int L = cfg->n_layer, C = cfg->n_embd, V = m->vocab_size;
     m->params = qkv_params_new();
     m->enc = qkv_calloc((size_t)L * sizeof *m->enc);
@@ -103,7 +111,8 @@ static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *
     if (!m->params || !m->enc || !m->dec)
         goto fail;
     /* The declaration order fixes the order of init draws and of the checkpoint. */
-    if (embed_init(&m->enc_wte, &m->enc_wpe, m->params, "enc", V, cfg->max_src, C) < 0)
+    bool rope = cfg->opts.rope;
+    if (embed_init(&m->enc_wte, &m->enc_wpe, m->params, "enc", V, cfg->max_src, C, rope) < 0)
         goto fail;
     char name[QKV_PARAM_NAME_MAX];
     for (int l = 0; l < L; l++) {
@@ -111,15 +120,17 @@ static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *
         if (qkv_block_init(&m->enc[l], m->params, name, &m->block, false) < 0)
             goto fail;
     }
-    if (qkv_ln_init(&m->enc_ln_f, m->params, "enc.ln_f", C, true) < 0 ||
-        embed_init(&m->dec_wte, &m->dec_wpe, m->params, "dec", V, cfg->max_tgt, C) < 0)
+    if (qkv__norm_init(&m->enc_ln_f, m->params, "enc.ln_f", &m->block) < 0 ||
+        embed_init(&m->dec_wte, &m->dec_wpe, m->params, "dec", V, cfg->max_tgt, C, rope) < 0)
         goto fail;
     for (int l = 0; l < L; l++) {
         snprintf(name, sizeof name, "dec.h.%d", l);
         if (qkv_cross_block_init(&m->dec[l], m->params, name, &m->block, C) < 0)
             goto fail;
     }
-    if (qkv_ln_init(&m->dec_ln_f, m->params, "dec.ln_f", C, true) < 0)
+    if (qkv__norm_init(&m->dec_ln_f, m->params, "dec.ln_f", &m->block) < 0 ||
+        (cfg->opts.untied &&
+         qkv_linear_init(&m->lm_head, m->params, "dec.lm_head", C, V, false, 0.02) < 0))
         goto fail;
     return m;
 fail:
@@ -179,16 +190,19 @@ void qkv_seq2seq_zero_cross(qkv_seq2seq *m)
 }
 
 /* Token plus position embeddings (then dropout) of ids (B,T) at positions
- * pos0.. -> (B,T,C). */
+ * pos0.., on a side of `positions` positions -> (B,T,C). With rope the
+ * positions enter in attention instead, as rotations. */
 static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_embed *wte,
-                         const qkv_embed *wpe, const int32_t *ids, int B, int T, int pos0)
+                         const qkv_embed *wpe, int positions, const int32_t *ids, int B, int T,
+                         int pos0)
 {
-    if (B < 1 || T < 1 || pos0 + T > wpe->vocab) {
+    if (B < 1 || T < 1 || pos0 + T > positions) {
         qkv_set_error("seq2seq: %d sequences of %d positions from %d; the model has %d positions",
-                      B, T, pos0, wpe->vocab);
+                      B, T, pos0, positions);
         return NULL;
     }
-    return qkv__embed_tokens(wte, wpe, ctx, ids, B, T, pos0, (qkv_real)m->cfg.dropout);
+    return qkv__embed_tokens(wte, m->cfg.opts.rope ? NULL : wpe, ctx, ids, B, T, pos0,
+                             (qkv_real)m->cfg.dropout);
 }
 
 /* 0 when m and ctx can run a forward over ids (named what); else -1 naming fn. */
@@ -208,7 +222,7 @@ static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_ctx *ct
 static qkv_tensor *encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                           const uint8_t *src_valid, int B, int Ts)
 {
-    qkv_tensor *x = embed(m, ctx, &m->enc_wte, &m->enc_wpe, src, B, Ts, 0);
+    qkv_tensor *x = embed(m, ctx, &m->enc_wte, &m->enc_wpe, m->cfg.max_src, src, B, Ts, 0);
     for (int l = 0; l < m->cfg.n_layer; l++)
         x = qkv_block_forward(&m->enc[l], ctx, x, src_valid, NULL);
     return qkv_ln_forward(&m->enc_ln_f, ctx, x);
@@ -226,12 +240,13 @@ qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const i
 qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *ids,
                                    int B, int T, int pos0)
 {
-    return embed(m, ctx, &m->dec_wte, &m->dec_wpe, ids, B, T, pos0);
+    return embed(m, ctx, &m->dec_wte, &m->dec_wpe, m->cfg.max_tgt, ids, B, T, pos0);
 }
 
 qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x)
 {
-    return qkv__tied_head(&m->dec_ln_f, &m->dec_wte, ctx, x);
+    return qkv__lm_head(&m->dec_ln_f, &m->dec_wte, m->cfg.opts.untied ? &m->lm_head : NULL, ctx,
+                        x);
 }
 
 /* The logits, once check_forward passed. */

@@ -37,7 +37,7 @@ MISUSE(qkv_gpt_new, null_config) { FAILS_NULL(qkv_gpt_new(NULL, 1), "cfg is NULL
 MISUSE(qkv_gpt_new, rope_odd_head_size)
 {
     qkv_gpt_config c = {.vocab_size = 5, .block_size = 4, .n_layer = 1, .n_head = 1, .n_embd = 5,
-                        .rope = true};
+                        .opts.rope = true};
     FAILS_NULL(qkv_gpt_new(&c, 1), "rope needs an even head size, not 5");
 }
 MISUSE(qkv_gpt_new, zero_vocab)

@@ -258,7 +258,7 @@ MISUSE(qkv_self_attn_init, null_config)
 MISUSE(qkv_self_attn_init, rope_odd_head_size)
 {
     qkv_self_attn m;
-    qkv_block_config c = {.n_embd = 9, .n_head = 3, .n_layer = 1, .rope = true};
+    qkv_block_config c = {.n_embd = 9, .n_head = 3, .n_layer = 1, .opts.rope = true};
     FAILS_INT(qkv_self_attn_init(&m, fresh(), "a", &c, true), "head size 3 is odd");
 }
 MISUSE(qkv_self_attn_init, null_params)

@@ -486,8 +486,8 @@ START_TEST(test_self_attention_options)
     for (int opt = 0; opt < 8; opt++) {
         bool rope = opt & 1, qk_norm = opt & 2, causal = !(opt & 4);
         fixture f = setup(13 + opt);
-        qkv_block_config cfg = {.n_embd = C, .n_head = H, .bias = true, .rope = rope,
-                                .qk_norm = qk_norm};
+        qkv_block_config cfg = {.n_embd = C, .n_head = H,
+                                .opts = {.rope = rope, .qk_norm = qk_norm}};
         qkv_params *p = qkv_params_new();
         qkv_self_attn m;
         ck_assert_int_eq(qkv_self_attn_init(&m, p, "attn", &cfg, causal), 0);
@@ -516,7 +516,7 @@ START_TEST(test_cross_attention_key_padding)
     fixture f = setup(30);
     enum { B = 2, TQ = 3, TK = 5, C = 8, CM = 6, H = 2, D = C / H };
     static const uint8_t valid[B * TK] = {1, 1, 1, 0, 0, 1, 0, 1, 1, 1};
-    qkv_block_config cfg = {.n_embd = C, .n_head = H, .bias = true};
+    qkv_block_config cfg = {.n_embd = C, .n_head = H};
     qkv_params *p = qkv_params_new();
     qkv_cross_attn m;
     ck_assert_int_eq(qkv_cross_attn_init(&m, p, "cross", &cfg, CM), 0);
@@ -556,7 +556,7 @@ END_TEST
 START_TEST(test_gpt_logits_every_option)
 {
     enum { B = 2, T = 6, V = 11 };
-    struct { const char *what; qkv_gpt_config cfg; } cases[] = {
+    struct { const char *what; qkv_model_options opts; } cases[] = {
         {"GPT-2", {.no_bias = false}},
         {"modern", {.rope = true, .rmsnorm = true, .relu2 = true, .qk_norm = true, .untied = true,
                     .no_bias = true}},
@@ -568,7 +568,7 @@ START_TEST(test_gpt_logits_every_option)
         {"no_bias", {.no_bias = true}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        qkv_gpt_config cfg = cases[c].cfg;
+        qkv_gpt_config cfg = {.opts = cases[c].opts};
         cfg.vocab_size = V, cfg.block_size = 8, cfg.n_layer = 2, cfg.n_head = 2, cfg.n_embd = 8;
         fixture f = setup(40 + c);
         qkv_gpt *m = qkv_gpt_new(&cfg, 7);
@@ -578,8 +578,8 @@ START_TEST(test_gpt_logits_every_option)
         int biases = 0;
         for (int i = 0; i < m->params->count; i++)
             biases += strstr(m->params->items[i].name, ".bias") != NULL;
-        int per_block = 4 + (cfg.rmsnorm ? 0 : 2); /* c_attn, c_proj, c_fc, mlp.c_proj, ln_1, ln_2 */
-        ck_assert_int_eq(biases, cfg.no_bias ? 0 : 2 * per_block + !cfg.rmsnorm);
+        int per_block = 4 + (cfg.opts.rmsnorm ? 0 : 2); /* c_attn, c_proj, c_fc, mlp.c_proj, ln_1, ln_2 */
+        ck_assert_int_eq(biases, cfg.opts.no_bias ? 0 : 2 * per_block + !cfg.opts.rmsnorm);
         randomize(m->params, &f.rng, 0.4);
         int32_t ids[B * T];
         for (int i = 0; i < B * T; i++)

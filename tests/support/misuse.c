@@ -112,7 +112,7 @@ static test_run *the_gpt_run, *the_s2s_run;
 static qkv_batcher the_batcher;
 static bool batcher_made;
 static char the_ckpt[128], the_s2s_ckpt[128];
-static qkv_block_config the_block_config = {.n_embd = 8, .n_head = 2, .n_layer = 1, .bias = true};
+static qkv_block_config the_block_config = {.n_embd = 8, .n_head = 2, .n_layer = 1};
 
 /* Fail the case when a fixture cannot be made: that is not the misuse under test. */
 static void *made(void *p, const char *what)

@@ -102,3 +102,12 @@ const char *qkv_test_path(const char *dir, const char *name)
     snprintf(paths[slot], sizeof paths[slot], "%s/%s", dir, name);
     return paths[slot];
 }
+
+qkv_model_options qkv_test_every_option(void)
+{
+    return (qkv_model_options){
+#define ON(field, flag, help) .field = true,
+        QKV_MODEL_OPTIONS(ON)
+#undef ON
+    };
+}
