@@ -260,7 +260,7 @@ void qkv_training_free(qkv_training *t)
         return;
     qkv_free((void *)t->model.config);
     qkv_optim_free(t->opt);
-    qkv_arena_free(t->arena);
+    qkv_arena_free(&t->arena);
     qkv_free(t);
 }
 

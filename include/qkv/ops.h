@@ -13,7 +13,7 @@
  *     qkv_tensor *b = qkv_zeros(a, QKV_SHAPE(4));
  *     qkv_tensor *h = qkv_gelu(a, qkv_add(a, qkv_matmul(a, x, w, false, true), b));  // (2,4)
  *     if (!h) fprintf(stderr, "qkv: %s\n", qkv_last_error());  // says which op failed, and why
- *     qkv_arena_free(a);
+ *     qkv_arena_free(&a);
  *
  * Integer arrays (token ids, targets, masks) are copied into the arena, so
  * the caller's arrays need not outlive the call.

@@ -12,7 +12,7 @@
  *     qkv_set_requires_grad(x, true);
  *     qkv_tensor *loss = qkv_sum(a, qkv_mul(a, x, x));   // sum of squares
  *     qkv_backward(a, loss);                             // x->grad = 2x = {2,4,6,8}
- *     qkv_arena_free(a);
+ *     qkv_arena_free(&a);
  */
 #ifndef QKV_TENSOR_H
 #define QKV_TENSOR_H
@@ -53,9 +53,19 @@ typedef struct qkv_tensor {
     bool retain_grad;           /* an op's result that keeps its grad after backward */
     qkv_node *node;             /* the op that produced it; NULL for leaves */
     const char *name;           /* parameter name, or NULL */
+    const qkv_arena *arena;     /* the arena it lives in; NULL for parameters */
+    uint64_t generation;        /* that arena's reset count when it was made: after a
+                                 * reset an op refuses it with a message instead of
+                                 * reading memory that now holds something else */
 } qkv_tensor;
 
-/* ---- creation (from an arena; valid until the arena is reset) ---- */
+/* ---- creation (from an arena; valid until the arena is reset) ----
+ *
+ * A tensor used after its arena's reset is refused by every op ("input x is
+ * from before its arena's reset") as long as its own bytes have not been
+ * handed out again: a tensor made after the reset in the very same place is
+ * indistinguishable from the old one, so the check catches the mistake, it
+ * does not make it safe. */
 
 /* A tensor of the given shape with uninitialised values; NULL on a bad shape or no memory. */
 qkv_tensor *qkv_tensor_new(qkv_arena *a, int ndim, const int *shape);
@@ -100,10 +110,19 @@ bool qkv_set_grad_enabled(bool on);
 /* Backpropagate from a one-value tensor: seed d(loss)/d(loss) = 1, visit the
  * nodes in reverse topological order and add each input's gradient into its
  * grad (allocated zeroed from a when missing). Leaves (parameters, inputs)
- * keep their gradients and accumulate over calls; the gradients of tensors an
- * op computed are scratch, reused during the pass and NULL afterwards, except
- * for the loss and tensors marked with qkv_retain_grad. 0 on success, -1 on error. */
+ * keep their gradients and accumulate over calls: backward through a new
+ * graph per micro-batch sums their gradients (gradient accumulation). The
+ * gradients of tensors an op computed are scratch, reused during the pass and
+ * NULL afterwards, except for the loss and tensors marked with qkv_retain_grad.
+ * The pass uses the graph up, as in PyTorch: a second backward through any of
+ * its nodes is refused with a message (it would add the same gradients to
+ * the leaves again) unless the first went through qkv_backward_retain_graph.
+ * 0 on success, -1 on error. */
 int qkv_backward(qkv_arena *a, qkv_tensor *loss);
+
+/* qkv_backward that leaves the graph usable for another backward (PyTorch's
+ * retain_graph=True): the next pass through it adds its gradients again. */
+int qkv_backward_retain_graph(qkv_arena *a, qkv_tensor *loss);
 
 /* Keep the gradient of t, the result of an op, after the next backward (to look at it). */
 void qkv_retain_grad(qkv_tensor *t);

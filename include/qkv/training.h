@@ -40,7 +40,7 @@
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
  *     qkv_training_save(t, "line.ckpt");
  *     qkv_training_free(t);
- *     qkv_params_free(m.params);
+ *     qkv_params_free(&m.params);
  *
  * Resuming is the checkpoint's two phases: open it, rebuild the model from
  * the first config_len bytes of its config blob and the run's settings from

@@ -37,7 +37,7 @@ double gradcheck(gradcheck_fn f, int n_inputs, qkv_tensor **inputs, void *ud)
         fprintf(stderr, "gradcheck: %s\n", qkv_last_error());
         for (int i = 0; i < n_inputs; i++)
             inputs[i]->grad = own_grad[i];
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
         return INFINITY;
     }
     /* Keep the analytic gradients; the arena is reused for the probes. */
@@ -82,7 +82,7 @@ double gradcheck(gradcheck_fn f, int n_inputs, qkv_tensor **inputs, void *ud)
                 worst_i, worst_j, worst_a, worst_n, worst);
     for (int i = 0; i < n_inputs; i++)
         inputs[i]->grad = own_grad[i];
-    qkv_arena_free(keep);
-    qkv_arena_free(a);
+    qkv_arena_free(&keep);
+    qkv_arena_free(&a);
     return worst;
 }
