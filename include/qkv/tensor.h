@@ -22,7 +22,48 @@
 #include "qkv/rng.h"
 
 #ifdef __cplusplus
-#include <initializer_list>
+#include <climits>
+#include <cstddef>
+#include <type_traits>
+
+/* QKV_SHAPE's C++ half (templates cannot have C linkage, so outside the
+ * extern "C" block). C++ has no compound literals: the extents go into a
+ * temporary array that lives until the end of the call, each one evaluated
+ * once, and their count is taken where nothing is evaluated (sizeof). */
+namespace qkv_detail {
+/* Integers and enum constants (enum { T = 8 }), nothing else (no 2.5). */
+template <class... T> struct all_integral : std::true_type {};
+template <class T, class... R>
+struct all_integral<T, R...>
+    : std::integral_constant<bool, (std::is_integral<T>::value || std::is_enum<T>::value) &&
+                                       all_integral<R...>::value> {};
+
+/* An extent of any integer type as an int; beyond INT_MAX or below 0 it
+ * becomes -1, which the shape check refuses with a message, rather than
+ * wrapping to a valid-looking extent. (x < 1 rather than x < 0: no
+ * "always false" warning for an unsigned x.) */
+template <class T> constexpr int extent(T x)
+{
+    return x < 1 ? (x == 0 ? 0 : -1)
+                 : static_cast<unsigned long long>(x) > static_cast<unsigned long long>(INT_MAX)
+                       ? -1
+                       : static_cast<int>(x);
+}
+
+template <std::size_t N> struct shape_values {
+    int v[N];
+    const int *data() const { return v; }
+};
+
+template <class... T> shape_values<sizeof...(T)> shape(T... x)
+{
+    static_assert(all_integral<T...>::value, "QKV_SHAPE takes integer extents");
+    return shape_values<sizeof...(T)>{{extent(x)...}};
+}
+
+/* Only its type is used, in sizeof: the number of extents. */
+template <class... T> char (&count(T...))[sizeof...(T)];
+} // namespace qkv_detail
 #endif
 
 QKV_BEGIN_DECLS
@@ -31,11 +72,11 @@ QKV_BEGIN_DECLS
 
 /* A shape written inline: qkv_zeros(a, QKV_SHAPE(2, 3)) passes ndim = 2 and
  * {2, 3}. The extents may be variables (QKV_SHAPE(B, T)); the array lives
- * until the end of the call. C++ has no compound literals, so there it is an
- * initializer_list's (and the extents must be ints: no narrowing). */
+ * until the end of the call. In C++ each extent is evaluated once and may be
+ * of any integer type (size_t, long, int: no narrowing warning). */
 #ifdef __cplusplus
 #define QKV_SHAPE(...) \
-    (int)std::initializer_list<int>{__VA_ARGS__}.size(), std::initializer_list<int>{__VA_ARGS__}.begin()
+    static_cast<int>(sizeof(qkv_detail::count(__VA_ARGS__))), qkv_detail::shape(__VA_ARGS__).data()
 #else
 #define QKV_SHAPE(...) \
     (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), (const int[]) { __VA_ARGS__ }
