@@ -4,14 +4,16 @@
  * dimensions. Ops (qkv/ops.h) compute their result at once and, when grad
  * mode is on and an input wants a gradient, record a graph node; then
  * qkv_backward walks the graph from a scalar and accumulates (+=) into the
- * gradient of every tensor that wants one.
+ * gradient of every tensor that wants one, once per graph.
  *
  *     qkv_arena *a = qkv_arena_new(1 << 16);
  *     qkv_real values[] = {1, 2, 3, 4};
  *     qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(2, 2), values);
  *     qkv_set_requires_grad(x, true);
  *     qkv_tensor *loss = qkv_sum(a, qkv_mul(a, x, x));   // sum of squares
- *     qkv_backward(a, loss);                             // x->grad = 2x = {2,4,6,8}
+ *     qkv_backward_retain_graph(a, loss);                // x->grad = 2x = {2,4,6,8}
+ *     qkv_backward(a, loss);                             // adds again: 4x; the graph is used up
+ *     qkv_backward(a, loss);                             // -1: "backpropagated through already"
  *     qkv_arena_free(&a);
  */
 #ifndef QKV_TENSOR_H
