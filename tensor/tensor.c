@@ -151,8 +151,8 @@ int qkv__check_input(const char *fn, const char *arg, const qkv_tensor *t)
     if (!t)
         return qkv__null_input(fn, arg);
     if (stale(t))
-        return qkv_set_error("%s: input %s is from before its arena's reset (made after reset "
-                             "%llu, the arena is at reset %llu): a tensor lives until the next "
+        return qkv_set_error("%s: input %s is from before its arena's reset (made after %llu "
+                             "resets, the arena has had %llu): a tensor lives until the next "
                              "qkv_arena_reset of its arena",
                              fn, arg, (unsigned long long)t->generation,
                              (unsigned long long)qkv__arena_generation(t->arena));
