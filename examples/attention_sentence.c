@@ -31,7 +31,7 @@ int main(void)
     qkv_tensor *out = qkv_attention(a, x, x, x, &causal, 0, NULL, &weights);
     if (!out) {
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
         return 1;
     }
     printf("causal self-attention weights (row: the word asking; column: the word looked at)\n%6s", "");
@@ -44,6 +44,6 @@ int main(void)
             printf("%6.2f", (double)weights->data[i * 6 + j]);
         printf("\n");
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     return 0;
 }

@@ -23,8 +23,8 @@ static double magnitude(double v) { return v < 0 ? -v : v; }
 static int fail(qkv_arena *a, qkv_params *p)
 {
     fprintf(stderr, "qkv: %s\n", qkv_last_error());
-    qkv_arena_free(a);
-    qkv_params_free(p);
+    qkv_arena_free(&a);
+    qkv_params_free(&p);
     return 1;
 }
 
@@ -122,8 +122,8 @@ int main(void)
            pad_grad);
 
     int ok = padded_weight == 0 && pad_grad == 0 && real_grad > 0 && diff < 1e-5;
-    qkv_arena_free(a);
-    qkv_params_free(p);
+    qkv_arena_free(&a);
+    qkv_params_free(&p);
     if (!ok) {
         fprintf(stderr, "cross_attention_padding: the padding mask did not hold\n");
         return 1;

@@ -145,7 +145,7 @@ int main(void)
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
 
     qkv_training_free(run);
-    qkv_params_free(m.params);
+    qkv_params_free(&m.params);
     qkv_corpus_free(corpus);
     if (trained && !(loss < first / 2)) {
         fprintf(stderr, "own_transformer: the loss went from %.3f only to %.3f\n", first, loss);

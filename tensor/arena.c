@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "graph.h"
 
 /* The largest block or allocation: far below SIZE_MAX, so no size sum or
  * rounding here can wrap around. */
@@ -20,6 +21,8 @@ struct qkv_arena {
     block *top;      /* the block allocations come from */
     size_t capacity; /* sum of all block sizes */
     size_t used;     /* bytes handed out since the last reset, over all blocks */
+    uint64_t generation; /* resets so far: stamped into each tensor, so an op can
+                          * refuse one from before the last reset (tensor.c) */
 };
 
 static block *block_new(const char *fn, size_t size, block *prev)
@@ -58,6 +61,7 @@ qkv_arena *qkv_arena_new(size_t initial_bytes)
     }
     a->capacity = initial_bytes;
     a->used = 0;
+    a->generation = 0;
     return a;
 }
 
@@ -70,12 +74,13 @@ static void free_blocks(block *b)
     }
 }
 
-void qkv_arena_free(qkv_arena *a)
+void qkv_arena_free(qkv_arena **a)
 {
-    if (!a)
+    if (!a || !*a)
         return;
-    free_blocks(a->top);
-    qkv_free(a);
+    free_blocks((*a)->top);
+    qkv_free(*a);
+    *a = NULL; /* a second free of the same pointer finds NULL: harmless */
 }
 
 /* qkv_arena_alloc, with fn naming the public function in a message. */
@@ -133,7 +138,10 @@ void qkv_arena_reset(qkv_arena *a)
     }
     a->top->used = 0;
     a->used = 0;
+    a->generation++;
 }
+
+uint64_t qkv__arena_generation(const qkv_arena *a) { return a->generation; }
 
 size_t qkv_arena_used(const qkv_arena *a)
 {

@@ -184,23 +184,36 @@ void qkv_retain_grad(qkv_tensor *t)
         t->retain_grad = true;
 }
 
-int qkv_backward(qkv_arena *a, qkv_tensor *loss)
+/* qkv_backward and qkv_backward_retain_graph: fn names the caller; keep
+ * leaves the graph open for another backward. */
+static int backward(const char *fn, qkv_arena *a, qkv_tensor *loss, bool keep)
 {
-    if (qkv__check_inputs("qkv_backward", a, "loss", 1, &loss) < 0)
+    if (qkv__check_inputs(fn, a, "loss", 1, &loss) < 0)
         return -1;
     if (loss->size != 1) {
         char s[64];
-        return qkv_set_error("qkv_backward: the loss must hold one value, not shape %s",
+        return qkv_set_error("%s: the loss must hold one value, not shape %s", fn,
                              qkv_shape_str(loss, s, sizeof s));
     }
     if (!loss->requires_grad)
         return qkv_set_error(
-            "qkv_backward: the loss does not depend on any tensor that requires grad "
-            "(no parameters registered, or everything ran in no-grad mode)");
+            "%s: the loss does not depend on any tensor that requires grad "
+            "(no parameters registered, or everything ran in no-grad mode)", fn);
     size_t n = 0;
     qkv_node **order = NULL;
     if (loss->node && !(order = topo_sort(a, loss->node, &n)))
-        return -1;
+        return qkv__fail_in(fn);
+    /* Like PyTorch: a second pass through a graph would add its gradients to
+     * the leaves again, silently doubling them; wanting that (gradient
+     * accumulation over micro-batches) means a new graph per batch, or
+     * keeping the graph on purpose. */
+    for (size_t k = 0; k < n; k++)
+        if (order[k]->consumed)
+            return qkv_set_error(
+                "%s: this graph was backpropagated through already (op %s): its gradients "
+                "are in the leaves; build the graph again, or call qkv_backward_retain_graph "
+                "the first time to go through it twice",
+                fn, order[k]->op);
     /* At most one buffer per node output and per node scratch, and the loss's. */
     grad_pool pool = {qkv_arena_alloc(a, (2 * n + 1) * sizeof *pool.all), 0};
     if (!pool.all)
@@ -246,6 +259,14 @@ int qkv_backward(qkv_arena *a, qkv_tensor *loss)
             pool_give(&pool, nd->out->grad);
             nd->out->grad = NULL;
         }
+        nd->consumed = !keep;
     }
     return 0;
+}
+
+int qkv_backward(qkv_arena *a, qkv_tensor *loss) { return backward("qkv_backward", a, loss, false); }
+
+int qkv_backward_retain_graph(qkv_arena *a, qkv_tensor *loss)
+{
+    return backward("qkv_backward_retain_graph", a, loss, true);
 }

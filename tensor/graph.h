@@ -25,6 +25,8 @@ struct qkv_node {
     size_t scratch_size;      /* values of scratch memory backward needs, or 0 */
     qkv_real *scratch;        /* that memory (uninitialised), lent only while backward runs */
     uint32_t mark;            /* visit stamp of the last topological sort */
+    bool consumed;            /* a backward went through it without keeping the graph:
+                               * another one is refused (qkv_backward) */
     bool assigns;             /* backward honours `fresh` (set by the op that records it) */
     uint32_t fresh;           /* while backward runs: bit i set when in[i]->grad is new and
                                * uninitialised, to be assigned (=), not added to (+=): the
@@ -33,6 +35,9 @@ struct qkv_node {
 
 /* Whether node n's backward must assign in[i]'s gradient rather than add to it. */
 static inline bool qkv__fresh(const qkv_node *n, int i) { return n->fresh >> i & 1; }
+
+/* How many times a has been reset: what tensors from a are stamped with (arena.c). */
+uint64_t qkv__arena_generation(const qkv_arena *a);
 
 /* A new tensor for an op's result, shaped like t. */
 qkv_tensor *qkv__like(qkv_arena *a, const qkv_tensor *t);

@@ -14,10 +14,12 @@
 
 qkv_params *qkv_params_new(void) { return qkv_calloc(sizeof(qkv_params)); }
 
-void qkv_params_free(qkv_params *p)
+void qkv_params_free(qkv_params **pp)
 {
-    if (!p)
+    if (!pp || !*pp)
         return;
+    qkv_params *p = *pp;
+    *pp = NULL; /* a second free of the same pointer finds NULL: harmless */
     for (int i = 0; i < p->count; i++)
         qkv_free(p->items[i].t);
     qkv_free(p->items);

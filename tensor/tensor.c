@@ -39,6 +39,8 @@ static qkv_tensor *tensor_new(const char *fn, qkv_arena *a, int ndim, const int 
     t->ndim = ndim;
     memcpy(t->shape, shape, (size_t)ndim * sizeof(int));
     t->size = size;
+    t->arena = a;
+    t->generation = qkv__arena_generation(a);
     return t;
 }
 
@@ -137,10 +139,23 @@ char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len)
     return buf;
 }
 
+/* Whether t comes from an arena that has been reset since t was made. One
+ * load and compare per input of an op: cheap enough for every call. */
+static inline bool stale(const qkv_tensor *t)
+{
+    return t->arena && t->generation != qkv__arena_generation(t->arena);
+}
+
 int qkv__check_input(const char *fn, const char *arg, const qkv_tensor *t)
 {
     if (!t)
         return qkv__null_input(fn, arg);
+    if (stale(t))
+        return qkv_set_error("%s: input %s is from before its arena's reset (made after %llu "
+                             "resets, the arena has had %llu): a tensor lives until the next "
+                             "qkv_arena_reset of its arena",
+                             fn, arg, (unsigned long long)t->generation,
+                             (unsigned long long)qkv__arena_generation(t->arena));
     if (!t->data)
         return qkv_set_error("%s: input %s%s%s has no values yet: declare its parameters, then "
                              "call qkv_params_alloc before using them",
@@ -159,7 +174,7 @@ int qkv__check_inputs(const char *fn, const qkv_arena *a, const char *names, int
                       qkv_tensor *const *ts)
 {
     for (int i = 0; i < n; i++)
-        if (!ts[i] || !ts[i]->data) {
+        if (!ts[i] || !ts[i]->data || stale(ts[i])) {
             /* the i-th space-separated name, found only on failure */
             const char *p = names;
             for (int j = 0; j < i && (p = strchr(p, ' ')); j++)

@@ -69,7 +69,7 @@ static void check_random_inputs(gradcheck_fn f, uint64_t seed, qkv_real std, boo
         double err = gradcheck(f, 1, &x, NULL);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 
 /* ---- relu ---- */
@@ -81,7 +81,7 @@ START_TEST(test_relu_values)
     qkv_tensor *y = qkv_relu(a, x);
     ck_assert_qkv(y);
     qkv_test_assert_close(y, (qkv_real[]){0, 0, 0, 0.5, 3}, 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -92,7 +92,7 @@ START_TEST(test_relu_grad_at_zero_is_zero)
     qkv_set_requires_grad(x, true);
     ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_relu(a, x))), 0);
     ck_assert(x->grad[0] == 0 && x->grad[1] == 0 && x->grad[2] == 1);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -119,7 +119,7 @@ START_TEST(test_gelu_values)
                                        -0.15428599017485606, 0, 0.34571400982514394,
                                        0.8411919906082768, 1.954597694087775},
                           1e-15);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -144,7 +144,7 @@ START_TEST(test_dropout_grad)
         double err = gradcheck(f_dropout, 1, &x, &ps[k]);
         ck_assert_msg(err <= GRADCHECK_TOL, "p %g: error %g", ps[k], err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -159,7 +159,7 @@ START_TEST(test_dropout_eval_and_p0_return_x)
     ck_assert_ptr_eq(qkv_dropout(a, x, 0, &rng, true), x);
     ck_assert_ptr_eq(qkv_dropout(a, x, 0.5, NULL, false), x); /* eval needs no rng */
     ck_assert(memcmp(&before, &rng, sizeof rng) == 0);       /* and draws nothing */
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -182,7 +182,7 @@ START_TEST(test_dropout_mask_statistics)
             ck_assert_msg(fabs(y->data[i] - x->data[i] / 0.7) < 1e-12, "value %zu", i);
     }
     ck_assert_msg(fabs((double)dropped / N - 0.3) < 0.016, "dropped %zu of %d", dropped, N);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -208,7 +208,7 @@ START_TEST(test_dropout_deterministic)
     }
     omp_set_num_threads(saved);
     ck_assert(memcmp(y[0]->data, y[1]->data, N * sizeof(qkv_real)) == 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -227,7 +227,7 @@ START_TEST(test_dropout_errors)
     ck_assert_ptr_null(qkv_dropout(a, x, 1, &rng, false)); /* a bad p is wrong in eval too */
     ck_assert_ptr_null(qkv_dropout(a, x, 0.5, NULL, true));
     ck_assert_error("dropout", "rng");
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -240,7 +240,7 @@ START_TEST(test_reused_tensor_grad)
     away_from_kink(x);
     double err = gradcheck(f_reuse, 1, &x, NULL);
     ck_assert_msg(err <= GRADCHECK_TOL, "error %g", err);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

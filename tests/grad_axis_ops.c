@@ -73,7 +73,7 @@ START_TEST(test_broadcasting_grad)
                           trial, xn, yn, err);
         }
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -95,7 +95,7 @@ START_TEST(test_div_fast_path_grad)
         double err = gradcheck(f_binary, 2, in, &b);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -121,7 +121,7 @@ START_TEST(test_unary_grad)
         double err = gradcheck(fs[f], 1, &x, NULL);
         ck_assert_msg(err <= GRADCHECK_TOL, "function %d: error %g", f, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -156,7 +156,7 @@ START_TEST(test_reductions_grad)
                 ck_assert_msg(err <= GRADCHECK_TOL, "kind %d ndim %d axis %d: error %g", kind,
                               ndim, axis, err);
             }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -190,7 +190,7 @@ START_TEST(test_masked_mean_grad)
             double err = gradcheck(f_masked, 1, &x, &m);
             ck_assert_msg(err <= GRADCHECK_TOL, "ndim %d axis %d: error %g", ndim, axis, err);
         }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -243,7 +243,7 @@ START_TEST(test_shape_ops_grad)
             ck_assert_msg(err <= GRADCHECK_TOL, "transpose ndim %d axes %d %d: error %g", ndim,
                           axis, s.other, err);
         }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

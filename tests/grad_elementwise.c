@@ -53,7 +53,7 @@ START_TEST(test_binary_ops_broadcast)
             ck_assert_msg(err <= GRADCHECK_TOL, "op %d trial %d: error %g", k, trial, err);
         }
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -70,7 +70,7 @@ START_TEST(test_unary_and_reductions)
         double err = gradcheck(fs[k], 1, &x, NULL);
         ck_assert_msg(err <= GRADCHECK_TOL, "op %d: error %g", k, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -92,7 +92,7 @@ START_TEST(test_matmul_all_forms)
             ck_assert_msg(err <= GRADCHECK_TOL, "tx %d tw %d batched %d: error %g", f.tx, f.tw,
                           batched, err);
         }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -126,7 +126,7 @@ START_TEST(test_large_operands_match_plain_loops)
                 ck_assert_msg(fabs(y->grad[j] - gy[j]) < 1e-9, "op %d dy %zu", op, j);
             qkv_arena_reset(a);
         }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -149,7 +149,7 @@ START_TEST(test_affine)
     qkv_tensor *x = param(a, &rng, 2, (const int[]){2, 3}), *w = param(a, &rng, 2, (const int[]){4, 5});
     ck_assert_ptr_null(qkv_affine(a, x, w, NULL));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "(2,3) and (4,5)"));
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

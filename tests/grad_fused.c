@@ -39,7 +39,7 @@ START_TEST(test_layernorm_grad)
         double err = gradcheck(f_layernorm, 3, in, &parts);
         ck_assert_msg(err <= GRADCHECK_TOL, "w %d b %d C %d: error %g", parts.w, parts.b, C, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -69,7 +69,7 @@ START_TEST(test_layernorm_forward_values)
             ck_assert_double_eq_tol(z->data[i * C + j], y->data[i * C + j] * w->data[j] + b->data[j],
                                     1e-12);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -89,7 +89,7 @@ static void layernorm_grads(int threads, qkv_real *out, size_t n_out)
     memcpy(out, x->grad, x->size * sizeof *out);
     memcpy(out + x->size, w->grad, (size_t)C * sizeof *out);
     memcpy(out + x->size + C, b->grad, (size_t)C * sizeof *out);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 
 START_TEST(test_layernorm_grads_same_at_any_thread_count)
@@ -124,7 +124,7 @@ START_TEST(test_softmax_grad)
         double err = gradcheck(f_softmax, 1, &x, NULL);
         ck_assert_msg(err <= GRADCHECK_TOL, "ndim %d: error %g", ndim, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -155,7 +155,7 @@ START_TEST(test_cross_entropy_grad_with_ignored_rows)
         double err = gradcheck(f_cross_entropy, 1, &x, targets);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -171,7 +171,7 @@ START_TEST(test_cross_entropy_value)
     ck_assert_int_eq(loss->shape[0], 1);
     double row0 = log(exp(1.0) + exp(2.0) + exp(3.0)) - 3, row2 = 900 - 5; /* exp(900) overflows */
     ck_assert_double_eq_tol(loss->data[0], (row0 + row2) / 2, 1e-12);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -188,7 +188,7 @@ START_TEST(test_cross_entropy_all_ignored_is_zero)
     ck_assert_int_eq(qkv_backward(a, loss), 0);
     for (size_t i = 0; i < x->size; i++)
         ck_assert_msg(x->grad[i] == 0 && !signbit(x->grad[i]), "grad %zu = %g", i, x->grad[i]);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -202,7 +202,7 @@ START_TEST(test_cross_entropy_bad_target_names_it)
     ck_assert_msg(strstr(msg, "cross_entropy") && strstr(msg, "target 5") && strstr(msg, "row 2") &&
                       strstr(msg, "[0, 5)"),
                   "message: %s", msg);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -226,7 +226,7 @@ START_TEST(test_cross_entropy_same_at_any_thread_count)
     ck_assert_qkv(l1);
     ck_assert_qkv(l3);
     ck_assert(memcmp(l1->data, l3->data, sizeof(qkv_real)) == 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -260,7 +260,7 @@ static void check_attention(qkv_rng *rng, int ndim, const int *lead, int tq, int
     qkv_tensor *in[3] = {param(a, rng, ndim, qs), param(a, rng, ndim, ks), param(a, rng, ndim, ks)};
     double err = gradcheck(f_attention, 3, in, c);
     ck_assert_msg(err <= GRADCHECK_TOL, "%s: error %g", what, err);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 
 START_TEST(test_attention_grad_no_mask)
@@ -339,7 +339,7 @@ START_TEST(test_attention_grad_accumulates)
     qkv_tensor *x = param(a, &rng, QKV_SHAPE(2, 4, 3));
     double err = gradcheck(f_self_attention_residual, 1, &x, NULL);
     ck_assert_msg(err <= GRADCHECK_TOL, "error %g", err);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -366,7 +366,7 @@ START_TEST(test_attention_heads_grad)
                              param(a, &rng, QKV_SHAPE(2, 5, 6))};
         double err = gradcheck(f_attention_heads, 3, in, &cases[i]);
         ck_assert_msg(err <= GRADCHECK_TOL, "case %d: error %g", i, err);
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
     }
 }
 END_TEST

@@ -61,8 +61,8 @@ static void fx_open(fixture *f, uint64_t seed)
 
 static void fx_close(fixture *f)
 {
-    qkv_arena_free(f->a);
-    qkv_params_free(f->p);
+    qkv_arena_free(&f->a);
+    qkv_params_free(&f->p);
 }
 
 /* An input (B,T,C) of N(0,1) values that wants a gradient. */

@@ -42,7 +42,7 @@ START_TEST(test_rmsnorm_grad)
     qkv_tensor *in[2] = {param(a, &rng, QKV_SHAPE(2, 3, 7)), param(a, &rng, QKV_SHAPE(7))};
     check("rmsnorm (x, w)", f_rmsnorm, 2, in, (void *)1);
     check("rmsnorm (x, no scale)", f_rmsnorm, 1, in, NULL);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -62,7 +62,7 @@ START_TEST(test_rope_grad)
     int at0[2] = {3, 0}, later[2] = {2, 37};
     check("rope (3 heads of 4, from 0)", f_rope, 1, &x, at0);
     check("rope (2 heads of 6, from 37)", f_rope, 1, &x, later);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -89,7 +89,7 @@ START_TEST(test_rope_values)
             dots[i] += rq->data[j] * rk->data[j];
     }
     ck_assert_msg(fabs(dots[0] - dots[1]) < 1e-12, "distance 4: %g vs %g", dots[0], dots[1]);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -108,7 +108,7 @@ START_TEST(test_relu2_grad_and_values)
     check("relu2", f_relu2, 1, &x, NULL);
     qkv_tensor *v = qkv_from_array(a, QKV_SHAPE(4), (qkv_real[]){-2, 0, 0.5, 3});
     qkv_test_assert_close(qkv_relu2(a, v), (qkv_real[]){0, 0, 0.25, 9}, 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -127,7 +127,7 @@ START_TEST(test_affine_relu2_grad)
     qkv_tensor *in[3] = {param(a, &rng, QKV_SHAPE(2, 3, 5)), param(a, &rng, QKV_SHAPE(7, 5)),
                          param(a, &rng, QKV_SHAPE(7))};
     check("linear + relu2, fused", f_affine_relu2, 3, in, NULL);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -172,8 +172,8 @@ START_TEST(test_attention_with_rope_and_qk_norm_grad)
     qkv_tensor *in[16] = {param(a, &rng, QKV_SHAPE(2, 4, 8))};
     int n = random_params(p, &rng, in, 1);
     check("self-attention, rope + qk-norm", f_self_attn, n, in, &attn);
-    qkv_params_free(p);
-    qkv_arena_free(a);
+    qkv_params_free(&p);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -192,8 +192,8 @@ START_TEST(test_block_with_rmsnorm_and_relu2_grad)
     qkv_tensor *in[32] = {param(a, &rng, QKV_SHAPE(2, 3, 8))};
     int n = random_params(p, &rng, in, 1);
     check("block, every option", f_block, n, in, &block);
-    qkv_params_free(p);
-    qkv_arena_free(a);
+    qkv_params_free(&p);
+    qkv_arena_free(&a);
 }
 END_TEST
 

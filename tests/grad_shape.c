@@ -117,7 +117,7 @@ START_TEST(test_reshape_shares_values)
     ck_assert_uint_eq(y->size, 24);
     ck_assert_ptr_null(y->grad);
     ck_assert_ptr_nonnull(y->node);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -136,7 +136,7 @@ START_TEST(test_reshape_grad)
         double err = gradcheck(f_reshape, 1, &x, &s);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -173,7 +173,7 @@ START_TEST(test_permute_values_and_grad)
             double err = gradcheck(f_permute, 1, &x, perm);
             ck_assert_msg(err <= GRADCHECK_TOL, "ndim %d trial %d: error %g", ndim, trial, err);
         }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -195,7 +195,7 @@ START_TEST(test_split_heads)
                 for (int d = 0; d < D; d++)
                     ck_assert(heads->data[((b * H + h) * T + t) * D + d] ==
                               x->data[(b * T + t) * H * D + h * D + d]);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -216,7 +216,7 @@ START_TEST(test_transpose_values_and_grad)
         double err = gradcheck(f_transpose, 1, &x, NULL);
         ck_assert_msg(err <= GRADCHECK_TOL, "ndim %d: error %g", ndim, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -250,7 +250,7 @@ START_TEST(test_concat_values_and_grad)
         double err = gradcheck(f_concat, n, in, &c);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -275,7 +275,7 @@ START_TEST(test_slice_values_and_grad)
         double err = gradcheck(f_slice, 1, &x, &s);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d: error %g", trial, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -287,7 +287,7 @@ START_TEST(test_reused_tensor_grad)
     qkv_tensor *x = param(a, &rng, QKV_SHAPE(3, 4));
     double err = gradcheck(f_reuse, 1, &x, NULL);
     ck_assert_msg(err <= GRADCHECK_TOL, "error %g", err);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -323,7 +323,7 @@ START_TEST(test_embedding_values_and_grad)
         double err = gradcheck(f_embedding, 1, &table, &e);
         ck_assert_msg(err <= GRADCHECK_TOL, "trial %d (V %d, C %d): error %g", trial, V, C, err);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -345,7 +345,7 @@ START_TEST(test_embedding_repeated_ids_accumulate)
         ck_assert(table->grad[1 * C + j] == 0);
         ck_assert(table->grad[2 * C + j] == 3);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -372,7 +372,7 @@ START_TEST(test_embedding_backward_same_at_any_thread_count)
     }
     omp_set_num_threads(saved);
     ck_assert(memcmp(grads[0], grads[1], sizeof grads[0]) == 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -392,7 +392,7 @@ START_TEST(test_embedding_errors)
     ck_assert_error("embedding", "extent 0 in dim 1");
     ck_assert_ptr_null(qkv_embedding(a, table, NULL, QKV_SHAPE(1)));
     ck_assert_error("embedding", "ids is NULL");
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -425,7 +425,7 @@ START_TEST(test_shape_op_errors)
     ck_assert_error("slice", "[-1, 1)");
     ck_assert_ptr_null(qkv_slice(a, x, 1, 0));
     ck_assert_error("slice", "[1, 1)");
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

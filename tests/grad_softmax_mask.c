@@ -98,7 +98,7 @@ START_TEST(test_rows_sum_to_one)
         }
         ck_assert_double_le(worst_error(y, x, &masks[k], 0.7), 1e-12);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -126,7 +126,7 @@ START_TEST(test_masked_weights_and_grads_exactly_zero)
             ck_assert_msg(is_plus_zero(x->grad[at]), "grad row %zu key %d = %g", r, j, x->grad[at]);
         }
     ck_assert_int_gt(masked, 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -144,7 +144,7 @@ START_TEST(test_adding_a_constant_to_a_row_changes_nothing)
     ck_assert_qkv(y);
     ck_assert_qkv(ys);
     qkv_test_assert_close(ys, y->data, 1e-10);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -168,7 +168,7 @@ START_TEST(test_extreme_scores_stay_finite)
         }
         ck_assert_double_le(worst_error(y, xk, &masks[k], 1), 1e-12);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -197,7 +197,7 @@ START_TEST(test_fully_masked_row_gives_zeros)
             ck_assert(isfinite(y->data[at]) && isfinite(x->grad[at]));
         }
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -218,7 +218,7 @@ static void gradcheck_masked(int ndim, const int *shape, masked_case *c, const c
     qkv_set_requires_grad(x, true);
     double err = gradcheck(f_masked, 1, &x, c);
     ck_assert_msg(err <= GRADCHECK_TOL, "%s: error %g", what, err);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 
 START_TEST(test_gradcheck_causal)
@@ -267,7 +267,7 @@ START_TEST(test_softmax_is_over_the_last_axis)
         }
         ck_assert_double_gt(worst_column, 0.1);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -283,7 +283,7 @@ START_TEST(test_causal_with_more_keys_than_queries)
     qkv_real want[10] = {0.25, 0.25, 0.25, 0.25, 0, 0.2, 0.2, 0.2, 0.2, 0.2};
     qkv_test_assert_close(y, want, 1e-15);
     ck_assert(is_plus_zero(y->data[4]));
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -298,7 +298,7 @@ START_TEST(test_scale_multiplies_scores)
     ck_assert_qkv(y);
     ck_assert_qkv(z);
     qkv_test_assert_close(y, z->data, 1e-15);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -312,7 +312,7 @@ START_TEST(test_mask_needs_matching_dims)
     ck_assert_ptr_null(qkv_softmax_masked(a, qkv_zeros(a, QKV_SHAPE(6)), &causal, 1));
     msg = qkv_last_error();
     ck_assert_msg(strstr(msg, "causal") && strstr(msg, "(6)"), "message: %s", msg);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

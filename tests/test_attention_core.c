@@ -87,7 +87,7 @@ START_TEST(test_worked_example)
     assert_close(w, rounded_w, 1e-2, "rounded weights");
     assert_close(out, rounded_out, 1e-2, "rounded output");
     ck_assert(!w->requires_grad && w->node == NULL);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -136,7 +136,7 @@ START_TEST(test_causal_weights_lower_triangular)
     qkv_tensor *w;
     check_against_reference(a, x, &causal, 1, "causal", &w);
     assert_weights_valid(w, &causal, T, T);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -156,7 +156,7 @@ START_TEST(test_causal_long_sequences_in_blocks)
         qkv_tensor *w;
         check_against_reference(a, x, &causal, 1, "causal, long", &w);
         assert_weights_valid(w, &causal, tq, tk);
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
     }
 }
 END_TEST
@@ -191,7 +191,7 @@ START_TEST(test_causal_no_information_from_the_future)
             ck_assert(memcmp(out->data + first + n, base->data + first + n, D * sizeof(qkv_real)));
         }
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -210,7 +210,7 @@ START_TEST(test_scores_scaled_by_sqrt_d)
         q_times_sqrt_d[i] = x.q->data[i] * (qkv_real)sqrt((double)D);
     reference(unscaled, w, q_times_sqrt_d, x.k->data, x.v->data, 1, T, T, D, false, NULL, 1);
     ck_assert_double_gt(max_abs_diff(want, unscaled, T * D), 0.1); /* the test can tell */
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -226,7 +226,7 @@ START_TEST(test_keys_and_values_not_swapped)
     qkv_real swapped[TQ * D], w[TQ * TK];
     reference(swapped, w, x.q->data, x.v->data, x.k->data, 1, TQ, TK, D, false, NULL, 1);
     ck_assert_double_gt(max_abs_diff(want, swapped, TQ * D), 0.1);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -250,7 +250,7 @@ START_TEST(test_softmax_over_keys)
             worst_column = fmax(worst_column, fabs(s - 1));
         }
     ck_assert_double_gt(worst_column, 0.1);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -268,7 +268,7 @@ START_TEST(test_mask_before_softmax)
     qkv_tensor *w;
     check_against_reference(a, x, &m, 1, "padding mask", &w);
     assert_weights_valid(w, &m, TQ, TK);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -283,7 +283,7 @@ START_TEST(test_heads_share_their_batch_mask)
     qkv_mask m = {true, valid};
     check_against_reference(a, random_qkv(a, &rng, 4, (int[]){B, H}, T, T, D), &m, H,
                             "(B,H,T,d) causal + padding", NULL);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -312,7 +312,7 @@ START_TEST(test_dropout_is_seeded_and_inverted)
     ck_assert_double_eq_tol(m1 / o1->size, mp / o1->size, 0.1);
     /* The returned weights are before dropout: rows sum to 1, none is zero. */
     assert_weights_valid(w, NULL, T, T);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -369,7 +369,7 @@ START_TEST(test_heads_side_by_side_match_split_heads)
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < x[k]->size; i++)
             ck_assert_float_eq_tol(grads[0][k][i], grads[1][k][i], 1e-5);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -448,7 +448,7 @@ static void check_backward(bool side_by_side, int B, int H, int tq, int tk, int 
                                   "%s: padded key %d of entry %d has a gradient", what, j, b);
                 }
         }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 
 START_TEST(test_backward_matches_plain)
@@ -499,7 +499,7 @@ START_TEST(test_bad_shapes_are_named)
     ck_assert_msg(strstr(qkv_last_error(), "(2,3,4)") && strstr(qkv_last_error(), "(2,5,3)"),
                   "message: %s", qkv_last_error());
     ck_assert_ptr_nonnull(qkv_attention_heads(a, q, k, k, 2, NULL, 0, NULL, NULL));
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

@@ -424,8 +424,8 @@ START_TEST(test_record_holds_what_the_attention_used)
     rec = (qkv_attn_record){.cap = 4}; /* no slots at all: counted, nothing written */
     ck_assert_qkv(qkv_self_attn_forward(&attn, &ctx, x, NULL, NULL));
     ck_assert_int_eq(rec.n, 1);
-    qkv_arena_free(ctx.arena);
-    qkv_params_free(p);
+    qkv_arena_free(&ctx.arena);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -463,7 +463,7 @@ START_TEST(test_gpt_page_holds_the_model_weights)
             ck_assert_double_eq_tol(page_w->items[i].num, w[l]->data[i],
                                     1e-4 * fabs(w[l]->data[i]) + 1e-30);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     jfree(&data);
     remove_page(path);
     qkv_gpt_free(m);

@@ -28,7 +28,7 @@ START_TEST(test_max_ties_go_to_the_first)
     qkv_test_assert_close(x, (const qkv_real[]){1, 3, 3, 0, 5, 5, 5, 5}, 0);
     for (int i = 0; i < 8; i++)
         ck_assert_msg(x->grad[i] == want[i], "grad %d is %g", i, (double)x->grad[i]);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -45,7 +45,7 @@ START_TEST(test_mean_pool_over_valid_tokens)
     ck_assert_int_eq(pooled->shape[0], 2);
     ck_assert_int_eq(pooled->shape[1], 2);
     qkv_test_assert_close(pooled, (const qkv_real[]){2, 3, 7, 8}, 1e-6);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -60,7 +60,7 @@ START_TEST(test_trailing_broadcast_unchanged)
     qkv_test_assert_close(qkv_sub(a, b, x), (const qkv_real[]){9, 18, 7, 16}, 0);
     qkv_tensor *col = qkv_from_array(a, QKV_SHAPE(2, 1), (const qkv_real[]){2, 4});
     qkv_test_assert_close(qkv_div(a, x, col), (const qkv_real[]){0.5, 1, 0.75, 1}, 0);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 
@@ -84,7 +84,7 @@ START_TEST(test_errors_name_the_op_and_shapes)
     ck_assert_error("qkv_transpose_axes", "d1 5");
     ck_assert_ptr_null(qkv_masked_mean(a, x, 1, NULL));
     ck_assert_error("qkv_masked_mean", "mask is NULL");
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
 }
 END_TEST
 

@@ -93,7 +93,7 @@ static void run_init(run *r, uint64_t seed, qkv_optim_kind kind)
 static void run_free(run *r)
 {
     qkv_optim_free(r->opt);
-    qkv_params_free(r->p);
+    qkv_params_free(&r->p);
 }
 
 /* Save a run of seed as tmpdir/name and return the file's bytes. */
@@ -363,7 +363,7 @@ START_TEST(test_parameter_mismatch_names_both_shapes)
              path);
     ck_assert_str_eq(qkv_last_error(), want);
     ck_assert_float_eq(wider->data[0], before); /* nothing was loaded */
-    qkv_params_free(wider);
+    qkv_params_free(&wider);
 
     qkv_params *fewer = qkv_params_new();
     qkv_params_add(fewer, "wte.weight", QKV_SHAPE(6, 4), QKV_INIT_ZEROS, 0);
@@ -371,7 +371,7 @@ START_TEST(test_parameter_mismatch_names_both_shapes)
     ck_assert_int_eq(qkv_checkpoint_load(ck, fewer, NULL, NULL), -1);
     ck_assert_ptr_nonnull(
         strstr(qkv_last_error(), "has a parameter 'ln.bias' that the model does not"));
-    qkv_params_free(fewer);
+    qkv_params_free(&fewer);
 
     qkv_params *more = qkv_params_new();
     qkv_params_add(more, "wte.weight", QKV_SHAPE(6, 4), QKV_INIT_ZEROS, 0);
@@ -382,7 +382,7 @@ START_TEST(test_parameter_mismatch_names_both_shapes)
     ck_assert_int_eq(qkv_checkpoint_load(ck, more, NULL, NULL), -1);
     ck_assert_ptr_nonnull(
         strstr(qkv_last_error(), "the model's parameter 'lm_head.bias' is not in"));
-    qkv_params_free(more);
+    qkv_params_free(&more);
 
     /* A wrong number of RNGs is caught before anything is written. */
     run b;

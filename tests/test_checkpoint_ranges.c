@@ -252,7 +252,7 @@ START_TEST(test_save_refuses_vocabularies_load_refuses)
     ck_assert_qkv(ck);
     ck_assert_int_eq(ck->vocab.size, 3);
     qkv_checkpoint_close(ck);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 

@@ -45,7 +45,7 @@ static void state_init(state *s)
 static void state_free(state *s)
 {
     qkv_optim_free(s->opt);
-    qkv_params_free(s->p);
+    qkv_params_free(&s->p);
 }
 
 /* What generation g stores: values g, first moments -g, second moments 2g. */

@@ -33,7 +33,7 @@ static void three_steps(const qkv_optim_config *cfg, qkv_real out[9], qkv_optim_
     memcpy(out, p->data, 9 * sizeof *out);
     *used = o->cfg;
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 
 START_TEST(test_zero_optim_config_is_adamw_without_decay)
@@ -68,7 +68,7 @@ START_TEST(test_zero_optim_config_is_adamw_without_decay)
     ck_assert_error("qkv_optim_new", "p is NULL");
     ck_assert_ptr_null(qkv_optim_new(p, NULL));
     ck_assert_error("qkv_optim_new", "cfg is NULL");
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -120,8 +120,8 @@ START_TEST(test_block_config_needs_only_its_width_and_heads)
                                   &(qkv_block_config){.n_embd = 8, .n_head = 2, .n_layer = -1}),
                      -1);
     ck_assert_error("n_layer -1");
-    qkv_params_free(a);
-    qkv_params_free(b);
+    qkv_params_free(&a);
+    qkv_params_free(&b);
 }
 END_TEST
 
@@ -179,7 +179,7 @@ START_TEST(test_zero_train_config_takes_its_defaults)
     qkv_tensor *expected = qkv_gpt_loss(t->model, &(qkv_ctx){.arena = arena}, x, y, 12, 8);
     ck_assert_qkv(expected);
     double first_batch = expected->data[0];
-    qkv_arena_free(arena);
+    qkv_arena_free(&arena);
     double first = 0, loss = 0;
     for (int i = 0; i < 40; i++) {
         ck_assert_msg(qkv_training_step(t->run, &loss, NULL) == 0, "%s", qkv_last_error());

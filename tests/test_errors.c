@@ -24,7 +24,7 @@ static void arena_setup(void)
     omp_set_num_threads(1);
     A = qkv_arena_new(1 << 16);
 }
-static void arena_teardown(void) { qkv_arena_free(A); }
+static void arena_teardown(void) { qkv_arena_free(&A); }
 
 /* A tensor of the given shape filled with 0.1, 0.2, ... */
 static qkv_tensor *filled(int ndim, const int *shape)
@@ -196,7 +196,7 @@ START_TEST(test_params_misuse)
     FAILS_NULL(qkv_params_add(p, "b", QKV_SHAPE(2), QKV_INIT_ZEROS, 0),
                "'b' declared after qkv_params_alloc");
     ck_assert_ptr_null(qkv_params_find(p, "missing"));
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -234,7 +234,7 @@ START_TEST(test_module_inits_reject_bad_sizes)
     memset(prefix, 'p', sizeof prefix - 1);
     prefix[sizeof prefix - 1] = 0;
     FAILS_INT(qkv_block_init(&blk, p, prefix, &cfg, true), "longer than 63");
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -281,7 +281,7 @@ START_TEST(test_module_forwards_reject_bad_input)
                "batch 2", "batch 1");
     qkv_set_grad_enabled(was);
     qkv_kv_cache_free(c);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -317,8 +317,8 @@ START_TEST(test_optimizer_misuse)
     ck_assert_qkv(o);
     FAILS_INT(qkv_optim_step(o, other, 1e-3), "made for 16 values", "the parameters have 48");
     qkv_optim_free(o);
-    qkv_params_free(p);
-    qkv_params_free(other);
+    qkv_params_free(&p);
+    qkv_params_free(&other);
 }
 END_TEST
 
@@ -528,7 +528,7 @@ START_TEST(test_training_bad_arguments)
     qkv_clear_error();
     ck_assert(isnan(qkv_gpt_mean_loss(m, &s, 0, arena, x, y)));
     ck_assert_error("iters 0");
-    qkv_arena_free(arena);
+    qkv_arena_free(&arena);
     qkv_gpt_free(m);
 
     qkv_corpus_free(c);

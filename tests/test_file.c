@@ -163,7 +163,7 @@ static int save_small(const char *path, uint64_t seed)
     qkv_rng *streams[] = {&rng};
     qkv_ckpt_progress prog = {.step = (int64_t)seed, .n_rngs = 1, .rngs = streams};
     int rc = qkv_checkpoint_save(path, &model, p, NULL, &prog);
-    qkv_params_free(p);
+    qkv_params_free(&p);
     return rc;
 }
 

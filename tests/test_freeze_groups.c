@@ -58,7 +58,7 @@ START_TEST(test_frozen_weight_does_not_move)
     ck_assert_int_eq(qkv_optim_step(o, p, 0.1), 0);
     ck_assert(w->data[0] != w0[0]);
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -77,8 +77,8 @@ START_TEST(test_frozen_weight_gets_no_gradient)
         ck_assert(w->grad[i] == 0);
     for (int i = 0; i < 3; i++)
         ck_assert(b->grad[i] == 1);
-    qkv_arena_free(a);
-    qkv_params_free(p);
+    qkv_arena_free(&a);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -122,7 +122,7 @@ START_TEST(test_group_lr_and_decay)
     for (int i = 0; i < 6; i++)
         ck_assert(w->data[i] == w0[i]);
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -138,7 +138,7 @@ START_TEST(test_group_needs_its_params)
     ck_assert_error_has("qkv_params_freeze", "prefix 'wte'");
     ck_assert_int_eq(qkv_optim_set_group(o, p, "", 0.5, 0.01), 2); /* "" is every parameter */
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -155,7 +155,7 @@ START_TEST(test_summary_lists_every_parameter)
                       strstr(buf, "3  frozen\n") &&
                       strstr(buf, "2 parameters, 9 values: 6 trainable, 3 frozen\n"),
                   "%s", buf);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 

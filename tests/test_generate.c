@@ -213,7 +213,7 @@ START_TEST(test_a_home_made_transformer_with_and_without_its_cache)
         ck_assert_msg(with.ids[i] == without.ids[i], "token %d: cached %d, uncached %d", i,
                       with.ids[i], without.ids[i]);
     qkv_kv_cache_free(m.cache);
-    qkv_params_free(m.p);
+    qkv_params_free(&m.p);
 }
 END_TEST
 

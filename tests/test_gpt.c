@@ -388,7 +388,7 @@ START_TEST(test_options_save_and_load)
     ck_assert_qkv(r);
     ck_assert(r->run->cfg.wsd_decay == 0.25 && r->run->sched.wsd_decay == 0.25);
     test_run_free(r);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     qkv_gpt_free(m);
     test_run_free(t);
     qkv_corpus_free(c);
@@ -441,7 +441,7 @@ START_TEST(test_logits_shape_and_bad_ids)
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "10"));
     ids[5] = 0;
     ck_assert_ptr_null(qkv_gpt_logits(m, &ctx, ids, 1, 9, NULL)); /* longer than the block */
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     qkv_gpt_free(m);
 }
 END_TEST

@@ -21,8 +21,8 @@ static void fx_open(fixture *f, uint64_t seed)
 
 static void fx_close(fixture *f)
 {
-    qkv_arena_free(f->ctx.arena);
-    qkv_params_free(f->p);
+    qkv_arena_free(&f->ctx.arena);
+    qkv_params_free(&f->p);
 }
 
 /* Allocate the parameters, then give every one N(0, std²) values, so that no

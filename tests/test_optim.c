@@ -46,7 +46,7 @@ static void two_steps(const qkv_optim_config *cfg, const double want_w[2][6],
                           k + 1, i, (double)b->data[i], want_b[k][i]);
     }
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 
 START_TEST(test_adamw_matches_pytorch_two_steps)
@@ -90,7 +90,7 @@ START_TEST(test_adamw_decays_only_matrices)
     for (int i = 0; i < 3; i++)
         ck_assert_float_eq(b->data[i], B0[i]);
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -110,9 +110,9 @@ START_TEST(test_optim_rejects_bad_use)
     ck_assert_int_eq(qkv_optim_step(o, other, 0.1), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "qkv_optim_step"));
     ck_assert_int_eq(o->step, 0);
-    qkv_params_free(other);
+    qkv_params_free(&other);
     qkv_optim_free(o);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -185,7 +185,7 @@ START_TEST(test_clip_scales_to_max_norm)
     for (int i = 0; i < 3; i++)
         ck_assert_float_eq_tol(b->grad[i], GB[0][i] * k, 1e-7);
     ck_assert_double_eq_tol(qkv_clip_grad_norm(p, 1e9), 0.5, 1e-6);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -207,7 +207,7 @@ START_TEST(test_clip_norm_same_at_every_thread_count)
     ck_assert_msg(norms[0] == norms[1] && norms[1] == norms[2], "norms %.17g %.17g %.17g", norms[0],
                   norms[1], norms[2]);
     ck_assert_double_eq_tol(norms[0], sqrt((double)(1000 * 1001 + 37)), 5.0); /* ~√n */
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 
@@ -219,7 +219,7 @@ START_TEST(test_clip_leaves_nonfinite_gradients_alone)
     b->grad[1] = NAN;
     ck_assert(isnan(qkv_clip_grad_norm(p, 0.1)));
     ck_assert_float_eq(w->grad[2], GW[0][2]);
-    qkv_params_free(p);
+    qkv_params_free(&p);
 }
 END_TEST
 

@@ -48,7 +48,7 @@ START_TEST(test_rope_turns_adjacent_pairs)
                           (double)row[c]);
     ck_assert_double_eq_tol(row[2], cos(angle) - 2 * sin(angle), 1e-6);
     ck_assert_double_eq_tol(row[3], sin(angle) + 2 * cos(angle), 1e-6);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -70,7 +70,7 @@ START_TEST(test_rope_frequencies)
         ck_assert_msg(fabs(got - pow(10000.0, -2.0 * i / D)) < 1e-6,
                       "pair %d at position 1 turned by %.9g, want 10000^(-%d/%d)", i, got, 2 * i, D);
     }
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -97,7 +97,7 @@ START_TEST(test_rope_scores_depend_on_distance_only)
                 moved = fmax(moved, fabs(q0->data[at] - q9->data[at]));
             }
     ck_assert_double_gt(moved, 0.1); /* the vectors themselves did turn */
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -144,8 +144,8 @@ START_TEST(test_rope_in_self_attention_rotates_q_and_k)
         for (int c = 0; c < C; c++)
             ck_assert_msg(fabs(y->data[t * C + c] - y->data[c]) < 1e-5,
                           "output %d differs from output 0 at %d: the values were turned", t, c);
-    qkv_params_free(p);
-    qkv_arena_free(f.a);
+    qkv_params_free(&p);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -167,7 +167,7 @@ START_TEST(test_rmsnorm_keeps_the_mean_and_its_eps)
         ck_assert_double_eq_tol(y->data[j], 3 / sqrt(9 + 1e-5), 1e-6);
         ck_assert_double_eq_tol(y->data[C + j], 1e-3 / sqrt(1e-6 + 1e-5), 1e-6);
     }
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -191,7 +191,7 @@ START_TEST(test_rmsnorm_unit_rms_then_scale)
         for (int j = 0; j < C; j++)
             ck_assert_double_eq_tol(yw->data[r * C + j], y->data[r * C + j] * w->data[j], 1e-5);
     }
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -215,7 +215,7 @@ START_TEST(test_relu2_squares_and_doubles)
         ck_assert_msg(x->grad[i] == slope[i], "relu2'(%g) = %g, want %g", (double)xs[i],
                       (double)x->grad[i], slope[i]);
     }
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -245,7 +245,7 @@ static qkv_tensor *qk_norm_weights(fixture *f, qkv_tensor *x, double gq, double 
     qkv_ctx ctx = {.arena = f->a};
     qkv_tensor *w = NULL;
     ck_assert_qkv(qkv_self_attn_forward(&m, &ctx, x, NULL, &w));
-    qkv_params_free(p);
+    qkv_params_free(&p);
     return w;
 }
 
@@ -272,7 +272,7 @@ START_TEST(test_qk_norm_scales_q_and_k_each)
                           "row %d key %d: k's scale 2.5 gives log-ratio %g, want %g", r, j,
                           log(wk[j] / wk[0]), want);
         }
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -288,7 +288,7 @@ START_TEST(test_qk_norm_per_head)
     qkv_tensor *loud = qk_norm_weights(&f, x, 1.5, 0.7, 1, 10);
     for (size_t i = 0; i < base->size; i++)
         ck_assert_double_eq_tol(loud->data[i], base->data[i], 1e-5);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -337,7 +337,7 @@ START_TEST(test_untied_head_reads_lm_head)
                       (double)copied->data[i], (double)logits->data[i]);
     qkv_gpt_free(untied);
     qkv_gpt_free(m);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 

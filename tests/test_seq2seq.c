@@ -70,7 +70,7 @@ START_TEST(test_padding_does_not_change_encoder_output)
     }
     ck_assert_msg(worst <= 1e-6, "padding changed the encoder output by %g", worst);
     ck_assert_msg(unmasked > 1e-3, "without the mask the output should change (by %g)", unmasked);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     qkv_seq2seq_batch_free(alone);
     qkv_seq2seq_batch_free(padded);
     qkv_seq2seq_free(m);
@@ -106,7 +106,7 @@ START_TEST(test_loss_skips_padded_targets)
     ck_assert_int_eq(b->dec_out[2], QKV_SEQ2SEQ_IGNORE);
     ck_assert_msg(fabs(both - expected) < 1e-5 * fabs(expected), "batch loss %g, expected %g",
                   both, expected);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     qkv_seq2seq_batch_free(b);
     qkv_seq2seq_free(m);
 }
@@ -406,7 +406,7 @@ START_TEST(test_attention_picture_has_one_cell_per_weight)
     ck_assert_ptr_null(qkv_seq2seq_cross_weights(m, &ctx, "hello", 2, out));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "layer 2"));
     unlink(path);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     qkv_seq2seq_free(m);
 }
 END_TEST

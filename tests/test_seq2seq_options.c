@@ -64,7 +64,7 @@ START_TEST(test_each_option_reaches_its_parts)
     ck_assert_qkv(l0);
     ck_assert_qkv(l1);
     ck_assert_msg(l0->data[0] != l1->data[0], "relu2 changed nothing (loss %g)", (double)l0->data[0]);
-    qkv_arena_free(ctx.arena);
+    qkv_arena_free(&ctx.arena);
     qkv_seq2seq_batch_free(b);
     qkv_seq2seq_free(m);
     qkv_seq2seq_free(none);

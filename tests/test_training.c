@@ -63,7 +63,7 @@ static classifier *classifier_new(uint64_t seed)
 
 static void classifier_free(classifier *m)
 {
-    qkv_params_free(m->params);
+    qkv_params_free(&m->params);
     free(m);
 }
 

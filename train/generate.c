@@ -96,7 +96,7 @@ int qkv__generate(const char *fn, const qkv_lm *lm, const int32_t *prompt, int n
     rc = 0;
 done:
     qkv_set_grad_enabled(was);
-    qkv_arena_free(arena);
+    qkv_arena_free(&arena);
     qkv_free(scratch);
     qkv_free(window);
     return rc;

@@ -320,7 +320,7 @@ void qkv_training_free(qkv_training *t)
     release(&t->model);
     qkv_free((void *)t->model.config);
     qkv_optim_free(t->opt);
-    qkv_arena_free(t->arena);
+    qkv_arena_free(&t->arena);
     qkv_free(t);
 }
 

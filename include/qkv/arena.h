@@ -15,7 +15,7 @@
  *         // ... an optimizer step reads the gradients here ...
  *         qkv_arena_reset(step);       // the step's tensors, nodes and gradients, at once
  *     }
- *     qkv_arena_free(step);
+ *     qkv_arena_free(&step);
  */
 #ifndef QKV_ARENA_H
 #define QKV_ARENA_H
@@ -30,8 +30,9 @@ typedef struct qkv_arena qkv_arena;
  * memory, or more than SIZE_MAX / 4 bytes). */
 qkv_arena *qkv_arena_new(size_t initial_bytes);
 
-/* Free the arena and everything allocated from it (NULL is fine). */
-void qkv_arena_free(qkv_arena *a);
+/* Free the arena *a and everything allocated from it, and set *a to NULL, so
+ * freeing twice is harmless (a or *a NULL is fine). */
+void qkv_arena_free(qkv_arena **a);
 
 /* size bytes, QKV_ALIGN-aligned, valid until the next reset; NULL on failure. */
 void *qkv_arena_alloc(qkv_arena *a, size_t size);

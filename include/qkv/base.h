@@ -9,7 +9,7 @@
  *     qkv_tensor *w = qkv_zeros(arena, QKV_SHAPE(4, 5));
  *     qkv_tensor *y = qkv_matmul(arena, x, w, false, true);   // x·wᵀ: 3 and 5 differ
  *     if (!y) fprintf(stderr, "qkv: %s\n", qkv_last_error()); // the message names both shapes
- *     qkv_arena_free(arena);
+ *     qkv_arena_free(&arena);
  *
  * The argument contract: every public function checks its pointers, sizes
  * and enumerations, and a bad one is a failure whose message starts with the

@@ -34,7 +34,7 @@
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
  *     qkv_checkpoint_close(ck);
  *     qkv_optim_free(opt);
- *     qkv_params_free(params);
+ *     qkv_params_free(&params);
  *
  * File format, version 1. Integers are unsigned little-endian, f32 is an
  * IEEE-754 float32 little-endian whatever qkv_real is (a double build

@@ -34,7 +34,7 @@
  *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 5};   // top_p 0: the default, 1
  *     if (qkv_generate_text(&lm, &tok, "ROMEO:", 200, &opts, &rng, print, stdout) < 0)
  *         fprintf(stderr, "qkv: %s\n", qkv_last_error());
- *     qkv_params_free(mine.params);
+ *     qkv_params_free(&mine.params);
  *
  * A model with a key/value cache sets .cached: it is then given only the
  * tokens it has not seen yet, and pos says where they go (see qkv_lm).

@@ -26,7 +26,7 @@
  *     int32_t prompt[1] = {0};
  *     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 40};    // top_p 0: keep all
  *     qkv_gpt_generate(m, prompt, 1, 300, &opts, &rng, true, emit, NULL);
- *     qkv_arena_free(ctx.arena);
+ *     qkv_arena_free(&ctx.arena);
  *     // or text in, text out (qkv/generate.h), here from a saved model and its vocabulary:
  *     qkv_tokenizer vocab;
  *     qkv_gpt *saved = qkv_gpt_load("baby.ckpt", &vocab);

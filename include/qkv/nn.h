@@ -18,8 +18,8 @@
  *     qkv_ctx ctx = {.arena = qkv_arena_new(1 << 20), .train = true, .rng = &rng};
  *     qkv_tensor *x = qkv_randn(ctx.arena, QKV_SHAPE(8, 16, 64), 1, &rng);   // (B,T,C)
  *     qkv_tensor *y = qkv_block_forward(&block, &ctx, x, NULL, NULL);          // (B,T,C)
- *     qkv_arena_free(ctx.arena);
- *     qkv_params_free(p);
+ *     qkv_arena_free(&ctx.arena);
+ *     qkv_params_free(&p);
  *
  * Shapes: B batch, T (Tq, Tk) sequence lengths, C the model width (n_embd),
  * H heads, D = C/H the head size. A padding mask is a uint8 array (B, Tk):

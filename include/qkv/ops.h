@@ -18,7 +18,7 @@
  *     qkv_tensor *centred = qkv_sub(a, h, qkv_mean_axis(a, h, -1, true));  // (2,4) - (2,1)
  *     int32_t *best = qkv_argmax(a, h, -1);                    // 2 column indices
  *     if (!pooled || !centred || !best) fprintf(stderr, "qkv: %s\n", qkv_last_error());
- *     qkv_arena_free(a);
+ *     qkv_arena_free(&a);
  *
  * Integer arrays (token ids, targets, masks) are copied into the arena, so
  * the caller's arrays need not outlive the call.

@@ -20,7 +20,7 @@
  *         qkv_optim_step(opt, params, qkv_lr_at(&sched, it));
  *     }
  *     qkv_optim_free(opt);
- *     qkv_params_free(params);
+ *     qkv_params_free(&params);
  *
  * Weight decay applies only to parameters with two or more dimensions
  * (weight matrices and embedding tables), never to biases or LayerNorm

@@ -10,7 +10,7 @@
  *     qkv_rng rng; qkv_rng_seed(&rng, 1);
  *     qkv_params_alloc(p, &rng);            // w->data and w->grad now valid
  *     // ...
- *     qkv_params_free(p);
+ *     qkv_params_free(&p);
  */
 #ifndef QKV_PARAMS_H
 #define QKV_PARAMS_H
@@ -50,8 +50,9 @@ typedef struct qkv_params {
 /* An empty parameter list; NULL on failure. */
 qkv_params *qkv_params_new(void);
 
-/* Free the list, its tensors and buffers (NULL is fine). */
-void qkv_params_free(qkv_params *p);
+/* Free the list *p, its tensors and buffers, and set *p to NULL, so freeing
+ * twice is harmless (p or *p NULL is fine). */
+void qkv_params_free(qkv_params **p);
 
 /* Declare a parameter; its data is valid after qkv_params_alloc. NULL on a
  * bad shape, a duplicate or too long name, or after qkv_params_alloc. */

@@ -4,15 +4,17 @@
  * dimensions. Ops (qkv/ops.h) compute their result at once and, when grad
  * mode is on and an input wants a gradient, record a graph node; then
  * qkv_backward walks the graph from a scalar and accumulates (+=) into the
- * gradient of every tensor that wants one.
+ * gradient of every tensor that wants one, once per graph.
  *
  *     qkv_arena *a = qkv_arena_new(1 << 16);
  *     qkv_real values[] = {1, 2, 3, 4};
  *     qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(2, 2), values);
  *     qkv_set_requires_grad(x, true);
  *     qkv_tensor *loss = qkv_sum(a, qkv_mul(a, x, x));   // sum of squares
- *     qkv_backward(a, loss);                             // x->grad = 2x = {2,4,6,8}
- *     qkv_arena_free(a);
+ *     qkv_backward_retain_graph(a, loss);                // x->grad = 2x = {2,4,6,8}
+ *     qkv_backward(a, loss);                             // adds again: 4x; the graph is used up
+ *     qkv_backward(a, loss);                             // -1: "backpropagated through already"
+ *     qkv_arena_free(&a);
  */
 #ifndef QKV_TENSOR_H
 #define QKV_TENSOR_H
@@ -22,7 +24,48 @@
 #include "qkv/rng.h"
 
 #ifdef __cplusplus
-#include <initializer_list>
+#include <climits>
+#include <cstddef>
+#include <type_traits>
+
+/* QKV_SHAPE's C++ half (templates cannot have C linkage, so outside the
+ * extern "C" block). C++ has no compound literals: the extents go into a
+ * temporary array that lives until the end of the call, each one evaluated
+ * once, and their count is taken where nothing is evaluated (sizeof). */
+namespace qkv_detail {
+/* Integers and enum constants (enum { T = 8 }), nothing else (no 2.5). */
+template <class... T> struct all_integral : std::true_type {};
+template <class T, class... R>
+struct all_integral<T, R...>
+    : std::integral_constant<bool, (std::is_integral<T>::value || std::is_enum<T>::value) &&
+                                       all_integral<R...>::value> {};
+
+/* An extent of any integer type as an int; beyond INT_MAX or below 0 it
+ * becomes -1, which the shape check refuses with a message, rather than
+ * wrapping to a valid-looking extent. (x < 1 rather than x < 0: no
+ * "always false" warning for an unsigned x.) */
+template <class T> constexpr int extent(T x)
+{
+    return x < 1 ? (x == 0 ? 0 : -1)
+                 : static_cast<unsigned long long>(x) > static_cast<unsigned long long>(INT_MAX)
+                       ? -1
+                       : static_cast<int>(x);
+}
+
+template <std::size_t N> struct shape_values {
+    int v[N];
+    const int *data() const { return v; }
+};
+
+template <class... T> shape_values<sizeof...(T)> shape(T... x)
+{
+    static_assert(all_integral<T...>::value, "QKV_SHAPE takes integer extents");
+    return shape_values<sizeof...(T)>{{extent(x)...}};
+}
+
+/* Only its type is used, in sizeof: the number of extents. */
+template <class... T> char (&count(T...))[sizeof...(T)];
+} // namespace qkv_detail
 #endif
 
 QKV_BEGIN_DECLS
@@ -31,11 +74,11 @@ QKV_BEGIN_DECLS
 
 /* A shape written inline: qkv_zeros(a, QKV_SHAPE(2, 3)) passes ndim = 2 and
  * {2, 3}. The extents may be variables (QKV_SHAPE(B, T)); the array lives
- * until the end of the call. C++ has no compound literals, so there it is an
- * initializer_list's (and the extents must be ints: no narrowing). */
+ * until the end of the call. In C++ each extent is evaluated once and may be
+ * of any integer type (size_t, long, int: no narrowing warning). */
 #ifdef __cplusplus
 #define QKV_SHAPE(...) \
-    (int)std::initializer_list<int>{__VA_ARGS__}.size(), std::initializer_list<int>{__VA_ARGS__}.begin()
+    static_cast<int>(sizeof(qkv_detail::count(__VA_ARGS__))), qkv_detail::shape(__VA_ARGS__).data()
 #else
 #define QKV_SHAPE(...) \
     (int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)), (const int[]) { __VA_ARGS__ }
@@ -53,9 +96,19 @@ typedef struct qkv_tensor {
     bool retain_grad;           /* an op's result that keeps its grad after backward */
     qkv_node *node;             /* the op that produced it; NULL for leaves */
     const char *name;           /* parameter name, or NULL */
+    const qkv_arena *arena;     /* the arena it lives in; NULL for parameters */
+    uint64_t generation;        /* that arena's reset count when it was made: after a
+                                 * reset an op refuses it with a message instead of
+                                 * reading memory that now holds something else */
 } qkv_tensor;
 
-/* ---- creation (from an arena; valid until the arena is reset) ---- */
+/* ---- creation (from an arena; valid until the arena is reset) ----
+ *
+ * A tensor used after its arena's reset is refused by every op ("input x is
+ * from before its arena's reset") as long as its own bytes have not been
+ * handed out again: a tensor made after the reset in the very same place is
+ * indistinguishable from the old one, so the check catches the mistake, it
+ * does not make it safe. */
 
 /* A tensor of the given shape with uninitialised values; NULL on a bad shape or no memory. */
 qkv_tensor *qkv_tensor_new(qkv_arena *a, int ndim, const int *shape);
@@ -100,10 +153,19 @@ bool qkv_set_grad_enabled(bool on);
 /* Backpropagate from a one-value tensor: seed d(loss)/d(loss) = 1, visit the
  * nodes in reverse topological order and add each input's gradient into its
  * grad (allocated zeroed from a when missing). Leaves (parameters, inputs)
- * keep their gradients and accumulate over calls; the gradients of tensors an
- * op computed are scratch, reused during the pass and NULL afterwards, except
- * for the loss and tensors marked with qkv_retain_grad. 0 on success, -1 on error. */
+ * keep their gradients and accumulate over calls: backward through a new
+ * graph per micro-batch sums their gradients (gradient accumulation). The
+ * gradients of tensors an op computed are scratch, reused during the pass and
+ * NULL afterwards, except for the loss and tensors marked with qkv_retain_grad.
+ * The pass uses the graph up, as in PyTorch: a second backward through any of
+ * its nodes is refused with a message (it would add the same gradients to
+ * the leaves again) unless the first went through qkv_backward_retain_graph.
+ * 0 on success, -1 on error. */
 int qkv_backward(qkv_arena *a, qkv_tensor *loss);
+
+/* qkv_backward that leaves the graph usable for another backward (PyTorch's
+ * retain_graph=True): the next pass through it adds its gradients again. */
+int qkv_backward_retain_graph(qkv_arena *a, qkv_tensor *loss);
 
 /* Keep the gradient of t, the result of an op, after the next backward (to look at it). */
 void qkv_retain_grad(qkv_tensor *t);

@@ -44,7 +44,7 @@
  *     while (t && t->step < t->cfg.iters)
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
  *     qkv_training_free(t);
- *     qkv_params_free(m.params);
+ *     qkv_params_free(&m.params);
  *
  * The models of this library fill a qkv_training_model themselves:
  * qkv_gpt_training_model (qkv/gpt.h) and qkv_seq2seq_training_model

@@ -188,7 +188,7 @@ int cmd_attn(int argc, char **argv)
     rc = arena ? (o.input ? draw_seq2seq(&o, arena) : draw_gpt(&o, arena)) : -1;
     if (rc < 0)
         fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
-    qkv_arena_free(arena);
+    qkv_arena_free(&arena);
     cli_release_outputs();
     return rc < 0 ? 1 : 0;
 }

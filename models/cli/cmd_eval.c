@@ -66,7 +66,7 @@ int cmd_eval(int argc, char **argv)
                loss[0], loss[1], iters, batch, T);
     qkv_free(x);
     qkv_free(y);
-    qkv_arena_free(arena);
+    qkv_arena_free(&arena);
     qkv_corpus_free(c);
     qkv_gpt_free(m);
     return rc;

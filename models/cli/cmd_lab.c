@@ -61,7 +61,7 @@ static int lab_example(int argc, char **argv)
     qkv_tensor *out = qkv_matmul(a, weights, v, false, false);
     print_matrix("4. Output = weights · V (each row a weighted average of the values)", out);
     if (!out) {
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
         return fail("example");
     }
 
@@ -69,14 +69,14 @@ static int lab_example(int argc, char **argv)
     qkv_tensor *fused_w = NULL;
     qkv_tensor *fused = qkv_attention(a, q, k, v, NULL, 0, NULL, &fused_w);
     if (!fused) {
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
         return fail("attention");
     }
     double diff = 0;
     for (size_t i = 0; i < out->size; i++)
         diff = fmax(diff, fabs((double)fused->data[i] - (double)out->data[i]));
     printf("\nThe fused core qkv_attention gives the same output (largest difference %.2g).\n", diff);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     return 0;
 }
 
@@ -162,7 +162,7 @@ static int lab_scaling(int argc, char **argv)
     row_stats st[2];
     if (!s || softmax_stats(a, s, (qkv_real)(1 / sqrt((double)d)), T, (uint64_t)seed + 1, &st[0]) < 0 ||
         softmax_stats(a, s, 1, T, (uint64_t)seed + 1, &st[1]) < 0) {
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
         return fail("scaling");
     }
     printf("q, k ~ N(0,1), d = %d, T = %d, seed %d; softmax over each row of the %dx%d scores\n\n", d,
@@ -178,7 +178,7 @@ static int lab_scaling(int argc, char **argv)
     printf("%-44s %14.3g %14.3g\n", "smallest row gradient norm", st[0].grad_min, st[1].grad_min);
     printf("\nuniform entropy ln %d = %.3f; the median gradient is %.0fx smaller without scaling.\n", T,
            log((double)T), st[0].grad_med / st[1].grad_med);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     return 0;
 }
 
@@ -210,7 +210,7 @@ static int lab_mask(int argc, char **argv)
     qkv_mask causal = {.causal = true};
     qkv_tensor *w = NULL;
     if (!qkv_attention(a, q, k, v, &causal, 0, NULL, &w)) {
-        qkv_arena_free(a);
+        qkv_arena_free(&a);
         return fail("mask");
     }
     printf("Causal attention weights, T = %d (row = query position, column = key position).\n"
@@ -231,7 +231,7 @@ static int lab_mask(int argc, char **argv)
         }
         printf("   %.6f\n", sum);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     return 0;
 }
 

@@ -135,7 +135,7 @@ void qkv_gpt_free(qkv_gpt *m)
 {
     if (!m)
         return;
-    qkv_params_free(m->params);
+    qkv_params_free(&m->params);
     qkv_free(m->h);
     qkv_free(m);
 }

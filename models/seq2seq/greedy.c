@@ -93,8 +93,8 @@ end:
     qkv_free(done);
     qkv_free(dec_in);
     qkv_kv_cache_free(cache);
-    qkv_arena_free(step_arena);
-    qkv_arena_free(mem_arena);
+    qkv_arena_free(&step_arena);
+    qkv_arena_free(&mem_arena);
     return rc < 0 ? qkv__fail_in(fn) : 0;
 }
 

@@ -171,7 +171,7 @@ void qkv_seq2seq_free(qkv_seq2seq *m)
 {
     if (!m)
         return;
-    qkv_params_free(m->params);
+    qkv_params_free(&m->params);
     qkv_free(m->enc);
     qkv_free(m->dec);
     qkv_free(m);

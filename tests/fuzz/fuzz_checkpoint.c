@@ -54,7 +54,7 @@ static void exercise(const qkv_gpt *m)
     if (!qkv_gpt_logits(m, &ctx, ids, 1, T, NULL))
         require_message();
     qkv_set_grad_enabled(was);
-    qkv_arena_free(arena);
+    qkv_arena_free(&arena);
     qkv_sample_opts opts = {.temperature = 0.8, .top_k = 3, .top_p = 0.9};
     qkv_rng rng;
     qkv_rng_seed(&rng, 1);

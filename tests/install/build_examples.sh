@@ -7,6 +7,9 @@
 # example is built as C++ too (g++, and clang++ when present) and must print
 # what its C build printed; one is linked statically with
 # `pkg-config --static` (not under the sanitizers, which cannot link -static).
+# The C++ programs, examples/*.cpp and tests/install/shape_cxx.cpp (QKV_SHAPE
+# with size_t and long extents, each evaluated once), are built as C++17 with
+# g++ and clang++ and -Wnarrowing too, and run.
 #
 #     tests/install/build_examples.sh PREFIX WORKDIR     (make test-install runs it)
 set -eu
@@ -28,7 +31,7 @@ for i in $(seq 300); do echo "the quick brown fox jumps over the lazy dog."; don
 for ex in examples/*.c; do
     name=$(basename "$ex" .c)
     # shellcheck disable=SC2046 # pkg-config's output is a list of flags
-    $cc $warn ${SAN:-} "$ex" -o "$work/$name" $(pc --cflags --libs) "$rpath" ||
+    $cc $warn ${SAN:-} "$ex" -o "$work/$name" $(pc --cflags --libs) -lm "$rpath" ||
         fail "$ex did not build"
     "$work/$name" "$work/tiny.ckpt" > "$work/$name.out" 2> "$work/$name.err" ||
         { cat "$work/$name.err"; fail "$ex exited with $? (output in $work/$name.out)"; }
@@ -44,6 +47,18 @@ for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
     "$work/$name.$cxx" > "$work/$name.$cxx.out" 2>&1 || fail "$cpp_example built with $cxx exited with $?"
     cmp -s "$work/$name.out" "$work/$name.$cxx.out" || fail "$cpp_example prints something else built with $cxx"
     echo "example $cpp_example: built as C++ with $cxx, ran, printed what the C build printed"
+done
+
+for src in examples/*.cpp tests/install/shape_cxx.cpp; do
+    name=$(basename "$src" .cpp)
+    for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
+        command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx"; continue; }
+        # shellcheck disable=SC2046 # pkg-config's output is a list of flags
+        $cxx -std=c++17 $warn -Wnarrowing ${SAN:-} "$src" -o "$work/$name.$cxx" $(pc --cflags --libs) "$rpath" ||
+            fail "$src did not build as C++17 with $cxx"
+        "$work/$name.$cxx" > "$work/$name.$cxx.out" 2>&1 || { cat "$work/$name.$cxx.out"; fail "$src built with $cxx exited with $?"; }
+        echo "C++17 $src: built with $cxx against the installed library and ran"
+    done
 done
 
 if [ -n "${SAN:-}" ]; then

@@ -63,5 +63,5 @@ MISUSE(qkv_optim_set_group, bad_values)
     qkv_params_add(other, "x", QKV_SHAPE(1), QKV_INIT_ZEROS, 0);
     qkv_params_alloc(other, NULL);
     REFUSES(qkv_optim_set_group(o, other, "", 1, 0), "o was made for");
-    qkv_params_free(other);
+    qkv_params_free(&other);
 }

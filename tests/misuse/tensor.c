@@ -85,4 +85,28 @@ MISUSE(qkv_backward, null_arena)
 }
 MISUSE(qkv_backward, null_loss) { FAILS_INT(qkv_backward(arena(), NULL), "loss is NULL"); }
 MISUSE(qkv_backward, not_scalar) { FAILS_INT(qkv_backward(arena(), tensor(SHAPE23)), "one value"); }
+MISUSE(qkv_backward, twice)
+{
+    qkv_tensor *x = tensor(QKV_SHAPE(1));
+    qkv_set_requires_grad(x, true);
+    qkv_tensor *loss = qkv_sum(arena(), qkv_mul(arena(), x, x));
+    MISUSE_ASSERT(qkv_backward(arena(), loss) == 0);
+    FAILS_INT(qkv_backward(arena(), loss), "backpropagated through already");
+}
+MISUSE(qkv_backward, after_reset)
+{
+    qkv_tensor *x = tensor(QKV_SHAPE(1));
+    qkv_set_requires_grad(x, true);
+    qkv_tensor *loss = qkv_sum(arena(), x);
+    qkv_arena_reset(arena());
+    FAILS_INT(qkv_backward(arena(), loss), "input loss", "before its arena's reset");
+}
+MISUSE(qkv_backward_retain_graph, null_loss)
+{
+    FAILS_INT(qkv_backward_retain_graph(arena(), NULL), "loss is NULL");
+}
+MISUSE(qkv_backward_retain_graph, not_scalar)
+{
+    FAILS_INT(qkv_backward_retain_graph(arena(), tensor(SHAPE23)), "one value");
+}
 MISUSE(qkv_retain_grad, null) { REFUSES(qkv_retain_grad(NULL), "t is NULL"); }

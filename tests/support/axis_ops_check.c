@@ -326,6 +326,6 @@ int axis_ops_forward_check(double tol)
     check_reductions(&c, a, &rng);
     check_masked_mean(&c, a, &rng);
     check_shapes(&c, a, &rng);
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     return c.bad;
 }

@@ -85,7 +85,7 @@ START_TEST(test_elementwise)
         want[i] = -0.37 * x->data[i];
     expect_close(qkv_scale(f.a, x, (qkv_real)-0.37), want, x->size, TOL, "scale");
     free(want);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -106,7 +106,7 @@ START_TEST(test_activations)
         expect_close(y, want, x->size, TOL, act == 0 ? "relu" : act == 1 ? "relu2" : "gelu");
     }
     free(want);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -134,7 +134,7 @@ START_TEST(test_dropout)
     ck_assert_msg(fabs((double)zeros / N - p) < 0.02, "%d of %d zeroed, p = %g", zeros, N, p);
     ck_assert_ptr_eq(qkv_dropout(f.a, x, (qkv_real)p, &f.rng, false), x);
     ck_assert_ptr_eq(qkv_dropout(f.a, x, 0, &f.rng, true), x);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -150,7 +150,7 @@ START_TEST(test_reductions)
     double mean = s / (double)x->size;
     expect_close(qkv_sum(f.a, x), &s, 1, TOL, "sum");
     expect_close(qkv_mean(f.a, x), &mean, 1, TOL, "mean");
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -203,7 +203,7 @@ START_TEST(test_shapes)
     expect_close(qkv_slice(f.a, joined, 1, 3), sl, A * B * 3, 0, "slice");
     free(want);
     free(xs);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -251,7 +251,7 @@ START_TEST(test_matmul_and_affine)
         expect_close(qkv_affine(f.a, x, W, with_bias ? b : NULL), want, NB * M * N, TOL, "affine");
     }
     free(xs);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -268,7 +268,7 @@ START_TEST(test_embedding)
     qkv_tensor *e = qkv_embedding(f.a, table, ids, QKV_SHAPE(2, 3));
     expect_close(e, want, 6 * C, 0, "embedding");
     ck_assert(e->ndim == 3 && e->shape[0] == 2 && e->shape[1] == 3 && e->shape[2] == C);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -299,7 +299,7 @@ START_TEST(test_norms)
         expect_close(qkv_rmsnorm(f.a, x, wv, (qkv_real)e), want, R * C, TOL, "rmsnorm");
     }
     free(xs);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -343,7 +343,7 @@ START_TEST(test_softmax)
     qkv_mask m = {.causal = true, .key_valid = valid};
     expect_close(qkv_softmax_masked(f.a, x, &m, (qkv_real)scale), want, x->size, TOL,
                  "masked softmax");
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -372,7 +372,7 @@ START_TEST(test_cross_entropy)
                  "cross-entropy, ignore index -1");
     double zero = 0;
     expect_close(qkv_cross_entropy(f.a, logits, none, -1), &zero, 1, 0, "every row ignored");
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -417,7 +417,7 @@ START_TEST(test_attention)
         expect_close(weights, w, sizeof w / sizeof *w, TOL, "attention_heads weights");
         free(qs), free(ks), free(vs);
     }
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -450,7 +450,7 @@ START_TEST(test_attention_dropout)
     /* 6 standard deviations of the zeros' fraction over 4096 weights. */
     ck_assert_msg(fabs((double)zeros / out->size - p) < 0.04, "%d of %zu weights dropped, p = %g",
                   zeros, out->size, p);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -465,7 +465,7 @@ START_TEST(test_rope)
             ref_rope_head(want + r * C + h * D, D, POS0 + r % T);
     expect_close(qkv_rope(f.a, x, H, POS0), want, x->size, TOL, "rope");
     free(want);
-    qkv_arena_free(f.a);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -505,8 +505,8 @@ START_TEST(test_self_attention_options)
         expect_close(y, want_y, B * T * C, TOL, what);
         expect_close(w, want_w, B * H * T * T, TOL, what);
         free(xs);
-        qkv_params_free(p);
-        qkv_arena_free(f.a);
+        qkv_params_free(&p);
+        qkv_arena_free(&f.a);
     }
 }
 END_TEST
@@ -545,8 +545,8 @@ START_TEST(test_cross_attention_key_padding)
     expect_close(w, want_w, B * H * TQ * TK, TOL, "cross-attention weights");
     free(xs);
     free(ms);
-    qkv_params_free(p);
-    qkv_arena_free(f.a);
+    qkv_params_free(&p);
+    qkv_arena_free(&f.a);
 }
 END_TEST
 
@@ -590,7 +590,7 @@ START_TEST(test_gpt_logits_every_option)
         ref_gpt_logits(want, m, ids, B, T);
         expect_close(logits, want, B * T * V, 2 * TOL, cases[c].what);
         qkv_gpt_free(m);
-        qkv_arena_free(f.a);
+        qkv_arena_free(&f.a);
     }
 }
 END_TEST

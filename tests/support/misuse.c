@@ -341,8 +341,8 @@ static void free_fixtures(void)
     qkv_gpt_free(the_gpt);
     qkv_corpus_free(the_corpus);
     qkv_optim_free(the_optim);
-    qkv_params_free(the_params);
-    qkv_arena_free(the_arena);
+    qkv_params_free(&the_params);
+    qkv_arena_free(&the_arena);
 }
 
 /* ---- running one case ---- */

@@ -171,13 +171,13 @@ int ops_tour(int passes, tour_report_fn report, void *ud)
 
     int rc = t.failed ? -1 : 0;
     for (int pass = 0; rc == 0 && pass < passes; pass++)
-        rc = qkv_backward(t.a, t.loss);
+        rc = pass + 1 < passes ? qkv_backward_retain_graph(t.a, t.loss) : qkv_backward(t.a, t.loss);
     for (int i = 0; rc == 0 && i < t.n_inputs; i++) {
         char name[64];
         snprintf(name, sizeof name, "grad %s", t.names[i]);
         report(ud, name, t.inputs[i]->grad, t.inputs[i]->size);
     }
-    qkv_arena_free(t.a);
+    qkv_arena_free(&t.a);
     return rc;
 }
 

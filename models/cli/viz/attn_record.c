@@ -62,7 +62,7 @@ int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab
         if (logits && check_calls(who, rec, L) == 0)
             rc = qkv__attn_page_write(path, &page);
     }
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     return rc < 0 ? qkv__fail_in(who) : 0;
 }
 
@@ -132,7 +132,7 @@ int attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input)
         strcpy(output + n, "\n");
     rc = write_seq2seq_page(path, m, rec, input, labels, valid, output);
 done:
-    qkv_arena_free(a);
+    qkv_arena_free(&a);
     qkv_seq2seq_batch_free(b);
     return rc < 0 ? qkv__fail_in(who) : 0;
 }
