@@ -25,31 +25,46 @@
  *         return qkv_mean(ctx->arena, qkv_mul(ctx->arena, err, err));   // of rows [lo, hi)
  *     }
  *
+ *     static int line_rebuild(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug)
+ *     {
+ *         (void)ck;                      // a model with sizes reads them from ck->config
+ *         *plug = *(const qkv_training_model *)ud;
+ *         return 0;
+ *     }
+ *
  *     line_fit m = {.params = qkv_params_new()};
  *     m.w = qkv_params_add(m.params, "w", QKV_SHAPE(1, 1), QKV_INIT_ZEROS, 0);
  *     qkv_rng_seed(&m.batches, 1);
  *     qkv_params_alloc(m.params, &m.batches);
- *     qkv_rng *streams[] = {&m.batches};
+ *     qkv_rng *streams[] = {&m.batches};     // seeded by the run from tc.seed
+ *     const char *const names[] = {"batches"};
  *     uint8_t blob[1] = {1};                 // the model's config (its sizes; none here)
  *     qkv_training_model plug = {.kind = "line", .model = &m, .params = m.params,
- *                                .config = blob, .config_len = sizeof blob,
- *                                .rngs = streams, .n_rngs = 1, .loss = line_loss};
+ *                                .config = blob, .config_len = sizeof blob, .rngs = streams,
+ *                                .rng_names = names, .n_rngs = 1, .loss = line_loss};
  *     qkv_train_config tc = {.iters = 500, .batch_size = 16, .lr = 0.05}; // rest: 0 = default
  *     qkv_training *t = qkv_training_new(&plug, &tc);
- *     while (t && t->step < t->cfg.iters)
+ *     while (t && t->step < 250)
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
  *     qkv_training_save(t, "line.ckpt");
  *     qkv_training_free(t);
+ *     t = qkv_training_resume("line.ckpt", "line", line_rebuild, &plug);   // step 250 again
+ *     while (t && t->step < t->cfg.iters)
+ *         if (qkv_training_step(t, NULL, NULL) < 0) break;
+ *     qkv_training_free(t);
  *     qkv_params_free(m.params);
  *
- * Resuming is the checkpoint's two phases: open it, rebuild the model from
- * the first config_len bytes of its config blob and the run's settings from
- * the rest (qkv_training_config_load), make the run, then qkv_training_load.
+ * qkv_training_resume is the checkpoint's two phases in one call: it opens
+ * the file, has the model rebuilt from the checkpoint (its config blob's
+ * first bytes are the model's, the run's settings follow), makes the run
+ * with the saved settings and loads it. (By hand: qkv_checkpoint_open,
+ * qkv_training_config_load, qkv_training_new, qkv_training_load.)
  *
  * Every stream a run draws from is saved (the run's dropout stream first,
- * then the model's, in its order), so N steps straight, or N/2, save,
- * resume, N/2 more, give bit-identical parameters and losses at the same
- * thread count.
+ * then the model's), so N steps straight, or N/2, save, resume, N/2 more,
+ * give bit-identical parameters and losses at the same thread count. Named
+ * streams (rng_names) are matched by name on loading, so a model that lists
+ * them in another order still gets each its own state.
  */
 #ifndef QKV_TRAINING_H
 #define QKV_TRAINING_H
