@@ -34,6 +34,7 @@ static const field_range ranges[] = {
     FIELD(weight_decay, false, 0, QKV_TRAIN_WEIGHT_DECAY_MAX, 0),
     FIELD(grad_clip, false, 0, QKV_TRAIN_GRAD_CLIP_MAX, 0),
     FIELD(eval_iters, true, 1, QKV_TRAIN_EVAL_ITERS_MAX, 200),
+    FIELD(grad_accum, true, 1, QKV_TRAIN_GRAD_ACCUM_MAX, 1),
 };
 #undef FIELD
 enum { N_RANGES = sizeof ranges / sizeof ranges[0] };
@@ -133,14 +134,80 @@ static void pack_config(uint8_t *p, const qkv_train_config *tc)
     qkv__put_f64(p + 56, tc->wsd_decay);
 }
 
-int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes)
+/* What follows the run's 64 bytes of settings in a newer checkpoint: its
+ * grad_accum, then the model's stream names (see QKV_TRAIN_CONFIG_BYTES). */
+enum { NAME_MAX_BYTES = 64 };
+typedef struct stream_names {
+    int n;                                   /* 0: the streams are unnamed */
+    const uint8_t *name[QKV_TRAINING_MAX_RNGS];
+    int len[QKV_TRAINING_MAX_RNGS];
+} stream_names;
+
+/* Bytes of the extension for grad_accum and names (NULL: none), 0 when both
+ * are what a checkpoint without the extension means (1, unnamed). */
+static size_t extension_bytes(int grad_accum, const char *const *names, int n)
 {
-    const char *fn = "qkv_training_config_load";
+    if (grad_accum == 1 && !names)
+        return 0;
+    size_t b = 4 + 1;
+    for (int i = 0; names && i < n; i++)
+        b += 1 + strlen(names[i]);
+    return b;
+}
+
+/* Write the extension at p: grad_accum, the count of names, each name. */
+static void pack_extension(uint8_t *p, int grad_accum, const char *const *names, int n)
+{
+    qkv__put_u32(p, (uint32_t)grad_accum);
+    p[4] = (uint8_t)(names ? n : 0);
+    p += 5;
+    for (int i = 0; names && i < n; i++) {
+        size_t len = strlen(names[i]);
+        *p++ = (uint8_t)len;
+        memcpy(p, names[i], len);
+        p += len;
+    }
+}
+
+/* Read the extension of len bytes at p (len 0: none) into grad_accum and
+ * names; -1 naming who when it is not one pack_extension writes. */
+static int read_extension(const char *who, const uint8_t *p, size_t len, int *grad_accum,
+                          stream_names *names)
+{
+    *grad_accum = 1;
+    names->n = 0;
+    if (len == 0)
+        return 0;
+    *grad_accum = (int32_t)qkv__get_u32(p);
+    int n = p[4];
+    size_t at = 5;
+    if (n > QKV_TRAINING_MAX_RNGS)
+        return qkv_set_error("%s: %d stream names (at most %d)", who, n, QKV_TRAINING_MAX_RNGS);
+    for (int i = 0; i < n; i++) {
+        if (at >= len || p[at] == 0 || p[at] > len - at - 1)
+            return qkv_set_error("%s: stream name %d runs past the config blob", who, i);
+        names->len[i] = p[at];
+        names->name[i] = p + at + 1;
+        at += 1 + (size_t)p[at];
+    }
+    if (at != len)
+        return qkv_set_error("%s: %zu bytes after the stream names", who, len - at);
+    names->n = n;
+    return 0;
+}
+
+/* The run's settings and stream names in ck's config blob after the
+ * model's first model_bytes bytes; -1 with a message naming fn. */
+static int read_run(const char *fn, qkv_train_config *tc, stream_names *names,
+                    const qkv_checkpoint *ck, size_t model_bytes)
+{
     if (qkv__null(fn, "tc", tc) || qkv__null(fn, "ck", ck))
         return -1;
     size_t want = model_bytes + QKV_TRAIN_CONFIG_BYTES;
     bool v1 = ck->config_len == model_bytes + QKV_TRAIN_CONFIG_BYTES_V1;
-    if (model_bytes > SIZE_MAX - QKV_TRAIN_CONFIG_BYTES || (ck->config_len != want && !v1))
+    /* The settings alone (of either version), or followed by an extension. */
+    bool sized = ck->config_len == want || ck->config_len >= want + 5;
+    if (model_bytes > SIZE_MAX - QKV_TRAIN_CONFIG_BYTES || (!sized && !v1))
         return qkv_set_error("%s: %s checkpoint: config of %zu bytes, expected %zu (a model "
                              "saved without its run cannot resume)",
                              fn, ck->kind, ck->config_len, want);
@@ -160,9 +227,17 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
     tc->wsd_decay = v1 ? 0 : qkv__get_f64(p + 56);
     char who[128];
     snprintf(who, sizeof who, "%s: the %s checkpoint's saved run", fn, ck->kind);
-    if (check_config(who, tc, true) < 0 || check_step(who, ck->step, tc) < 0)
+    size_t extra = v1 ? 0 : ck->config_len - want;
+    if (read_extension(who, p + QKV_TRAIN_CONFIG_BYTES, extra, &tc->grad_accum, names) < 0 ||
+        check_config(who, tc, true) < 0 || check_step(who, ck->step, tc) < 0)
         return -1;
     return 0;
+}
+
+int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes)
+{
+    stream_names names;
+    return read_run("qkv_training_config_load", tc, &names, ck, model_bytes);
 }
 
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
@@ -182,6 +257,19 @@ static int check_model(const qkv_training_model *model)
                              model->config_len);
     if (model->vocab && qkv__vocab_check(model->vocab->byte, model->vocab->size) < 0)
         return qkv__error_prefix("training: model->vocab");
+    for (int i = 0; model->rng_names && i < model->n_rngs; i++) {
+        const char *name = model->rng_names[i];
+        size_t len = name ? strlen(name) : 0;
+        if (len < 1 || len > NAME_MAX_BYTES || !strcmp(name, "dropout"))
+            return qkv_set_error("training: model->rng_names[%d] is %s%s%s: a name of 1 to %d "
+                                 "bytes, not \"dropout\" (the run's own stream)", i,
+                                 name ? "'" : "NULL", name ? name : "", name ? "'" : "",
+                                 NAME_MAX_BYTES);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(name, model->rng_names[j]))
+                return qkv_set_error("training: model->rng_names[%d] and [%d] are both '%s'", j,
+                                     i, name);
+    }
     return 0;
 }
 
@@ -217,13 +305,19 @@ static qkv_training *new_run(const char *fn, const qkv_training_model *model,
                                  .decay_iters = c->iters, .wsd_decay = c->wsd_decay};
     qkv_optim_config oc = qkv_adamw_defaults();
     oc.weight_decay = c->weight_decay;
-    /* One seed, separate streams: the model's use seed + 1..3, dropout its own. */
+    /* One seed, separate streams: the model's get seed + 1, + 2, ... (a
+     * model that seeds them itself after this, as the GPT does, keeps its
+     * own), dropout its own. */
     qkv_rng_seed(&t->dropout_rng, c->seed + 4);
     t->rngs[0] = &t->dropout_rng;
-    for (int i = 0; i < model->n_rngs; i++)
+    for (int i = 0; i < model->n_rngs; i++) {
         t->rngs[1 + i] = model->rngs[i];
+        qkv_rng_seed(model->rngs[i], c->seed + 1 + (uint64_t)i);
+    }
     t->model.rngs = NULL; /* the run's list is t->rngs */
-    void *blob = qkv_alloc(model->config_len + QKV_TRAIN_CONFIG_BYTES);
+    /* Room for the extension whatever grad_accum a save finds in t->cfg. */
+    size_t extra = extension_bytes(2, model->rng_names, model->n_rngs);
+    uint8_t *blob = qkv_alloc(model->config_len + QKV_TRAIN_CONFIG_BYTES + extra);
     t->model.config = blob;
     if (!blob || !(t->opt = qkv_optim_new(model->params, &oc)) ||
         !(t->arena = qkv_arena_new(model->arena_bytes ? model->arena_bytes : (size_t)16 << 20))) {
@@ -340,12 +434,10 @@ static const char *non_finite(double x)
     return isnan(x) ? "NaN (not a number)" : x > 0 ? "inf" : "-inf";
 }
 
-int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
+/* The model's loss on the next (micro-)batch and its backward, the
+ * gradients adding up in p->grad; the loss value into *value. 0 or -1. */
+static int loss_backward(qkv_training *t, double *value)
 {
-    if (qkv__null("qkv_training_step", "t", t))
-        return -1;
-    qkv_params *p = t->model.params;
-    qkv_params_zero_grad(p);
     qkv_ctx ctx = {.arena = t->arena, .train = true, .rng = &t->dropout_rng};
     /* The message is cleared for the loss, so that one failing without a
      * message is told apart from an older failure's, and put back after. */
@@ -359,8 +451,32 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
         qkv_set_error("qkv_training_step: step %lld: the '%s' model's loss returned NULL and "
                       "left no message", (long long)t->step, t->model.kind);
     int rc = loss ? qkv_backward(t->arena, loss) : -1;
-    double value = loss ? loss->data[0] : NAN;
+    *value = loss ? loss->data[0] : NAN;
     qkv_arena_reset(t->arena); /* the graph is used up; the gradients live in p */
+    return rc;
+}
+
+int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
+{
+    if (qkv__null("qkv_training_step", "t", t))
+        return -1;
+    qkv_params *p = t->model.params;
+    qkv_params_zero_grad(p);
+    /* k micro-batches: their gradients add up, and the mean of k equal-sized
+     * batches' mean gradients is the mean gradient over all their rows. */
+    int k = t->cfg.grad_accum > 1 ? t->cfg.grad_accum : 1;
+    double value = 0;
+    int rc = 0;
+    for (int i = 0; i < k && rc == 0; i++) {
+        double v;
+        rc = loss_backward(t, &v);
+        value += v;
+    }
+    if (k > 1) {
+        value /= k;
+        for (size_t j = 0; j < p->total; j++)
+            p->grad[j] /= (qkv_real)k;
+    }
     if (rc == 0 && t->grad_hook)
         rc = t->grad_hook(t->grad_hook_ud, p, &value);
     if (rc < 0)
@@ -386,15 +502,49 @@ int qkv_training_step(qkv_training *t, double *loss_out, double *norm_out)
     return 0;
 }
 
+/* The mean of the model's eval_loss over the batches qkv_training_eval_more
+ * allows, each in a fresh arena without dropout; NAN when one fails. */
+static double mean_eval_loss(qkv_training *t, int which)
+{
+    qkv_ctx ctx = {.arena = t->arena, .train = false, .rng = NULL};
+    double sum = 0;
+    int b = 0;
+    for (; qkv_training_eval_more(t, b); b++) {
+        /* A failed batch ends the work but not the asking: eval_stop may be
+         * a vote of data-parallel ranks, which must all ask it as often. */
+        if (isnan(sum))
+            continue;
+        qkv_arena_reset(t->arena);
+        qkv_tensor *loss = t->model.eval_loss(t->model.model, &ctx, which, t->batch_lo, t->batch_hi);
+        if (!loss && !qkv_last_error()[0])
+            qkv_set_error("evaluation %d, batch %d: the '%s' model's eval_loss returned NULL "
+                          "and left no message", which, b, t->model.kind);
+        sum += loss ? loss->data[0] : NAN;
+    }
+    qkv_arena_reset(t->arena);
+    return sum / b;
+}
+
 double qkv_training_eval(qkv_training *t, int which)
 {
     if (qkv__null("qkv_training_eval", "t", t))
         return NAN;
-    if (!t->model.eval) {
+    if (!t->model.eval && !t->model.eval_loss) {
         qkv_set_error("qkv_training_eval: the '%s' model has no evaluation", t->model.kind);
         return NAN;
     }
-    double value = t->model.eval(t->model.model, t, which);
+    /* No graph is kept, and the arena starts (and is left) empty, whichever
+     * callback evaluates. */
+    bool was = qkv_set_grad_enabled(false);
+    double value;
+    if (t->model.eval_loss) {
+        value = mean_eval_loss(t, which);
+    } else {
+        qkv_arena_reset(t->arena);
+        value = t->model.eval(t->model.model, t, which);
+        qkv_arena_reset(t->arena);
+    }
+    qkv_set_grad_enabled(was);
     if (isnan(value))
         qkv__fail_in("qkv_training_eval");
     return value;
@@ -456,19 +606,63 @@ int qkv_training_save(const qkv_training *t, const char *path)
         return -1;
     /* The run's settings go after the model's blob at every save: cfg.iters may have moved. */
     uint8_t *blob = (uint8_t *)t->model.config;
-    pack_config(blob + t->model.config_len, &t->cfg);
+    const qkv_training_model *m = &t->model;
+    pack_config(blob + m->config_len, &t->cfg);
+    size_t extra = extension_bytes(t->cfg.grad_accum, m->rng_names, m->n_rngs);
+    if (extra)
+        pack_extension(blob + m->config_len + QKV_TRAIN_CONFIG_BYTES, t->cfg.grad_accum,
+                       m->rng_names, m->n_rngs);
     qkv_ckpt_model model = {.kind = t->model.kind, .config = blob,
-                            .config_len = t->model.config_len + QKV_TRAIN_CONFIG_BYTES,
+                            .config_len = t->model.config_len + QKV_TRAIN_CONFIG_BYTES + extra,
                             .vocab = t->model.vocab};
     qkv_ckpt_progress prog = {.step = t->step, .n_rngs = 1 + t->model.n_rngs, .rngs = t->rngs};
     return qkv_checkpoint_save(path, &model, t->model.params, t->opt, &prog);
+}
+
+/* Into rngs, the run's streams in the order ck saved them: the dropout
+ * stream, then the model's by the saved names (by position when the
+ * checkpoint has none: one written before streams had names). -1 naming
+ * fn when a saved name has no stream of the model's. */
+static int match_streams(const char *fn, const qkv_training *t, const stream_names *saved,
+                         qkv_rng **rngs)
+{
+    const qkv_training_model *m = &t->model;
+    memcpy(rngs, t->rngs, sizeof t->rngs);
+    if (saved->n == 0)
+        return 0;
+    if (!m->rng_names)
+        return qkv_set_error("%s: the checkpoint names its %d streams, the '%s' model gives "
+                             "none (rng_names) to match them by", fn, saved->n, m->kind);
+    if (saved->n != m->n_rngs)
+        return qkv_set_error("%s: the checkpoint has %d model streams, the '%s' model %d", fn,
+                             saved->n, m->kind, m->n_rngs);
+    for (int r = 0; r < saved->n; r++) {
+        int j = 0;
+        while (j < m->n_rngs && !((int)strlen(m->rng_names[j]) == saved->len[r] &&
+                                  !memcmp(m->rng_names[j], saved->name[r], (size_t)saved->len[r])))
+            j++;
+        if (j == m->n_rngs)
+            return qkv_set_error("%s: the checkpoint's stream '%.*s' is not one of the '%s' "
+                                 "model's rng_names", fn, saved->len[r],
+                                 (const char *)saved->name[r], m->kind);
+        rngs[1 + r] = t->rngs[1 + j];
+    }
+    return 0;
 }
 
 int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
 {
     if (qkv__null("qkv_training_load", "t", t) || qkv__null("qkv_training_load", "ck", ck))
         return -1;
-    qkv_ckpt_progress prog = {.n_rngs = 1 + t->model.n_rngs, .rngs = t->rngs};
+    const char *fn = "qkv_training_load";
+    qkv_train_config saved;
+    stream_names names;
+    if (read_run(fn, &saved, &names, ck, t->model.config_len) < 0)
+        return -1;
+    qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS];
+    if (match_streams(fn, t, &names, rngs) < 0)
+        return -1;
+    qkv_ckpt_progress prog = {.n_rngs = 1 + t->model.n_rngs, .rngs = rngs};
     if (qkv_checkpoint_load(ck, t->model.params, t->opt, &prog) < 0)
         return -1;
     t->step = prog.step;

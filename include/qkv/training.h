@@ -25,15 +25,23 @@
  *         return qkv_mean(ctx->arena, qkv_mul(ctx->arena, err, err));   // of rows [lo, hi)
  *     }
  *
+ *     static int line_rebuild(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug)
+ *     {
+ *         (void)ck;                      // a model with sizes reads them from ck->config
+ *         *plug = *(const qkv_training_model *)ud;
+ *         return 0;
+ *     }
+ *
  *     line_fit m = {.params = qkv_params_new()};
  *     m.w = qkv_params_add(m.params, "w", QKV_SHAPE(1, 1), QKV_INIT_ZEROS, 0);
  *     qkv_rng_seed(&m.batches, 1);
  *     qkv_params_alloc(m.params, &m.batches);
- *     qkv_rng *streams[] = {&m.batches};
+ *     qkv_rng *streams[] = {&m.batches};     // seeded by the run from tc.seed
+ *     const char *const names[] = {"batches"};
  *     uint8_t blob[1] = {1};                 // the model's config (its sizes; none here)
  *     qkv_training_model plug = {.kind = "line", .model = &m, .params = m.params,
- *                                .config = blob, .config_len = sizeof blob,
- *                                .rngs = streams, .n_rngs = 1, .loss = line_loss};
+ *                                .config = blob, .config_len = sizeof blob, .rngs = streams,
+ *                                .rng_names = names, .n_rngs = 1, .loss = line_loss};
  *     qkv_train_config tc = {.iters = 500, .batch_size = 16, .lr = 0.05}; // rest: 0 = default
  *     qkv_training *t = qkv_training_new(&plug, &tc);
  *     while (t && t->step < 250)
@@ -52,10 +60,15 @@
  * is resuming one: rebuild the model from the checkpoint (qkv_gpt_load,
  * qkv_seq2seq_load), fill its qkv_training_model, qkv_training_resume.
  *
+ * A model of your own is rebuilt from the checkpoint in the same call by
+ * qkv_training_resume_rebuild (its rebuild callback reads the model's config
+ * blob, the first bytes of the checkpoint's, and fills the model's side).
+ *
  * Every stream a run draws from is saved (the run's dropout stream first,
- * then the model's, in its order), so N steps straight, or N/2, save,
- * resume, N/2 more, give bit-identical parameters and losses at the same
- * thread count.
+ * then the model's), so N steps straight, or N/2, save, resume, N/2 more,
+ * give bit-identical parameters and losses at the same thread count. Named
+ * streams (rng_names) are matched by name on loading, so a model that lists
+ * them in another order still gets each its own state.
  */
 #ifndef QKV_TRAINING_H
 #define QKV_TRAINING_H
@@ -76,6 +89,7 @@ QKV_BEGIN_DECLS
 #define QKV_TRAIN_WEIGHT_DECAY_MAX 10.0 /* weight_decay */
 #define QKV_TRAIN_GRAD_CLIP_MAX 1e9     /* grad_clip */
 #define QKV_TRAIN_EVAL_ITERS_MAX 1000000 /* eval_iters */
+#define QKV_TRAIN_GRAD_ACCUM_MAX 4096   /* grad_accum */
 
 /* The run's settings. A field left 0 takes the default its comment names
  * (the one rule of qkv/base.h): (qkv_train_config){0} is 2000 steps of batch
@@ -97,7 +111,14 @@ typedef struct qkv_train_config {
                             [0, QKV_TRAIN_WEIGHT_DECAY_MAX] */
     double grad_clip;    /* global gradient-norm limit; 0 = none; [0, QKV_TRAIN_GRAD_CLIP_MAX] */
     int eval_iters;      /* batches averaged per evaluation; 0 = 200; [1, QKV_TRAIN_EVAL_ITERS_MAX] */
-    uint64_t seed;       /* seeds the model's init, the batches and dropout; 0 is a seed too */
+    uint64_t seed;       /* seeds the run's streams: dropout (seed + 4) and the model's
+                            registered rngs (stream i gets seed + 1 + i) when the run is
+                            made. The model's init happens before the run, so it takes its
+                            seed from this field itself. 0 is a seed too */
+    int grad_accum;      /* micro-batches per optimizer step: the loss is called this many
+                            times (each a fresh batch of batch_size) and the update uses the
+                            mean of their gradients, as one batch of grad_accum * batch_size
+                            would; 0 = 1; [1, QKV_TRAIN_GRAD_ACCUM_MAX] */
 } qkv_train_config;
 
 /* nanoGPT's baby Shakespeare recipe: the zero config plus min_lr 1e-4,
@@ -113,7 +134,11 @@ int qkv_train_config_check(const qkv_train_config *tc);
 
 /* Bytes the run's settings add to a checkpoint's config blob, after the
  * model's. Checkpoints written before wsd_decay (the last 8 bytes) hold
- * QKV_TRAIN_CONFIG_BYTES_V1 and load as the cosine schedule they used. */
+ * QKV_TRAIN_CONFIG_BYTES_V1 and load as the cosine schedule they used. A
+ * run with grad_accum above 1 or named streams adds, after these 64 bytes,
+ * grad_accum (4 bytes) and the streams' names (a count byte, then each name
+ * as a length byte and its bytes); a run without either writes the 64 bytes
+ * alone, so its checkpoint is what earlier versions wrote (grad_accum 1). */
 #define QKV_TRAIN_CONFIG_BYTES 64
 #define QKV_TRAIN_CONFIG_BYTES_V1 56
 
@@ -139,6 +164,14 @@ typedef double (*qkv_eval_fn)(void *model, qkv_training *run, int which);
  * batches to cfg.batch_size and seeds its streams from cfg.seed. 0, or -1
  * with a message (the run is then not made). */
 typedef int (*qkv_start_fn)(void *model, const qkv_training *run);
+
+/* The mean loss of rows [lo, hi) of the next batch of evaluation `which`
+ * (what it means is the model's: a split, a task), built in ctx->arena. The
+ * run calls it once per batch with gradients off, ctx->train false (no
+ * dropout), ctx->rng NULL and the arena reset before each call, for as many
+ * batches as qkv_training_eval_more allows. NULL on failure, with a message. */
+typedef qkv_tensor *(*qkv_eval_loss_fn)(void *model, const qkv_ctx *ctx, int which, int lo,
+                                        int hi);
 
 /* Asked between an evaluation's batches: true ends the evaluation there (a
  * signal, a deadline), its result then coming from the batches done. */
@@ -167,10 +200,16 @@ typedef struct qkv_training_model {
     qkv_rng *const *rngs;       /* the model's own streams (its batch samplers), saved in order */
     int n_rngs;                 /* how many (0..8) */
     qkv_loss_fn loss;           /* the training loss */
-    qkv_eval_fn eval;           /* evaluation, or NULL for none */
+    qkv_eval_fn eval;           /* evaluation done by the model, or NULL (eval_loss is used
+                                   when set; this one is for evaluations that are not a
+                                   mean loss, such as an accuracy) */
     qkv_start_fn start;         /* readies the model for the run's settings, or NULL */
     void (*release)(void *model); /* frees model with the run, or NULL (the caller keeps it) */
     size_t arena_bytes;         /* first size of the step arena (0: 16 MiB; it grows) */
+    qkv_eval_loss_fn eval_loss; /* one batch of an evaluation the run averages, or NULL */
+    const char *const *rng_names; /* NULL, or a name for each of rngs (1 to 64 bytes, none
+                                     "dropout", no two alike): saved, and matched by name
+                                     when a checkpoint is loaded */
 } qkv_training_model;
 
 /* Most streams a model may add to the run's. */
@@ -225,8 +264,11 @@ int qkv_training_step(qkv_training *t, double *loss, double *grad_norm);
 /* The learning rate of step `step` (from 0) under the run's schedule. */
 double qkv_training_lr(const qkv_training *t, int64_t step);
 
-/* Evaluation `which` of the model (see qkv_eval_fn); NAN with a message when
- * the model has none or it fails. */
+/* Evaluation `which` of the model: with eval_loss, the mean of its losses
+ * over the batches qkv_training_eval_more allows (gradients off, dropout
+ * off, the arena reset before each); else the model's eval (gradients off,
+ * the arena reset before and after). NAN with a message when the model has
+ * neither or it fails. */
 double qkv_training_eval(qkv_training *t, int which);
 
 /* Whether an evaluation of t that has done `done` batches does another:
@@ -256,8 +298,24 @@ int qkv_training_save(const qkv_training *t, const char *path);
 int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes);
 
 /* Load the parameters, moments, step and streams of ck into a run made for
- * the model and settings ck describes. Nothing changes on -1. */
+ * the model and settings ck describes. Streams saved with names go to the
+ * model's stream of that name (wherever it is in rngs); a saved name the
+ * model lacks, or named streams against unnamed ones, is refused naming
+ * it. Nothing changes on -1. */
 int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck);
+
+/* Rebuilds the model a checkpoint holds: from ck's config blob (the model's
+ * own config first, then the run's settings) and its vocabulary, makes the
+ * model and fills plug as for qkv_training_new, plug->config being the
+ * same bytes the checkpoint starts with. 0, or -1 with a message. */
+typedef int (*qkv_rebuild_fn)(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug);
+
+/* The run saved at path (of model kind `kind`), resumed in one call: open
+ * it, rebuild the model, the run with the saved settings, load it. NULL
+ * with a message on failure; a model rebuild made is then the caller's to
+ * free (ud is the place to find it). */
+qkv_training *qkv_training_resume_rebuild(const char *path, const char *kind,
+                                          qkv_rebuild_fn rebuild, void *ud);
 
 QKV_END_DECLS
 #endif

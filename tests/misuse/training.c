@@ -190,3 +190,76 @@ MISUSE(qkv_training_eval_more, negative_done)
 {
     FAILS_AS(false, qkv_training_eval_more(gpt_run()->run, -2), "done -2");
 }
+MISUSE(qkv_training_new, stream_named_dropout)
+{
+    qkv_training_model plug = gpt_run()->run->model;
+    plug.release = NULL; /* the run keeps its model's side: a refused call must not free it */
+    qkv_rng *streams[] = {gpt_run()->run->rngs[1], gpt_run()->run->rngs[2]};
+    const char *const names[] = {"train", "dropout"};
+    plug.rngs = streams, plug.n_rngs = 2, plug.rng_names = names;
+    qkv_train_config tc = gpt_run()->run->cfg;
+    FAILS_NULL(qkv_training_new(&plug, &tc), "rng_names[1] is 'dropout'");
+}
+MISUSE(qkv_training_new, two_streams_of_one_name)
+{
+    qkv_training_model plug = gpt_run()->run->model;
+    plug.release = NULL; /* the run keeps its model's side: a refused call must not free it */
+    qkv_rng *streams[] = {gpt_run()->run->rngs[1], gpt_run()->run->rngs[2]};
+    const char *const names[] = {"train", "train"};
+    plug.rngs = streams, plug.n_rngs = 2, plug.rng_names = names;
+    qkv_train_config tc = gpt_run()->run->cfg;
+    FAILS_NULL(qkv_training_new(&plug, &tc), "rng_names[0] and [1] are both 'train'");
+}
+MISUSE(qkv_training_new, grad_accum_negative)
+{
+    qkv_training_model plug = gpt_run()->run->model;
+    plug.release = NULL; /* the run keeps its model's side: a refused call must not free it */
+    qkv_train_config tc = gpt_run()->run->cfg;
+    plug.rngs = gpt_run()->run->rngs + 1; /* the run keeps its model's streams there */
+    tc.grad_accum = -4;
+    FAILS_NULL(qkv_training_new(&plug, &tc), "grad_accum -4 is not in [1, 4096]");
+}
+
+/* Rebuilds: one that fails, one whose config is not the checkpoint's. */
+static int rebuild_fails(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug)
+{
+    (void)ud, (void)ck, (void)plug;
+    return qkv_set_error("my rebuild: no such model");
+}
+static int rebuild_other_config(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug)
+{
+    static const uint8_t other[4] = {9, 9, 9, 9};
+    (void)ck;
+    *plug = *(qkv_training_model *)ud;
+    plug->config = other, plug->config_len = sizeof other;
+    return 0;
+}
+MISUSE(qkv_training_resume_rebuild, null_path)
+{
+    FAILS_NULL(qkv_training_resume_rebuild(NULL, "gpt", rebuild_fails, NULL), "path is NULL");
+}
+MISUSE(qkv_training_resume_rebuild, null_kind)
+{
+    FAILS_NULL(qkv_training_resume_rebuild(ckpt_path(), NULL, rebuild_fails, NULL), "kind is NULL");
+}
+MISUSE(qkv_training_resume_rebuild, null_rebuild)
+{
+    FAILS_NULL(qkv_training_resume_rebuild(ckpt_path(), "gpt", NULL, NULL), "rebuild is NULL");
+}
+MISUSE(qkv_training_resume_rebuild, missing_file)
+{
+    FAILS_NULL(qkv_training_resume_rebuild(tmp_path("none.ckpt"), "gpt", rebuild_fails, NULL),
+               "none.ckpt");
+}
+MISUSE(qkv_training_resume_rebuild, rebuild_fails)
+{
+    FAILS_NULL(qkv_training_resume_rebuild(ckpt_path(), "gpt", rebuild_fails, NULL),
+               "qkv_training_resume_rebuild", "my rebuild: no such model");
+}
+MISUSE(qkv_training_resume_rebuild, config_not_the_saved_one)
+{
+    qkv_training_model plug = gpt_run()->run->model;
+    plug.release = NULL; /* the run keeps its model's side: a refused call must not free it */
+    FAILS_NULL(qkv_training_resume_rebuild(ckpt_path(), "gpt", rebuild_other_config, &plug),
+               "is not the one the checkpoint starts with");
+}
