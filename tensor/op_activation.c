@@ -295,8 +295,8 @@ static void hot_relu2_back(const qkv__hot_data *d)
 }
 
 const qkv__hot_kernel qkv__hot_activation[] = {
-    {"gelu forward", hot_gelu, qkv__hot_values, NULL},
-    {"gelu backward", hot_gelu_back, qkv__hot_values, NULL},
+    {"gelu forward", hot_gelu, qkv__hot_values, QKV__HOT_PORTS},
+    {"gelu backward", hot_gelu_back, qkv__hot_values, QKV__HOT_PORTS},
     {"relu2 forward", hot_relu2, qkv__hot_values, NULL},
     {"relu2 backward (+=)", hot_relu2_back, qkv__hot_values, QKV__HOT_STORES},
     {0},

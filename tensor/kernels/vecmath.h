@@ -23,15 +23,11 @@ QKV__VECMATH qkv_real qkv__tanh(qkv_real x) { return tanh(x); }
 
 #else
 
-/* e^x, Cephes' expf: x = k·ln2 + r with |r| <= ln2/2, e^r by a degree-6
- * polynomial, 2^k put straight into the exponent bits. Inputs are clamped
- * to the finite range, so it never returns inf or NaN for finite x (NaN
- * stays NaN); below -87.3 (and at -inf) it returns exactly 0, as a softmax
- * wants for a score far below the row's largest. */
-QKV__VECMATH float qkv__exp(float x)
+/* e^x for x in [-87.3, 88.3], Cephes' expf: x = k·ln2 + r with |r| <= ln2/2,
+ * e^r by a degree-6 polynomial, 2^k put straight into the exponent bits.
+ * No clamps: for callers whose x is in range already (tanh's). */
+QKV__VECMATH float qkv__exp_in_range(float x)
 {
-    const float underflow = x < -87.3f ? 0.0f : 1.0f;
-    x = x < -87.3f ? -87.3f : x > 88.3f ? 88.3f : x;
     /* Round x·log2(e) to the nearest integer by the 1.5·2^23 trick: no call, so it vectorizes. */
     const float shift = 12582912.0f;
     float t = x * 1.44269504088896341f + shift;
@@ -51,14 +47,31 @@ QKV__VECMATH float qkv__exp(float x)
     uint32_t e = (bits - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &e, sizeof scale);
-    return p * scale * underflow;
+    return p * scale;
 }
 
-/* tanh(x) = 1 - 2 / (e^(2x) + 1): exact limits ±1, absolute error ~1e-7. */
+/* e^x: inputs are clamped to the finite range, so it never returns inf or
+ * NaN for finite x (NaN stays NaN); below -87.3 (and at -inf) it returns
+ * exactly 0, as a softmax wants for a score far below the row's largest. */
+QKV__VECMATH float qkv__exp(float x)
+{
+    const float underflow = x < -87.3f ? 0.0f : 1.0f;
+    /* Two selects one after the other, not nested: the same values (NaN
+     * passes both), and each compiles to one max or min instruction, where
+     * the nested form takes compares, masks and blends. */
+    x = x < -87.3f ? -87.3f : x;
+    x = x > 88.3f ? 88.3f : x;
+    return qkv__exp_in_range(x) * underflow;
+}
+
+/* tanh(x) = 1 - 2 / (e^(2x) + 1): exact limits ±1, absolute error ~1e-7.
+ * Past ±10 the formula gives exactly ±1, so x is clamped there (two
+ * selects, as in qkv__exp), and 2x is within e^x's range. */
 QKV__VECMATH float qkv__tanh(float x)
 {
-    x = x < -10.0f ? -10.0f : x > 10.0f ? 10.0f : x; /* past ±10 the formula gives exactly ±1 */
-    return 1.0f - 2.0f / (qkv__exp(2.0f * x) + 1.0f);
+    x = x < -10.0f ? -10.0f : x;
+    x = x > 10.0f ? 10.0f : x;
+    return 1.0f - 2.0f / (qkv__exp_in_range(2.0f * x) + 1.0f);
 }
 
 #endif
