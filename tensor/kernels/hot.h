@@ -35,11 +35,13 @@ typedef struct qkv__hot_data {
  *   QKV__HOT_LOADS    a load per multiply-add (each weight is used once):
  *                     a core that loads two zmm or three ymm a cycle gains
  *                     at most 1.33x (measured 1.27-1.36x);
- *   QKV__HOT_PORTS    long chains of separate multiplies and adds (no FMA:
- *                     the same bits on every path), no loads to speak of:
- *                     an Intel core with AVX-512 issues them on three
- *                     ports as ymm but two as zmm (port 1's vector unit
- *                     joins port 0's for 512 bits), so at most 1.33x. */
+ *   QKV__HOT_PORTS    long chains of arithmetic, no loads to speak of: an
+ *                     Intel core with AVX-512 issues them on three ports as
+ *                     ymm but two as zmm (port 1's vector unit joins port
+ *                     0's for 512 bits), so at most 1.33x; and where the
+ *                     AVX2 copy takes a cheaper form (GELU's tanh by FMAs,
+ *                     op_activation.c) the AVX-512 one keeps the separate
+ *                     multiplies and adds its checkpoints' bytes fix. */
 typedef struct qkv__hot_kernel {
     const char *name;
     void (*run)(const qkv__hot_data *d);
