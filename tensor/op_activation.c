@@ -56,22 +56,34 @@ static const qkv_real GELU_C = (qkv_real)0.044715;
  * small enough to share out. */
 enum { ACT_CHUNK = 4096 };
 
+/* tanh(k·(v + c·v³)), GELU's inner tanh, on the given path: AVX2's copies
+ * take the FMA form (vecmath.h), about half the instructions, so GELU costs
+ * an AVX2 training step half as much. The other paths keep the form the
+ * AVX-512 checkpoints' bytes were made with (their copies compute the same
+ * bits as the portable path's); AVX2's GELU is within 3e-7 of it. */
+static inline __attribute__((always_inline)) qkv_real gelu_tanh(qkv__cpu_path path, qkv_real v)
+{
+    qkv_real u = GELU_K * (v + GELU_C * v * v * v);
+    return path == QKV__CPU_AVX2 ? qkv__tanh_fma(u) : qkv__tanh(u);
+}
+
 /* act(v): 0.5·v·(1 + tanh(k·(v + c·v³))), or max(v, 0)² (the select before
  * the product, so that no product is conditional and the loop vectorizes). */
-static inline qkv_real activate(qkv__activation act, qkv_real v)
+static inline __attribute__((always_inline)) qkv_real activate(qkv__cpu_path path,
+                                                               qkv__activation act, qkv_real v)
 {
     if (act == QKV__RELU2) {
         qkv_real r = v > 0 ? v : 0;
         return r * r;
     }
-    return (qkv_real)0.5 * v * (1 + qkv__tanh(GELU_K * (v + GELU_C * v * v * v)));
+    return (qkv_real)0.5 * v * (1 + gelu_tanh(path, v));
 }
 
 /* gelu'(v) with t = tanh(u), u = k·(v + c·v³):
  * gelu'(v) = 0.5·(1 + t) + 0.5·v·(1 - t²)·k·(1 + 3c·v²). */
-static inline qkv_real gelu_slope(qkv_real v)
+static inline __attribute__((always_inline)) qkv_real gelu_slope(qkv__cpu_path path, qkv_real v)
 {
-    qkv_real t = qkv__tanh(GELU_K * (v + GELU_C * v * v * v));
+    qkv_real t = gelu_tanh(path, v);
     qkv_real du = GELU_K * (1 + 3 * GELU_C * v * v);
     return (qkv_real)0.5 * (1 + t) + (qkv_real)0.5 * v * (1 - t * t) * du;
 }
@@ -79,28 +91,32 @@ static inline qkv_real gelu_slope(qkv_real v)
 /* dy · act'(v). For relu², 2·v·dy where v > 0 and exactly 0 elsewhere (smooth
  * at 0, where both sides' slope is 0), whatever dy is: the product is taken
  * first and then selected, so the loop vectorizes. */
-static inline qkv_real pass_back(qkv__activation act, qkv_real v, qkv_real dy)
+static inline __attribute__((always_inline)) qkv_real pass_back(qkv__cpu_path path,
+                                                                qkv__activation act, qkv_real v,
+                                                                qkv_real dy)
 {
     if (act == QKV__RELU2) {
         qkv_real g = 2 * v * dy;
         return v > 0 ? g : 0;
     }
-    return dy * gelu_slope(v);
+    return dy * gelu_slope(path, v);
 }
 
 /* y = act(x) for n values; always inlined with a constant act, so that each
  * activation's loop holds its own arithmetic alone. */
-static inline __attribute__((always_inline)) void forward_values(qkv__activation act,
+static inline __attribute__((always_inline)) void forward_values(qkv__cpu_path path,
+                                                                 qkv__activation act,
                                                                  qkv_real *y, const qkv_real *x,
                                                                  size_t n)
 {
 #pragma omp simd
     for (size_t i = 0; i < n; i++)
-        y[i] = activate(act, x[i]);
+        y[i] = activate(path, act, x[i]);
 }
 
 /* dx += dy · act'(x), or dx = dy · act'(x) when assigning; inlined like forward_values. */
-static inline __attribute__((always_inline)) void backward_values(qkv__activation act,
+static inline __attribute__((always_inline)) void backward_values(qkv__cpu_path path,
+                                                                  qkv__activation act,
                                                                   qkv_real *dx,
                                                                   const qkv_real *dy,
                                                                   const qkv_real *x, size_t n,
@@ -109,36 +125,37 @@ static inline __attribute__((always_inline)) void backward_values(qkv__activatio
     if (assign) {
 #pragma omp simd
         for (size_t i = 0; i < n; i++)
-            dx[i] = pass_back(act, x[i], dy[i]);
+            dx[i] = pass_back(path, act, x[i], dy[i]);
     } else {
 #pragma omp simd
         for (size_t i = 0; i < n; i++)
-            dx[i] += pass_back(act, x[i], dy[i]);
+            dx[i] += pass_back(path, act, x[i], dy[i]);
     }
 }
 
 /* y = act(x) for n values, in the active path's vectors (kernels/cpu.h). */
-QKV__KERNEL_BODY void forward_chunk_body(qkv__activation act, qkv_real *y, const qkv_real *x,
-                                         size_t n)
+QKV__KERNEL_BODY void forward_chunk_body(qkv__cpu_path path, qkv__activation act, qkv_real *y,
+                                         const qkv_real *x, size_t n)
 {
     if (act == QKV__RELU2)
-        forward_values(QKV__RELU2, y, x, n);
+        forward_values(path, QKV__RELU2, y, x, n);
     else
-        forward_values(QKV__GELU, y, x, n);
+        forward_values(path, QKV__GELU, y, x, n);
 }
-QKV__KERNEL(forward_chunk, (qkv__activation act, qkv_real *y, const qkv_real *x, size_t n),
+QKV__KERNEL_BY_PATH(forward_chunk, (qkv__activation act, qkv_real *y, const qkv_real *x, size_t n),
             (act, y, x, n))
 
 /* dx (+)= dy · act'(x) for n values, in the active path's vectors. */
-QKV__KERNEL_BODY void backward_chunk_body(qkv__activation act, qkv_real *dx, const qkv_real *dy,
-                                          const qkv_real *x, size_t n, bool assign)
+QKV__KERNEL_BODY void backward_chunk_body(qkv__cpu_path path, qkv__activation act, qkv_real *dx,
+                                          const qkv_real *dy, const qkv_real *x, size_t n,
+                                          bool assign)
 {
     if (act == QKV__RELU2)
-        backward_values(QKV__RELU2, dx, dy, x, n, assign);
+        backward_values(path, QKV__RELU2, dx, dy, x, n, assign);
     else
-        backward_values(QKV__GELU, dx, dy, x, n, assign);
+        backward_values(path, QKV__GELU, dx, dy, x, n, assign);
 }
-QKV__KERNEL(backward_chunk,
+QKV__KERNEL_BY_PATH(backward_chunk,
             (qkv__activation act, qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n,
              bool assign),
             (act, dx, dy, x, n, assign))
@@ -292,8 +309,8 @@ static void hot_relu2_back(const qkv__hot_data *d)
 }
 
 const qkv__hot_kernel qkv__hot_activation[] = {
-    {"gelu forward", hot_gelu, qkv__hot_values, NULL},
-    {"gelu backward", hot_gelu_back, qkv__hot_values, NULL},
+    {"gelu forward", hot_gelu, qkv__hot_values, QKV__HOT_PORTS},
+    {"gelu backward", hot_gelu_back, qkv__hot_values, QKV__HOT_PORTS},
     {"relu2 forward", hot_relu2, qkv__hot_values, NULL},
     {"relu2 backward (+=)", hot_relu2_back, qkv__hot_values, QKV__HOT_STORES},
     {0},

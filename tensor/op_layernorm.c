@@ -65,9 +65,9 @@ static void layernorm_forward(qkv_real *out, qkv_real *mean, qkv_real *rstd, con
  * and g = w ⊙ dy (the gradient reaching n):
  * dx = rstd · (g − mean(g) − n · mean(g ⊙ n)), the two means coming from the
  * dependence of the row's mean and variance on every x_j. w may be NULL. */
-QKV__KERNEL_BODY void layernorm_backward_row_body(qkv_real *dx, const qkv_real *dy,
-                                                  const qkv_real *x, const qkv_real *w,
-                                                  qkv_real mean, qkv_real rstd, int C, bool assign)
+QKV__KERNEL_BODY void layernorm_backward_values(qkv_real *dx, const qkv_real *dy,
+                                                const qkv_real *x, const qkv_real *w,
+                                                qkv_real mean, qkv_real rstd, int C, bool assign)
 {
     qkv_real g_mean = 0, gn_mean = 0;
 #pragma omp simd reduction(+ : g_mean, gn_mean)
@@ -91,6 +91,19 @@ QKV__KERNEL_BODY void layernorm_backward_row_body(qkv_real *dx, const qkv_real *
             dx[j] += (g - g_mean - (x[j] - mean) * rstd * gn_mean) * rstd;
         }
     }
+}
+
+/* layernorm_backward_values with w known NULL or not where it is inlined, so
+ * each copy's loops hold no conditional load of w: SSE2, which has no masked
+ * load, vectorizes them too. The same arithmetic either way. */
+QKV__KERNEL_BODY void layernorm_backward_row_body(qkv_real *dx, const qkv_real *dy,
+                                                  const qkv_real *x, const qkv_real *w,
+                                                  qkv_real mean, qkv_real rstd, int C, bool assign)
+{
+    if (w)
+        layernorm_backward_values(dx, dy, x, w, mean, rstd, C, assign);
+    else
+        layernorm_backward_values(dx, dy, x, NULL, mean, rstd, C, assign);
 }
 QKV__KERNEL(layernorm_backward_row,
             (qkv_real *dx, const qkv_real *dy, const qkv_real *x, const qkv_real *w, qkv_real mean,
@@ -240,7 +253,7 @@ static void hot_params(const qkv__hot_data *d)
 
 const qkv__hot_kernel qkv__hot_layernorm[] = {
     {"layernorm forward", hot_forward, qkv__hot_values, QKV__HOT_SUMS},
-    {"layernorm backward (dx)", hot_backward, qkv__hot_values, NULL},
+    {"layernorm backward (dx)", hot_backward, qkv__hot_values, QKV__HOT_SUMS},
     {"layernorm backward (dw, db)", hot_params, qkv__hot_values, QKV__HOT_SUMS},
     {0},
 };

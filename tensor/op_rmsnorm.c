@@ -25,9 +25,15 @@ QKV__KERNEL_BODY void rmsnorm_row_body(qkv_real *y, qkv_real *rstd, const qkv_re
     for (int j = 0; j < C; j++)
         ss += x[j] * x[j];
     qkv_real s = 1 / sqrt(ss / C + eps);
+    if (w) {
 #pragma omp simd
-    for (int j = 0; j < C; j++)
-        y[j] = x[j] * s * (w ? w[j] : 1);
+        for (int j = 0; j < C; j++)
+            y[j] = x[j] * s * w[j];
+    } else { /* two loops, not a conditional load of w, which SSE2 could not vectorize */
+#pragma omp simd
+        for (int j = 0; j < C; j++)
+            y[j] = x[j] * s;
+    }
     *rstd = s;
 }
 QKV__KERNEL(rmsnorm_row,
@@ -38,8 +44,8 @@ QKV__KERNEL(rmsnorm_row,
 /* dx += the gradient through one row. With n = x·rstd and g = w ⊙ dy (the
  * gradient reaching n): dx = rstd · (g − n · mean(g ⊙ n)), the mean coming
  * from every x_j's share in the row's rms. */
-QKV__KERNEL_BODY void rmsnorm_backward_row_body(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
-                                                const qkv_real *w, qkv_real rstd, int C)
+QKV__KERNEL_BODY void rmsnorm_backward_values(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
+                                              const qkv_real *w, qkv_real rstd, int C)
 {
     qkv_real gn_mean = 0;
 #pragma omp simd reduction(+ : gn_mean)
@@ -49,6 +55,18 @@ QKV__KERNEL_BODY void rmsnorm_backward_row_body(qkv_real *dx, const qkv_real *dy
 #pragma omp simd
     for (int j = 0; j < C; j++)
         dx[j] += ((w ? w[j] * dy[j] : dy[j]) - x[j] * rstd * gn_mean) * rstd;
+}
+
+/* rmsnorm_backward_values with w known NULL or not where it is inlined, so
+ * the loops hold no conditional load of w: SSE2, which has no masked load,
+ * vectorizes them too. The same arithmetic either way. */
+QKV__KERNEL_BODY void rmsnorm_backward_row_body(qkv_real *dx, const qkv_real *dy, const qkv_real *x,
+                                                const qkv_real *w, qkv_real rstd, int C)
+{
+    if (w)
+        rmsnorm_backward_values(dx, dy, x, w, rstd, C);
+    else
+        rmsnorm_backward_values(dx, dy, x, NULL, rstd, C);
 }
 QKV__KERNEL(rmsnorm_backward_row,
             (qkv_real *dx, const qkv_real *dy, const qkv_real *x, const qkv_real *w, qkv_real rstd,
@@ -138,7 +156,7 @@ static void hot_backward(const qkv__hot_data *d)
 }
 
 const qkv__hot_kernel qkv__hot_rmsnorm[] = {
-    {"rmsnorm forward", hot_forward, qkv__hot_values, NULL},
+    {"rmsnorm forward", hot_forward, qkv__hot_values, QKV__HOT_SUMS},
     {"rmsnorm backward (dx, +=)", hot_backward, qkv__hot_values, QKV__HOT_SUMS},
     {0},
 };

@@ -1,4 +1,4 @@
-/* The vectorizable exp and tanh of the float build against libm in double. */
+/* The vectorizable exp and tanhs of the float build against libm in double. */
 #include "tensor/kernels/vecmath.h"
 #include "testing.h"
 
@@ -27,12 +27,29 @@ START_TEST(test_tanh_matches_libm)
 }
 END_TEST
 
+START_TEST(test_tanh_fma_matches_libm)
+{
+    /* The FMA form (the AVX2 path's GELU): here fmaf is libm's, the same
+     * values as the instruction's. Exactly ±1 past its clamp, so GELU's
+     * slope has 1 - t² = 0 exactly there, as with qkv__tanh. */
+    double worst = 0;
+    for (double x = -20; x <= 20; x += 0.0001137) {
+        double want = tanh((double)(float)x), got = qkv__tanh_fma((float)x);
+        worst = fmax(worst, fabs(got - want));
+    }
+    ck_assert_msg(worst < 3e-7, "tanh_fma: worst absolute error %g", worst);
+    ck_assert(qkv__tanh_fma(8.0f) == 1.0f && qkv__tanh_fma(-50.0f) == -1.0f);
+    ck_assert(qkv__tanh_fma(0.0f) == 0.0f && isnan(qkv__tanh_fma(NAN)));
+}
+END_TEST
+
 static Suite *vecmath_suite(void)
 {
     Suite *s = suite_create("vecmath");
     TCase *tc = tcase_create("vecmath");
     tcase_add_test(tc, test_exp_matches_libm);
     tcase_add_test(tc, test_tanh_matches_libm);
+    tcase_add_test(tc, test_tanh_fma_matches_libm);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -66,6 +66,14 @@ const char *qkv__cpu_list(char *buf, int size);
 #define QKV__CPU_AARCH64 0
 #endif
 
+/* The path of the one copy a kernel has where only one is compiled. */
+#if QKV__CPU_AARCH64
+#define QKV__CPU_OWN QKV__CPU_NEON
+#else
+#define QKV__CPU_OWN QKV__CPU_PORTABLE
+#endif
+#define QKV__UNPAREN(...) __VA_ARGS__
+
 /* What a kernel body is: inlined into each path's copy, which then compiles
  * it for that path's vectors. The Makefile builds with -fno-trapping-math
  * (without it GCC keeps a select like `x < lo ? lo : x` a branch on AVX2 and
@@ -74,22 +82,31 @@ const char *qkv__cpu_list(char *buf, int size);
  * (so sqrt vectorizes). Neither changes a value. -std=c11 keeps the compiler
  * from contracting a·b + c into one FMA, so elementwise results are bit for
  * bit the same on every path; the copies differ only in the order in which
- * a reduction adds its lanes' partial sums. */
+ * a reduction adds its lanes' partial sums, and where a body asks for its
+ * path (QKV__KERNEL_BY_PATH below): the AVX2 copy's GELU. */
 #define QKV__KERNEL_BODY static inline __attribute__((always_inline))
 
 #if QKV__CPU_X86
 /* QKV__KERNEL(name, (params), (args)) defines `static void name(params)`,
  * running name##_body(args) compiled for the active path. */
-#define QKV__KERNEL(name, params, args)                                                            \
+#define QKV__KERNEL(name, params, args) QKV__KERNEL_COPIES(name, params, args, args, args, args)
+/* The same for a body whose first parameter is the path it is compiled for,
+ * a constant in each copy: name##_body(path, args). For a body that computes
+ * something differently on one path (GELU's tanh on AVX2, op_activation.c). */
+#define QKV__KERNEL_BY_PATH(name, params, args)                                                    \
+    QKV__KERNEL_COPIES(name, params, args, (QKV__CPU_AVX512, QKV__UNPAREN args),                   \
+                       (QKV__CPU_AVX2, QKV__UNPAREN args), (QKV__CPU_PORTABLE, QKV__UNPAREN args))
+/* Both: each path's copy calls name##_body with its own arguments. */
+#define QKV__KERNEL_COPIES(name, params, args, args_avx512, args_avx2, args_portable)              \
     static __attribute__((target("avx512f,fma"))) void name##_avx512 params                        \
     {                                                                                              \
-        name##_body args;                                                                          \
+        name##_body args_avx512;                                                                   \
     }                                                                                              \
     static __attribute__((target("avx2,fma"))) void name##_avx2 params                             \
     {                                                                                              \
-        name##_body args;                                                                          \
+        name##_body args_avx2;                                                                     \
     }                                                                                              \
-    static void name##_portable params { name##_body args; }                                       \
+    static void name##_portable params { name##_body args_portable; }                              \
     static void name params                                                                        \
     {                                                                                              \
         switch (qkv__cpu_active()) {                                                               \
@@ -108,6 +125,8 @@ const char *qkv__cpu_list(char *buf, int size);
  * double build, whose gradient checks want plain C. */
 #define QKV__KERNEL(name, params, args)                                                            \
     static void name params { name##_body args; }
+#define QKV__KERNEL_BY_PATH(name, params, args)                                                    \
+    static void name params { name##_body(QKV__CPU_OWN, QKV__UNPAREN args); }
 #endif
 
 #endif

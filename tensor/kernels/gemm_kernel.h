@@ -80,6 +80,7 @@ extern const qkv__gemm_path qkv__gemm_avx512;
 #endif
 #if QKV__CPU_AARCH64
 extern const qkv__gemm_path qkv__gemm_neon;
+qkv__gemm_dot_fn qkv__gemm_neon_dot; /* gemm_neon_dot.c */
 #endif
 
 /* Largest mr and nr of any path (the driver's stack buffers are sized by them). */

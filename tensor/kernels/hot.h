@@ -34,7 +34,14 @@ typedef struct qkv__hot_data {
  *                     faster form would change;
  *   QKV__HOT_LOADS    a load per multiply-add (each weight is used once):
  *                     a core that loads two zmm or three ymm a cycle gains
- *                     at most 1.33x (measured 1.27-1.36x). */
+ *                     at most 1.33x (measured 1.27-1.36x);
+ *   QKV__HOT_PORTS    long chains of arithmetic, no loads to speak of: an
+ *                     Intel core with AVX-512 issues them on three ports as
+ *                     ymm but two as zmm (port 1's vector unit joins port
+ *                     0's for 512 bits), so at most 1.33x; and where the
+ *                     AVX2 copy takes a cheaper form (GELU's tanh by FMAs,
+ *                     op_activation.c) the AVX-512 one keeps the separate
+ *                     multiplies and adds its checkpoints' bytes fix. */
 typedef struct qkv__hot_kernel {
     const char *name;
     void (*run)(const qkv__hot_data *d);
@@ -46,6 +53,7 @@ typedef struct qkv__hot_kernel {
 #define QKV__HOT_DIVIDER "divider"
 #define QKV__HOT_SUMS "row sums"
 #define QKV__HOT_LOADS "loads"
+#define QKV__HOT_PORTS "ports"
 
 /* `work` for the kernels that handle each of the n values once. */
 size_t qkv__hot_values(const qkv__hot_data *d);
