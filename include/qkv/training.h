@@ -48,7 +48,7 @@
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
  *     qkv_training_save(t, "line.ckpt");
  *     qkv_training_free(t);
- *     t = qkv_training_resume(&plug, "line.ckpt", 0);   // the same model, where the file left it
+ *     t = qkv_training_resume_rebuild("line.ckpt", "line", line_rebuild, &plug);   // step 250 again
  *     while (t && t->step < t->cfg.iters)
  *         if (qkv_training_step(t, NULL, NULL) < 0) break;
  *     qkv_training_free(t);
