@@ -6,19 +6,6 @@
 
 #include <stdlib.h>
 
-typedef struct fixture {
-    qkv_arena *a;
-    qkv_rng rng;
-} fixture;
-
-static fixture setup(uint64_t seed)
-{
-    fixture f = {.a = qkv_arena_new(1 << 22)};
-    ck_assert_ptr_nonnull(f.a);
-    qkv_rng_seed(&f.rng, seed);
-    return f;
-}
-
 static double dot_head(const qkv_real *x, const qkv_real *y, int d)
 {
     double s = 0;
@@ -34,7 +21,7 @@ static double dot_head(const qkv_real *x, const qkv_real *y, int d)
  * d/2 + 1 and 1), turned by the angle pos·10000^(−2/d). */
 START_TEST(test_rope_turns_adjacent_pairs)
 {
-    fixture f = setup(1);
+    qkv_test_env f = qkv_test_env_new(1);
     enum { D = 8, POS = 5 };
     qkv_tensor *x = qkv_zeros(f.a, QKV_SHAPE(1, POS + 1, D));
     x->data[POS * D + 2] = 1, x->data[POS * D + 3] = 2;
@@ -57,7 +44,7 @@ END_TEST
  * another angle. And position 0 is the identity. */
 START_TEST(test_rope_frequencies)
 {
-    fixture f = setup(2);
+    qkv_test_env f = qkv_test_env_new(2);
     enum { D = 16 };
     qkv_tensor *x = qkv_zeros(f.a, QKV_SHAPE(1, 2, D));
     for (int i = 0; i < D / 2; i++)
@@ -78,7 +65,7 @@ END_TEST
  * the same offset (pos0) leaves their dot product unchanged. */
 START_TEST(test_rope_scores_depend_on_distance_only)
 {
-    fixture f = setup(3);
+    qkv_test_env f = qkv_test_env_new(3);
     enum { T = 6, H = 2, D = 8, C = H * D };
     qkv_tensor *q = qkv_randn(f.a, QKV_SHAPE(1, T, C), 1, &f.rng);
     qkv_tensor *k = qkv_randn(f.a, QKV_SHAPE(1, T, C), 1, &f.rng);
@@ -109,7 +96,7 @@ END_TEST
  * turned: all equal, every output row is the same. */
 START_TEST(test_rope_in_self_attention_rotates_q_and_k)
 {
-    fixture f = setup(4);
+    qkv_test_env f = qkv_test_env_new(4);
     enum { T = 7, C = 8, H = 2 };
     qkv_block_config cfg = {.n_embd = C, .n_head = H, .opts.rope = true};
     qkv_params *p = qkv_params_new();
@@ -156,7 +143,7 @@ END_TEST
  * 1e-3 becomes 1e-3/sqrt(1e-6 + 1e-5) = 0.3015, not 1. */
 START_TEST(test_rmsnorm_keeps_the_mean_and_its_eps)
 {
-    fixture f = setup(5);
+    qkv_test_env f = qkv_test_env_new(5);
     enum { C = 6 };
     qkv_tensor *x = qkv_tensor_new(f.a, QKV_SHAPE(2, C));
     for (int j = 0; j < C; j++)
@@ -176,7 +163,7 @@ END_TEST
  * scale w, y is that times w. */
 START_TEST(test_rmsnorm_unit_rms_then_scale)
 {
-    fixture f = setup(6);
+    qkv_test_env f = qkv_test_env_new(6);
     enum { R = 5, C = 16 };
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(R, C), 3, &f.rng);
     qkv_tensor *w = qkv_randn(f.a, QKV_SHAPE(C), 1, &f.rng);
@@ -201,7 +188,7 @@ END_TEST
  * slope 6 (a plain ReLU gives 3 and 1; forgetting the 2 gives slope 3). */
 START_TEST(test_relu2_squares_and_doubles)
 {
-    fixture f = setup(7);
+    qkv_test_env f = qkv_test_env_new(7);
     const qkv_real xs[4] = {3, -2, 0.5, 0};
     qkv_tensor *x = qkv_from_array(f.a, QKV_SHAPE(4), xs);
     qkv_set_requires_grad(x, true);
@@ -223,7 +210,7 @@ END_TEST
 
 /* A self-attention with qk_norm, its weights for input x; q_norm and k_norm's
  * scales set to gq and gk (every coordinate). */
-static qkv_tensor *qk_norm_weights(fixture *f, qkv_tensor *x, double gq, double gk, int head,
+static qkv_tensor *qk_norm_weights(qkv_test_env *f, qkv_tensor *x, double gq, double gk, int head,
                                    double head_factor)
 {
     enum { C = 8, H = 2, D = C / H };
@@ -255,7 +242,7 @@ static qkv_tensor *qk_norm_weights(fixture *f, qkv_tensor *x, double gq, double 
  * or with k normalised by q's scale, changes nothing in one of the two. */
 START_TEST(test_qk_norm_scales_q_and_k_each)
 {
-    fixture f = setup(8);
+    qkv_test_env f = qkv_test_env_new(8);
     enum { T = 5, C = 8, H = 2 };
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(1, T, C), 1, &f.rng);
     qkv_tensor *base = qk_norm_weights(&f, x, 1, 1, 0, 1);
@@ -281,7 +268,7 @@ END_TEST
  * coordinates together would shift weight between the heads). */
 START_TEST(test_qk_norm_per_head)
 {
-    fixture f = setup(9);
+    qkv_test_env f = qkv_test_env_new(9);
     enum { T = 5, C = 8 };
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(1, T, C), 1, &f.rng);
     qkv_tensor *base = qk_norm_weights(&f, x, 1.5, 0.7, 1, 1);
@@ -301,7 +288,7 @@ END_TEST
  * draws the same other parameters). */
 START_TEST(test_untied_head_reads_lm_head)
 {
-    fixture f = setup(10);
+    qkv_test_env f = qkv_test_env_new(10);
     qkv_gpt_config cfg = {.vocab_size = 11, .block_size = 8, .n_layer = 1, .n_head = 2,
                           .n_embd = 8, .opts.untied = true};
     qkv_gpt *m = qkv_gpt_new(&cfg, 3);

@@ -190,25 +190,24 @@ MISUSE(qkv_training_eval_more, negative_done)
 {
     FAILS_AS(false, qkv_training_eval_more(gpt_run()->run, -2), "done -2");
 }
-MISUSE(qkv_training_new, stream_named_dropout)
+/* A run of the GPT's model side with two of its streams named a and b must be refused, saying want. */
+static void refuses_stream_names(const char *a, const char *b, const char *want)
 {
     qkv_training_model plug = gpt_run()->run->model;
     plug.release = NULL; /* the run keeps its model's side: a refused call must not free it */
     qkv_rng *streams[] = {gpt_run()->run->rngs[1], gpt_run()->run->rngs[2]};
-    const char *const names[] = {"train", "dropout"};
+    const char *const names[] = {a, b};
     plug.rngs = streams, plug.n_rngs = 2, plug.rng_names = names;
     qkv_train_config tc = gpt_run()->run->cfg;
-    FAILS_NULL(qkv_training_new(&plug, &tc), "rng_names[1] is 'dropout'");
+    FAILS_NULL(qkv_training_new(&plug, &tc), want);
+}
+MISUSE(qkv_training_new, stream_named_dropout)
+{
+    refuses_stream_names("train", "dropout", "rng_names[1] is 'dropout'");
 }
 MISUSE(qkv_training_new, two_streams_of_one_name)
 {
-    qkv_training_model plug = gpt_run()->run->model;
-    plug.release = NULL; /* the run keeps its model's side: a refused call must not free it */
-    qkv_rng *streams[] = {gpt_run()->run->rngs[1], gpt_run()->run->rngs[2]};
-    const char *const names[] = {"train", "train"};
-    plug.rngs = streams, plug.n_rngs = 2, plug.rng_names = names;
-    qkv_train_config tc = gpt_run()->run->cfg;
-    FAILS_NULL(qkv_training_new(&plug, &tc), "rng_names[0] and [1] are both 'train'");
+    refuses_stream_names("train", "train", "rng_names[0] and [1] are both 'train'");
 }
 MISUSE(qkv_training_new, grad_accum_negative)
 {

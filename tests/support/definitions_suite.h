@@ -43,19 +43,6 @@ static double *want_n(size_t n)
     return x;
 }
 
-typedef struct fixture {
-    qkv_arena *a;
-    qkv_rng rng;
-} fixture;
-
-static fixture setup(uint64_t seed)
-{
-    fixture f = {.a = qkv_arena_new(1 << 22)};
-    ck_assert_ptr_nonnull(f.a);
-    qkv_rng_seed(&f.rng, seed);
-    return f;
-}
-
 /* ---- elementwise ---- */
 
 enum binop { ADD, SUB, MUL };
@@ -67,7 +54,7 @@ static double ref_binop(enum binop op, double x, double y)
 
 START_TEST(test_elementwise)
 {
-    fixture f = setup(1);
+    qkv_test_env f = qkv_test_env_new(1);
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(2, 3, 5), 1, &f.rng);
     qkv_tensor *y = qkv_randn(f.a, QKV_SHAPE(2, 3, 5), 1, &f.rng);
     qkv_tensor *bias = qkv_randn(f.a, QKV_SHAPE(5), 1, &f.rng);
@@ -91,7 +78,7 @@ END_TEST
 
 START_TEST(test_activations)
 {
-    fixture f = setup(2);
+    qkv_test_env f = qkv_test_env_new(2);
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(4, 50), 2, &f.rng);
     x->data[0] = 0;
     double *want = want_n(x->size);
@@ -114,7 +101,7 @@ END_TEST
  * not training, or p = 0, returns x itself. */
 START_TEST(test_dropout)
 {
-    fixture f = setup(3);
+    qkv_test_env f = qkv_test_env_new(3);
     enum { N = 20000 };
     const double p = 0.3;
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(N), 1, &f.rng);
@@ -142,7 +129,7 @@ END_TEST
 
 START_TEST(test_reductions)
 {
-    fixture f = setup(4);
+    qkv_test_env f = qkv_test_env_new(4);
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(3, 13), 1, &f.rng);
     double s = 0;
     for (size_t i = 0; i < x->size; i++)
@@ -156,7 +143,7 @@ END_TEST
 
 START_TEST(test_shapes)
 {
-    fixture f = setup(5);
+    qkv_test_env f = qkv_test_env_new(5);
     enum { A = 2, B = 3, C = 4, D = 5 };
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(A, B, C, D), 1, &f.rng);
     double *want = want_n(x->size), *xs = doubles_of(x);
@@ -217,7 +204,7 @@ static double at(const qkv_tensor *x, size_t base, bool t, int i, int k, int col
 
 START_TEST(test_matmul_and_affine)
 {
-    fixture f = setup(6);
+    qkv_test_env f = qkv_test_env_new(6);
     enum { NB = 2, M = 3, K = 5, N = 4 };
     for (int shared = 0; shared < 2; shared++)
         for (int tx = 0; tx < 2; tx++)
@@ -257,7 +244,7 @@ END_TEST
 
 START_TEST(test_embedding)
 {
-    fixture f = setup(7);
+    qkv_test_env f = qkv_test_env_new(7);
     enum { V = 9, C = 4 };
     qkv_tensor *table = qkv_randn(f.a, QKV_SHAPE(V, C), 1, &f.rng);
     const int32_t ids[6] = {3, 0, 8, 3, 5, 1};
@@ -276,7 +263,7 @@ END_TEST
 
 START_TEST(test_norms)
 {
-    fixture f = setup(8);
+    qkv_test_env f = qkv_test_env_new(8);
     enum { R = 12, C = 7 };
     const double eps = 1e-5;
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(3, 4, C), 2, &f.rng);
@@ -305,7 +292,7 @@ END_TEST
 
 START_TEST(test_softmax)
 {
-    fixture f = setup(9);
+    qkv_test_env f = qkv_test_env_new(9);
     enum { B = 2, H = 2, TQ = 3, TK = 5 };
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(B, H, TQ, TK), 2, &f.rng);
     double want[B * H * TQ * TK];
@@ -349,7 +336,7 @@ END_TEST
 
 START_TEST(test_cross_entropy)
 {
-    fixture f = setup(10);
+    qkv_test_env f = qkv_test_env_new(10);
     enum { ROWS = 6, V = 7 };
     qkv_tensor *logits = qkv_randn(f.a, QKV_SHAPE(2, 3, V), 2, &f.rng);
     const int32_t targets[ROWS] = {3, -1, 0, 6, -1, 2}, none[ROWS] = {-1, -1, -1, -1, -1, -1};
@@ -380,7 +367,7 @@ END_TEST
 
 START_TEST(test_attention)
 {
-    fixture f = setup(11);
+    qkv_test_env f = qkv_test_env_new(11);
     enum { B = 2, H = 3, TQ = 4, TK = 6, D = 4, C = H * D };
     static const uint8_t valid[B * TK] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0};
     const qkv_mask masks[3] = {{0}, {.causal = true}, {.causal = true, .key_valid = valid}};
@@ -426,7 +413,7 @@ END_TEST
  * w/(1 − p), about a fraction p of them 0; w is the weights before dropout. */
 START_TEST(test_attention_dropout)
 {
-    fixture f = setup(14);
+    qkv_test_env f = qkv_test_env_new(14);
     enum { BH = 64, T = 8 };
     const double p = 0.25;
     qkv_tensor *q = qkv_randn(f.a, QKV_SHAPE(BH, T, T), 1, &f.rng);
@@ -456,7 +443,7 @@ END_TEST
 
 START_TEST(test_rope)
 {
-    fixture f = setup(12);
+    qkv_test_env f = qkv_test_env_new(12);
     enum { B = 2, T = 5, H = 2, D = 6, C = H * D, POS0 = 3 };
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(B, T, C), 1, &f.rng);
     double *want = doubles_of(x);
@@ -485,7 +472,7 @@ START_TEST(test_self_attention_options)
     static const uint8_t valid[B * T] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
     for (int opt = 0; opt < 8; opt++) {
         bool rope = opt & 1, qk_norm = opt & 2, causal = !(opt & 4);
-        fixture f = setup(13 + opt);
+        qkv_test_env f = qkv_test_env_new(13 + opt);
         qkv_block_config cfg = {.n_embd = C, .n_head = H,
                                 .opts = {.rope = rope, .qk_norm = qk_norm}};
         qkv_params *p = qkv_params_new();
@@ -513,7 +500,7 @@ END_TEST
 
 START_TEST(test_cross_attention_key_padding)
 {
-    fixture f = setup(30);
+    qkv_test_env f = qkv_test_env_new(30);
     enum { B = 2, TQ = 3, TK = 5, C = 8, CM = 6, H = 2, D = C / H };
     static const uint8_t valid[B * TK] = {1, 1, 1, 0, 0, 1, 0, 1, 1, 1};
     qkv_block_config cfg = {.n_embd = C, .n_head = H};
@@ -570,7 +557,7 @@ START_TEST(test_gpt_logits_every_option)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         qkv_gpt_config cfg = {.opts = cases[c].opts};
         cfg.vocab_size = V, cfg.block_size = 8, cfg.n_layer = 2, cfg.n_head = 2, cfg.n_embd = 8;
-        fixture f = setup(40 + c);
+        qkv_test_env f = qkv_test_env_new(40 + c);
         qkv_gpt *m = qkv_gpt_new(&cfg, 7);
         ck_assert_qkv(m);
         /* no_bias: no Linear and no norm has a bias; else every Linear and

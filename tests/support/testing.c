@@ -111,3 +111,11 @@ qkv_model_options qkv_test_every_option(void)
 #undef ON
     };
 }
+
+qkv_test_env qkv_test_env_new(uint64_t seed)
+{
+    qkv_test_env env = {.a = qkv_arena_new(1 << 22)};
+    ck_assert_ptr_nonnull(env.a);
+    qkv_rng_seed(&env.rng, seed);
+    return env;
+}

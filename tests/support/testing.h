@@ -23,6 +23,15 @@
         return failed ? 1 : 0;                                           \
     }
 
+/* What most forward tests need: an arena (4 MiB to start; it grows) and an rng. */
+typedef struct qkv_test_env {
+    qkv_arena *a;
+    qkv_rng rng;
+} qkv_test_env;
+
+/* A fresh env with its rng seeded with seed (the test fails when the arena cannot be made). */
+qkv_test_env qkv_test_env_new(uint64_t seed);
+
 /* Fail the test, printing qkv's last error, when ptr is NULL. */
 #define ck_assert_qkv(ptr) ck_assert_msg((ptr) != NULL, "qkv: %s", qkv_last_error())
 
