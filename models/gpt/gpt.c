@@ -144,7 +144,7 @@ qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *
                            int pos0)
 {
     if (pos0 + T > m->cfg.block_size) {
-        qkv_set_error("gpt: %d positions from %d exceed the block size %d", T, pos0,
+        qkv_set_error("%d positions from %d exceed the block size %d", T, pos0,
                       m->cfg.block_size);
         return NULL;
     }
@@ -178,6 +178,8 @@ static qkv_tensor *logits(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *i
                           qkv_tensor **weights)
 {
     qkv_tensor *x = qkv__gpt_embed(m, ctx, idx, B, T, 0);
+    if (!x) /* say what is wrong, not that a NULL reached the first block */
+        return NULL;
     for (int l = 0; l < m->cfg.n_layer; l++)
         x = qkv_block_forward(&m->h[l], ctx, x, NULL, weights ? &weights[l] : NULL);
     return qkv__gpt_head(m, ctx, x);

@@ -53,12 +53,12 @@ static int check_all(const qkv_seq2seq *m, int n, const char *const *s, const ch
             return qkv_set_error("%ss[%d] is NULL", what, i);
         size_t L = strlen(s[i]);
         if (L < (size_t)min_len || L > (size_t)max_len)
-            return qkv_set_error("seq2seq: %s %d \"%.40s\" has %zu characters; the model takes "
+            return qkv_set_error("%s %d \"%.40s\" has %zu characters; the model takes "
                                  "%d to %d", what, i, s[i], L, min_len, max_len);
         if (qkv_encode(&m->chars, s[i], L, scratch) < 0) {
             char why[256];
             snprintf(why, sizeof why, "%s", qkv_last_error());
-            return qkv_set_error("seq2seq: %s %d \"%.40s\": %s", what, i, s[i], why);
+            return qkv_set_error("%s %d \"%.40s\": %s", what, i, s[i], why);
         }
         *longest = (int)L > *longest ? (int)L : *longest;
     }

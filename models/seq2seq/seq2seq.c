@@ -197,7 +197,7 @@ static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_emb
                          int pos0)
 {
     if (B < 1 || T < 1 || pos0 + T > positions) {
-        qkv_set_error("seq2seq: %d sequences of %d positions from %d; the model has %d positions",
+        qkv_set_error("%d sequences of %d positions from %d; the model has %d positions",
                       B, T, pos0, positions);
         return NULL;
     }
@@ -223,6 +223,8 @@ static qkv_tensor *encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_
                           const uint8_t *src_valid, int B, int Ts)
 {
     qkv_tensor *x = embed(m, ctx, &m->enc_wte, &m->enc_wpe, m->cfg.max_src, src, B, Ts, 0);
+    if (!x) /* say what is wrong, not that a NULL reached the first block */
+        return NULL;
     for (int l = 0; l < m->cfg.n_layer; l++)
         x = qkv_block_forward(&m->enc[l], ctx, x, src_valid, NULL);
     return qkv_ln_forward(&m->enc_ln_f, ctx, x);
@@ -255,6 +257,8 @@ static qkv_tensor *decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *
                           qkv_tensor **cross_weights)
 {
     qkv_tensor *x = qkv__seq2seq_dec_embed(m, ctx, dec_in, B, Tt, 0);
+    if (!x)
+        return NULL;
     for (int l = 0; l < m->cfg.n_layer; l++)
         x = qkv_cross_block_forward(&m->dec[l], ctx, x, memory, src_valid, NULL,
                                     cross_weights ? &cross_weights[l] : NULL);

@@ -192,3 +192,10 @@ MISUSE(qkv_gpt_load, null_path)
     FAILS_NULL(qkv_gpt_load(NULL, &v), "path is NULL");
 }
 MISUSE(qkv_gpt_load, null_vocab) { FAILS_NULL(qkv_gpt_load(ckpt_path(), NULL), "vocab is NULL"); }
+MISUSE(qkv_gpt_logits, past_the_block)
+{
+    int32_t ids[9] = {0};
+    /* The message names the function once, then what is wrong (no inner "gpt:"). */
+    FAILS_NULL(qkv_gpt_logits(gpt(), ctx(), ids, 1, 9, NULL),
+               "qkv_gpt_logits: 9 positions from 0 exceed the block size 8");
+}

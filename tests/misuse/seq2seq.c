@@ -330,3 +330,16 @@ MISUSE(qkv_seq2seq_cross_weights, layer_out_of_range)
     char out[64];
     FAILS_NULL(qkv_seq2seq_cross_weights(s2s(), ctx(), "1.2.2003", 3, out), "layer 3");
 }
+MISUSE(qkv_seq2seq_batch_fill, input_too_long)
+{
+    const char *in[1] = {"a date far longer than any input of the dates task can be"};
+    FAILS_INT(qkv_seq2seq_batch_fill(s2s(), s2s_batch(), 1, in, NULL),
+              "qkv_seq2seq_batch_fill: input 0 \"a date far longer");
+}
+MISUSE(qkv_seq2seq_encode, past_its_positions)
+{
+    int32_t src[40] = {0};
+    /* The message names the function once, then what is wrong (no inner "seq2seq:"). */
+    FAILS_NULL(qkv_seq2seq_encode(s2s(), ctx(), src, NULL, 1, 40),
+               "qkv_seq2seq_encode: 1 sequences of 40 positions from 0; the model has");
+}
