@@ -311,9 +311,10 @@ int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck);
 typedef int (*qkv_rebuild_fn)(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug);
 
 /* The run saved at path (of model kind `kind`), resumed in one call: open
- * it, rebuild the model, the run with the saved settings, load it. NULL
- * with a message on failure; a model rebuild made is then the caller's to
- * free (ud is the place to find it). */
+ * it, rebuild the model, then qkv_training_resume(plug, path, 0). NULL with
+ * a message on failure; a model rebuild made is then the caller's to free
+ * (ud is the place to find it), unless rebuild gave it a release callback,
+ * which qkv_training_resume has then called. */
 qkv_training *qkv_training_resume_rebuild(const char *path, const char *kind,
                                           qkv_rebuild_fn rebuild, void *ud);
 
