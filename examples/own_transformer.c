@@ -124,10 +124,11 @@ static int tiny_rebuild(void *ud, const qkv_checkpoint *ck, qkv_training_model *
 
 /* Generation's logits callback. Without a key/value cache the model is
  * given the whole window every time, so it always starts at position 0. */
-static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
+static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B, int n,
+                               int pos)
 {
     (void)pos;
-    return tiny_forward(model, ctx, ids, 1, n);
+    return tiny_forward(model, ctx, ids, B, n);
 }
 
 static int print_text(const char *text, size_t len, void *ud)

@@ -22,9 +22,11 @@ typedef struct toy {
     bool wrong_shape;  /* return V-1 values instead of rows of V */
 } toy;
 
-static qkv_tensor *toy_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
+static qkv_tensor *toy_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B, int n,
+                              int pos)
 {
     toy *t = model;
+    ck_assert_int_eq(B, 1);
     ck_assert_int_ge(n, 1);
     if (++t->calls == t->fail_at) {
         qkv_set_error("toy: made to fail");
@@ -119,11 +121,11 @@ START_TEST(test_emit_stops_early_and_zero_tokens_call_nothing)
 END_TEST
 
 /* A model built only from the public API: the GPT's qkv_gpt_logits, without a cache. */
-static qkv_tensor *public_gpt_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n,
-                                     int pos)
+static qkv_tensor *public_gpt_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B,
+                                     int n, int pos)
 {
     ck_assert_int_eq(pos, 0);
-    return qkv_gpt_logits(model, ctx, ids, 1, n, NULL);
+    return qkv_gpt_logits(model, ctx, ids, B, n, NULL);
 }
 
 START_TEST(test_a_model_of_ones_own_matches_the_gpt_generation)
@@ -154,6 +156,66 @@ START_TEST(test_a_model_of_ones_own_matches_the_gpt_generation)
 }
 END_TEST
 
+/* A batch is its rows generated one by one: the GPT's B-row cache (and no
+ * cache) over a window that slides, greedy so no row's draws depend on the
+ * others'; with a stop token every row ends at its first one, then stop. */
+START_TEST(test_a_batch_is_its_rows_one_by_one)
+{
+    qkv_gpt_config mc = {.vocab_size = 20, .block_size = 8, .n_layer = 2, .n_head = 2,
+                         .n_embd = 16};
+    qkv_gpt *m = qkv_gpt_new(&mc, 9);
+    ck_assert_qkv(m);
+    for (size_t i = 0; i < m->params->total; i++)
+        m->params->data[i] *= 20;
+    enum { B = 3, N = 30 };
+    const int32_t prompts[B * 2] = {1, 2, 7, 7, 19, 0};
+    qkv_sample_opts greedy = {0};
+    tokens alone[B];
+    memset(alone, 0, sizeof alone);
+    for (int b = 0; b < B; b++)
+        ck_assert_int_eq(qkv_gpt_generate(m, prompts + 2 * b, 2, N, &greedy, NULL, false, collect,
+                                          &alone[b]), 0);
+    for (int cache = 0; cache < 2; cache++) {
+        qkv_lm *lm = qkv_gpt_lm_new(m, cache);
+        ck_assert_qkv(lm);
+        int32_t out[B * N];
+        ck_assert_int_eq(qkv_generate_batch(lm, B, prompts, 2, N, &greedy, NULL, -1, out), 0);
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < N; i++)
+                ck_assert_msg(out[b * N + i] == alone[b].ids[i], "cache %d row %d token %d: %d, "
+                              "alone %d", cache, b, i, out[b * N + i], alone[b].ids[i]);
+        /* Stop at row 1's 6th token: each row ends at its first such token. */
+        int32_t stop = alone[1].ids[5];
+        ck_assert_int_eq(qkv_generate_batch(lm, B, prompts, 2, N, &greedy, NULL, stop, out), 0);
+        for (int b = 0; b < B; b++) {
+            bool ended = false;
+            for (int i = 0; i < N; i++) {
+                int32_t want = ended ? stop : alone[b].ids[i];
+                ck_assert_int_eq(out[b * N + i], want);
+                ended = ended || want == stop;
+            }
+            if (b == 1)
+                ck_assert(ended);
+        }
+        qkv_gpt_lm_free(lm);
+    }
+    /* Sampled, a batch of one draws what qkv_generate draws. */
+    qkv_lm *lm = qkv_gpt_lm_new(m, true);
+    qkv_sample_opts opts = {.temperature = 1, .top_k = 10};
+    qkv_rng r1, r2;
+    qkv_rng_seed(&r1, 3);
+    qkv_rng_seed(&r2, 3);
+    tokens one = {0};
+    int32_t out[N];
+    ck_assert_int_eq(qkv_generate(lm, prompts, 2, N, &opts, &r1, collect, &one), 0);
+    ck_assert_int_eq(qkv_generate_batch(lm, 1, prompts, 2, N, &opts, &r2, -1, out), 0);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(out[i], one.ids[i]);
+    qkv_gpt_lm_free(lm);
+    qkv_gpt_free(m);
+}
+END_TEST
+
 /* A home-made transformer from the public nn modules, the way a user would
  * write one: token + position embeddings, two causal blocks, a LayerNorm and
  * an lm head, with a key/value cache or without. */
@@ -166,9 +228,11 @@ typedef struct tiny {
     qkv_kv_cache *cache; /* NULL: recompute the window */
 } tiny;
 
-static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
+static qkv_tensor *tiny_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B, int n,
+                               int pos)
 {
     tiny *m = model;
+    ck_assert_int_eq(B, 1);
     int32_t at[16];
     for (int i = 0; i < n; i++)
         at[i] = pos + i;
@@ -407,6 +471,7 @@ static Suite *generate_suite(void)
     tcase_add_test(tc, test_cached_and_uncached_models_get_the_same_tokens);
     tcase_add_test(tc, test_emit_stops_early_and_zero_tokens_call_nothing);
     tcase_add_test(tc, test_a_model_of_ones_own_matches_the_gpt_generation);
+    tcase_add_test(tc, test_a_batch_is_its_rows_one_by_one);
     tcase_add_test(tc, test_a_home_made_transformer_with_and_without_its_cache);
     tcase_add_test(tc, test_text_in_text_out);
     tcase_add_test(tc, test_gpt_as_an_lm_text_in_text_out);

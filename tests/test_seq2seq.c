@@ -291,6 +291,88 @@ START_TEST(test_cached_greedy_equals_uncached)
 }
 END_TEST
 
+/* Greedy decoding from its definition: the whole decoder rerun on BOS and
+ * the answer so far, the most likely token appended, until EOS; after it,
+ * padding. qkv_seq2seq_greedy (qkv_generate_batch over qkv_seq2seq_lm_new)
+ * must give exactly these tokens for every row of a padded batch. */
+START_TEST(test_greedy_is_argmax_fed_back_until_eos)
+{
+    qkv_seq2seq *m = tiny_model(3);
+    sharpen(m, 20);
+    enum { B = 3 };
+    int Tmax = m->cfg.max_tgt, V = m->vocab_size;
+    qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, B);
+    const char *in[B] = {"abc", "queriesandke", "v"};
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, b, B, in, NULL), 0);
+    int32_t got[B * 12], dec_in[12];
+    ck_assert_int_le(Tmax, 12);
+    ck_assert_int_eq(qkv_seq2seq_greedy(m, b->src, b->src_valid, B, b->Ts, true, got), 0);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_ctx ctx = {.arena = a};
+    bool was = qkv_set_grad_enabled(false);
+    for (int r = 0; r < B; r++) {
+        const int32_t *src = b->src + (size_t)r * b->Ts;
+        const uint8_t *valid = b->src_valid + (size_t)r * b->Ts;
+        bool ended = false;
+        dec_in[0] = QKV_SEQ2SEQ_BOS;
+        for (int t = 0; t < Tmax; t++) {
+            int32_t want = QKV_SEQ2SEQ_PAD;
+            if (!ended) {
+                qkv_arena_reset(a);
+                qkv_tensor *memory = qkv_seq2seq_encode(m, &ctx, src, valid, 1, b->Ts);
+                qkv_tensor *lg = qkv_seq2seq_decode(m, &ctx, memory, valid, dec_in, 1, t + 1, NULL);
+                ck_assert_qkv(lg);
+                const qkv_real *row = lg->data + (size_t)t * V;
+                want = 0;
+                for (int j = 1; j < V; j++)
+                    want = row[j] > row[want] ? j : want;
+                ended = want == QKV_SEQ2SEQ_EOS;
+                if (t + 1 < Tmax)
+                    dec_in[t + 1] = want;
+            }
+            ck_assert_msg(got[r * Tmax + t] == want, "row %d step %d: %d, by definition %d", r, t,
+                          got[r * Tmax + t], want);
+        }
+    }
+    qkv_set_grad_enabled(was);
+    qkv_arena_free(&a);
+    qkv_seq2seq_batch_free(b);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
+/* Sampling from the encoder-decoder through qkv/generate.h: with and
+ * without the cache the same draws give the same tokens, and a batch of one
+ * is qkv_generate's answer. */
+START_TEST(test_sampling_through_the_generic_loop)
+{
+    qkv_seq2seq *m = tiny_model(3);
+    sharpen(m, 5);
+    qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
+    const char *in[1] = {"queries"};
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, b, 1, in, NULL), 0);
+    qkv_sample_opts opts = {.temperature = 1.5};
+    int32_t bos = QKV_SEQ2SEQ_BOS, out[2][40];
+    int letters = 0;
+    for (int cache = 0; cache < 2; cache++) {
+        qkv_lm *lm = qkv_seq2seq_lm_new(m, b->src, b->src_valid, 1, b->Ts, cache);
+        ck_assert_qkv(lm);
+        qkv_rng rng;
+        qkv_rng_seed(&rng, 5);
+        ck_assert_int_eq(qkv_generate_batch(lm, 1, &bos, 1, 40, &opts, &rng, -1, out[cache]), 0);
+        qkv_seq2seq_lm_free(lm);
+    }
+    for (int i = 0; i < 40; i++) {
+        ck_assert_msg(out[0][i] == out[1][i], "token %d: %d uncached, %d cached", i, out[0][i],
+                      out[1][i]);
+        letters += out[0][i] >= QKV_SEQ2SEQ_N_SPECIAL;
+    }
+    ck_assert_msg(letters > 10, "only %d letters in 40 draws: a weak test", letters);
+    qkv_seq2seq_batch_free(b);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
 START_TEST(test_checkpoint_round_trip)
 {
     qkv_seq2seq *m = tiny_model(4);
@@ -443,6 +525,8 @@ static Suite *seq2seq_suite(void)
     tcase_add_test(tc, test_training_is_deterministic_for_a_seed);
     tcase_add_test(tc, test_resume_is_bit_exact);
     tcase_add_loop_test(tc, test_cached_greedy_equals_uncached, 0, 2);
+    tcase_add_test(tc, test_greedy_is_argmax_fed_back_until_eos);
+    tcase_add_test(tc, test_sampling_through_the_generic_loop);
     tcase_add_test(tc, test_checkpoint_round_trip);
     tcase_add_test(tc, test_config_round_trip_and_errors);
     tcase_add_test(tc, test_zeroed_cross_attention_ignores_the_input);

@@ -9,13 +9,13 @@
  *         qkv_embed table;
  *     } bigram;
  *
- *     // logits (1, n, V) for the n tokens ids at positions pos, pos+1, ...
- *     static qkv_tensor *bigram_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n,
- *                                      int pos)
+ *     // logits (B, n, V) for the B rows of n tokens ids at positions pos, pos+1, ...
+ *     static qkv_tensor *bigram_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B,
+ *                                      int n, int pos)
  *     {
  *         bigram *m = model;
  *         (void)pos;                     // a bigram model has no use for positions
- *         return qkv_embed_forward(&m->table, ctx, ids, QKV_SHAPE(1, n));
+ *         return qkv_embed_forward(&m->table, ctx, ids, QKV_SHAPE(B, n));
  *     }
  *     static int print(const char *text, size_t len, void *ud)
  *     {
@@ -38,6 +38,13 @@
  *
  * A model with a key/value cache sets .cached: it is then given only the
  * tokens it has not seen yet, and pos says where they go (see qkv_lm).
+ *
+ * An encoder-decoder generates the same way: encode the input once, keep
+ * the memory's keys and values in the model (qkv_cross_attn_memory), and let
+ * logits run the decoder over them. qkv_generate_batch decodes B inputs at
+ * once and ends each row at its stop token (an end-of-sequence token);
+ * qkv_seq2seq_lm_new (qkv/seq2seq.h) is such a model for the built-in
+ * encoder-decoder.
  *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h).
  */
@@ -70,17 +77,18 @@ int32_t qkv_sample_token(const qkv_real *logits, int V, const qkv_sample_opts *o
 
 /* ---- generation with any model ---- */
 
-/* The model's forward for generation: the logits after the n (>= 1) tokens
- * ids, which stand at positions pos .. pos+n-1 of the model's window, built
- * in ctx's arena (reset before every call; grad mode is off). The last V values
- * of the tensor are the next token's logits, so (1,n,V), (n,V) and (1,V)
- * all do. NULL with a message stops the generation.
+/* The model's forward for generation: the logits after the B rows of n
+ * (>= 1) tokens ids (B, n), which stand at positions pos .. pos+n-1 of each
+ * row's window, built in ctx's arena (reset before every call; grad mode is
+ * off). The tensor's values are B equal rows, and the last V values of a
+ * row are that row's next-token logits, so (B,n,V), (B,1,V) and (B,V) all
+ * do. B is 1 from qkv_generate. NULL with a message stops the generation.
  * A model without a cache (qkv_lm.cached false) always gets the whole window,
  * pos 0. A cached model gets each token once: the window's tokens it has
  * not seen, pos = how many it has; pos 0 means a new window, so forget
  * (reset) everything kept. */
-typedef qkv_tensor *(*qkv_logits_fn)(void *model, const qkv_ctx *ctx, const int32_t *ids, int n,
-                                     int pos);
+typedef qkv_tensor *(*qkv_logits_fn)(void *model, const qkv_ctx *ctx, const int32_t *ids, int B,
+                                     int n, int pos);
 
 /* A language model as generation sees it. */
 typedef struct qkv_lm {
@@ -102,6 +110,15 @@ typedef int (*qkv_emit_fn)(int32_t token, void *ud);
  * a message. */
 int qkv_generate(const qkv_lm *lm, const int32_t *prompt, int n_prompt, int n_new,
                  const qkv_sample_opts *opts, qkv_rng *rng, qkv_emit_fn emit, void *ud);
+
+/* qkv_generate for B (>= 1) rows at once, prompts (B, n_prompt): out (B,
+ * n_new) receives each row's new tokens. A row that draws stop (when stop
+ * >= 0) ends there, the rest of its row is stop, and the generation ends
+ * when every row has. Each step draws from rng once for every row still
+ * going, in row order, so a batch of one gives qkv_generate's tokens. 0, or
+ * -1 with a message. */
+int qkv_generate_batch(const qkv_lm *lm, int B, const int32_t *prompts, int n_prompt, int n_new,
+                       const qkv_sample_opts *opts, qkv_rng *rng, int32_t stop, int32_t *out);
 
 /* Called with each piece of generated text, as it is decoded (len bytes, no
  * terminator); return non-zero to stop early. */

@@ -52,6 +52,7 @@
 #define QKV_SEQ2SEQ_H
 
 #include "qkv/data.h"
+#include "qkv/generate.h"
 #include "qkv/nn.h"
 #include "qkv/training.h"
 
@@ -173,9 +174,23 @@ qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_ten
 /* Teacher-forced mean cross-entropy of b's targets (padding skipped), shape (1). */
 qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_seq2seq_batch *b);
 
-/* ---- greedy decoding ---- */
+/* ---- generation ---- */
 
-/* Write out (B, max_tgt): for each of the B padded inputs src (B,Ts), the
+/* The decoder as a language model for qkv_generate_batch (qkv/generate.h),
+ * for the B padded inputs src (B,Ts) (padding masked by src_valid (B,Ts), or
+ * NULL): the inputs are encoded once here, and with use_cache the memory's
+ * keys and values of every layer too, and the decoder's own keys and values
+ * are kept across steps. Prompt each row with QKV_SEQ2SEQ_BOS and stop at
+ * QKV_SEQ2SEQ_EOS; the lm reads m and copies src_valid. Free with
+ * qkv_seq2seq_lm_free. NULL with a message. */
+qkv_lm *qkv_seq2seq_lm_new(const qkv_seq2seq *m, const int32_t *src, const uint8_t *src_valid,
+                           int B, int Ts, bool use_cache);
+
+/* Free a qkv_lm made by qkv_seq2seq_lm_new (NULL is fine); any other lm is
+ * refused with a message and left alone. */
+void qkv_seq2seq_lm_free(qkv_lm *lm);
+
+/* Write out (B, max_tgt): qkv_generate_batch, greedy, over qkv_seq2seq_lm_new: for each of the B padded inputs src (B,Ts), the
  * most likely token at every step, each fed back as the next input, until
  * every row has produced EOS or max_tgt tokens. With use_cache the
  * decoder's self-attention keys and values are kept across steps and the

@@ -6,30 +6,37 @@
 #include "internal.h"
 
 /* A GPT as generation sees it: the qkv_lm (first, so a qkv_lm * is a
- * gpt_lm *), the model and, when used, its cache. */
+ * gpt_lm *), the model and, when used, its cache for cache_rows rows. */
 typedef struct gpt_lm {
     qkv_lm lm;
     const qkv_gpt *m;
-    qkv_kv_cache *cache; /* NULL: every call recomputes the whole window */
+    bool use_cache;
+    qkv_kv_cache *cache; /* NULL until the first window, and without a cache */
+    int cache_rows;
 } gpt_lm;
 
-/* The qkv_logits_fn of the GPT: logits (1,1,V) after ids at positions pos.. .
- * With a cache only these tokens go through the blocks and the earlier ones'
- * keys and values come from the cache (pos 0: a new window, an empty cache).
- * Only the last position goes through the head: the others' logits would
- * not be used. */
-static qkv_tensor *gpt_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
+/* The qkv_logits_fn of the GPT: logits (B,1,V) after ids (B,n) at positions
+ * pos.. . With a cache only these tokens go through the blocks and the
+ * earlier ones' keys and values come from the cache (pos 0: a new window, an
+ * empty cache, made anew when B changes). Only the last position goes
+ * through the head: the others' logits would not be used. */
+static qkv_tensor *gpt_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B, int n,
+                              int pos)
 {
     gpt_lm *g = model;
-    if (g->cache && pos == 0)
+    if (g->use_cache && pos == 0 && (!g->cache || g->cache_rows != B)) {
+        qkv_kv_cache_free(g->cache);
+        g->cache_rows = B;
+        if (!(g->cache = qkv_kv_cache_new(&g->m->block, B, g->m->cfg.block_size)))
+            return NULL;
+    }
+    if (g->use_cache && pos == 0)
         qkv_kv_cache_reset(g->cache);
-    qkv_tensor *x = qkv__gpt_embed(g->m, ctx, ids, 1, n, pos);
+    qkv_tensor *x = qkv__gpt_embed(g->m, ctx, ids, B, n, pos);
     for (int l = 0; l < g->m->cfg.n_layer; l++)
-        x = g->cache ? qkv_block_forward_cached(&g->m->h[l], ctx, x, g->cache, l)
-                     : qkv_block_forward(&g->m->h[l], ctx, x, NULL, NULL);
-    int C = g->m->cfg.n_embd;
-    x = qkv_reshape(ctx->arena, x, QKV_SHAPE(1, n * C));
-    x = qkv_reshape(ctx->arena, qkv_slice(ctx->arena, x, (n - 1) * C, C), QKV_SHAPE(1, 1, C));
+        x = g->use_cache ? qkv_block_forward_cached(&g->m->h[l], ctx, x, g->cache, l)
+                         : qkv_block_forward(&g->m->h[l], ctx, x, NULL, NULL);
+    x = qkv_slice_axis(ctx->arena, x, 1, n - 1, 1); /* (B,1,C): each row's last position */
     return qkv__gpt_head(g->m, ctx, x);
 }
 
@@ -38,12 +45,12 @@ qkv_lm *qkv_gpt_lm_new(const qkv_gpt *m, bool use_cache)
     if (qkv__null("qkv_gpt_lm_new", "m", m))
         return NULL;
     gpt_lm *g = qkv_calloc(sizeof *g);
-    if (!g || (g->m = m, use_cache && !(g->cache = qkv_kv_cache_new(&m->block, 1,
-                                                                    m->cfg.block_size)))) {
-        qkv_free(g);
+    if (!g) {
         qkv__fail_in("qkv_gpt_lm_new");
         return NULL;
     }
+    g->m = m;
+    g->use_cache = use_cache;
     g->lm = (qkv_lm){.model = g, .logits = gpt_logits, .vocab_size = m->cfg.vocab_size,
                      .context = m->cfg.block_size, .cached = use_cache};
     return &g->lm;

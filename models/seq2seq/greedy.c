@@ -1,42 +1,7 @@
 /* Greedy decoding with the encoder-decoder, with or without the key/value
- * cache (see qkv/seq2seq.h). */
-#include <string.h>
-
+ * cache: qkv_generate_batch over the decoder (generate.c; see qkv/seq2seq.h). */
 #include "tensor/check.h"
-#include "train/decode.h"
 #include "internal.h"
-
-/* Columns [from, from+n) of the rows of ids (B, width), as a new (B,n) array in a. */
-static int32_t *columns(qkv_arena *a, const int32_t *ids, int B, int width, int from, int n)
-{
-    int32_t *out = qkv_arena_alloc(a, (size_t)B * n * sizeof *out);
-    for (int b = 0; out && b < B; b++)
-        memcpy(out + (size_t)b * n, ids + (size_t)b * width + from, (size_t)n * sizeof *out);
-    return out;
-}
-
-/* The logits (B,V per row, at stride row_stride) of the decoder at step t:
- * from the cache, only position t is computed; without, positions 0..t. */
-static const qkv_real *step_logits(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_kv_cache *cache,
-                                   qkv_tensor *const *k, qkv_tensor *const *v, qkv_tensor *memory,
-                                   const uint8_t *src_valid, const int32_t *dec_in, int B, int t,
-                                   size_t *row_stride)
-{
-    int Tmax = m->cfg.max_tgt, V = m->vocab_size;
-    qkv_tensor *logits;
-    if (cache) {
-        qkv_tensor *x = qkv__seq2seq_dec_embed(m, ctx, columns(ctx->arena, dec_in, B, Tmax, t, 1), B, 1, t);
-        for (int l = 0; l < m->cfg.n_layer; l++)
-            x = qkv_cross_block_forward_cached(&m->dec[l], ctx, x, cache, l, k[l], v[l], src_valid);
-        logits = qkv__seq2seq_head(m, ctx, x); /* (B,1,V) */
-        *row_stride = (size_t)V;
-        return logits ? logits->data : NULL;
-    }
-    logits = qkv_seq2seq_decode(m, ctx, memory, src_valid, columns(ctx->arena, dec_in, B, Tmax, 0, t + 1),
-                                B, t + 1, NULL); /* (B,t+1,V) */
-    *row_stride = (size_t)(t + 1) * V;
-    return logits ? logits->data + (size_t)t * V : NULL;
-}
 
 int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *src_valid, int B,
                        int Ts, bool use_cache, int32_t *out)
@@ -44,57 +9,26 @@ int qkv_seq2seq_greedy(const qkv_seq2seq *m, const int32_t *src, const uint8_t *
     const char *fn = "qkv_seq2seq_greedy";
     if (qkv__null(fn, "m", m) || qkv__null(fn, "src", src) || qkv__null(fn, "out", out))
         return -1;
-    int L = m->cfg.n_layer, Tmax = m->cfg.max_tgt;
-    qkv_arena *mem_arena = qkv_arena_new((size_t)1 << 20), *step_arena = qkv_arena_new((size_t)1 << 20);
-    qkv_kv_cache *cache = use_cache ? qkv_kv_cache_new(&m->block, B, Tmax) : NULL;
-    int32_t *dec_in = qkv_alloc((size_t)B * Tmax * sizeof *dec_in);
-    bool *done = qkv_calloc((size_t)B * sizeof *done);
-    bool was = qkv_set_grad_enabled(false);
-    int rc = -1;
-    if (!mem_arena || !step_arena || (use_cache && !cache) || !dec_in || !done)
-        goto end;
-    /* Once per input: the memory, and with the cache every layer's cross-attention keys and values. */
-    qkv_ctx mem = {.arena = mem_arena, .train = false, .rng = NULL};
-    qkv_ctx step = {.arena = step_arena, .train = false, .rng = NULL};
-    qkv_tensor *memory = qkv_seq2seq_encode(m, &mem, src, src_valid, B, Ts);
-    qkv_tensor **k = qkv_arena_alloc(mem_arena, 2 * (size_t)L * sizeof *k), **v = k + L;
-    if (!memory || !k)
-        goto end;
-    for (int l = 0; l < L && use_cache; l++)
-        if (qkv_cross_attn_memory(&m->dec[l].cross, &mem, memory, &k[l], &v[l]) < 0)
-            goto end;
-    for (size_t i = 0; i < (size_t)B * Tmax; i++)
-        out[i] = QKV_SEQ2SEQ_PAD;
-    for (int b = 0; b < B; b++)
-        dec_in[(size_t)b * Tmax] = QKV_SEQ2SEQ_BOS;
-    int n_done = 0;
-    for (int t = 0; t < Tmax && n_done < B; t++) {
-        qkv_arena_reset(step_arena);
-        size_t stride;
-        const qkv_real *logits = step_logits(m, &step, cache, k, v, memory, src_valid, dec_in, B, t,
-                                             &stride);
-        if (!logits)
-            goto end;
-        for (int b = 0; b < B; b++) {
-            int32_t tok = qkv__argmax(logits + b * stride, m->vocab_size);
-            if (!done[b])
-                out[(size_t)b * Tmax + t] = tok;
-            if (tok == QKV_SEQ2SEQ_EOS && !done[b]) {
-                done[b] = true;
-                n_done++;
-            }
-            if (t + 1 < Tmax)
-                dec_in[(size_t)b * Tmax + t + 1] = tok;
+    int Tmax = m->cfg.max_tgt, rc = -1;
+    qkv_lm *lm = qkv_seq2seq_lm_new(m, src, src_valid, B, Ts, use_cache);
+    int32_t *bos = lm ? qkv_alloc((size_t)B * sizeof *bos) : NULL;
+    for (int b = 0; bos && b < B; b++)
+        bos[b] = QKV_SEQ2SEQ_BOS;
+    if (bos)
+        rc = qkv_generate_batch(lm, B, bos, 1, Tmax, &(qkv_sample_opts){0}, NULL, QKV_SEQ2SEQ_EOS,
+                                out);
+    /* After its EOS a row is padding, as in a batch of targets. */
+    for (int b = 0; rc == 0 && b < B; b++) {
+        int32_t *row = out + (size_t)b * Tmax;
+        bool ended = false;
+        for (int t = 0; t < Tmax; t++) {
+            if (ended)
+                row[t] = QKV_SEQ2SEQ_PAD;
+            ended = ended || row[t] == QKV_SEQ2SEQ_EOS;
         }
     }
-    rc = 0;
-end:
-    qkv_set_grad_enabled(was);
-    qkv_free(done);
-    qkv_free(dec_in);
-    qkv_kv_cache_free(cache);
-    qkv_arena_free(&step_arena);
-    qkv_arena_free(&mem_arena);
+    qkv_free(bos);
+    qkv_seq2seq_lm_free(lm);
     return rc < 0 ? qkv__fail_in(fn) : 0;
 }
 

@@ -149,3 +149,32 @@ MISUSE(qkv_generate_text, null_opts)
     qkv_tokenizer_build(&t, "abcde", 5);
     FAILS_INT(qkv_generate_text(&FLAT, &t, "a", 3, NULL, rng(), NULL, NULL), "opts is NULL");
 }
+MISUSE(qkv_generate_batch, null_out)
+{
+    FAILS_INT(qkv_generate_batch(&FLAT, 1, PROMPT, 2, 3, &OPTS, rng(), -1, NULL),
+              "qkv_generate_batch", "out is NULL");
+}
+MISUSE(qkv_generate_batch, null_prompts)
+{
+    int32_t out[3];
+    FAILS_INT(qkv_generate_batch(&FLAT, 1, NULL, 2, 3, &OPTS, rng(), -1, out), "prompts is NULL");
+}
+MISUSE(qkv_generate_batch, no_rows)
+{
+    int32_t out[3];
+    FAILS_INT(qkv_generate_batch(&FLAT, 0, PROMPT, 2, 3, &OPTS, rng(), -1, out), "B 0");
+}
+MISUSE(qkv_generate_batch, stop_outside_vocab)
+{
+    int32_t out[3];
+    FAILS_INT(qkv_generate_batch(&FLAT, 1, PROMPT, 2, 3, &OPTS, rng(), 5, out), "stop token 5",
+              "vocabulary of 5");
+}
+MISUSE(qkv_generate_batch, failing_model)
+{
+    qkv_lm lm = FLAT;
+    lm.model = &lm; /* FLAT's forward fails when its model is set */
+    int32_t out[6];
+    FAILS_INT(qkv_generate_batch(&lm, 2, (int32_t[]){1, 2, 3, 4}, 2, 3, &OPTS, rng(), -1, out),
+              "qkv_generate_batch", "flat: asked to fail");
+}

@@ -343,3 +343,34 @@ MISUSE(qkv_seq2seq_encode, past_its_positions)
     FAILS_NULL(qkv_seq2seq_encode(s2s(), ctx(), src, NULL, 1, 40),
                "qkv_seq2seq_encode: 1 sequences of 40 positions from 0; the model has");
 }
+MISUSE(qkv_seq2seq_lm_new, null_model)
+{
+    FAILS_NULL(qkv_seq2seq_lm_new(NULL, (int32_t[]){3, 4}, NULL, 1, 2, true), "m is NULL");
+}
+MISUSE(qkv_seq2seq_lm_new, null_src)
+{
+    FAILS_NULL(qkv_seq2seq_lm_new(s2s(), NULL, NULL, 1, 2, true), "src is NULL");
+}
+MISUSE(qkv_seq2seq_lm_new, past_its_positions)
+{
+    int32_t src[40] = {0};
+    FAILS_NULL(qkv_seq2seq_lm_new(s2s(), src, NULL, 1, 40, false), "qkv_seq2seq_lm_new",
+               "40 positions");
+}
+MISUSE(qkv_generate_batch, seq2seq_lm_made_for_another_batch)
+{
+    qkv_lm *lm = qkv_seq2seq_lm_new(s2s(), (int32_t[]){3, 4}, NULL, 1, 2, true);
+    if (!lm)
+        misuse_fail("qkv_seq2seq_lm_new: %s", qkv_last_error());
+    int32_t out[2 * 64];
+    FAILS_INT(qkv_generate_batch(lm, 2, (int32_t[]){QKV_SEQ2SEQ_BOS, QKV_SEQ2SEQ_BOS}, 1, 4, &OPTS,
+                                 rng(), QKV_SEQ2SEQ_EOS, out),
+              "2 rows, but the lm was made for 1 inputs");
+    qkv_seq2seq_lm_free(lm);
+}
+MISUSE(qkv_seq2seq_lm_free, null) { HARMLESS((qkv_seq2seq_lm_free(NULL), 0)); }
+MISUSE(qkv_seq2seq_lm_free, not_made_by_lm_new)
+{
+    qkv_lm lm = FLAT;
+    REFUSES(qkv_seq2seq_lm_free(&lm), "not made by qkv_seq2seq_lm_new");
+}

@@ -320,14 +320,15 @@ const qkv_sample_opts OPTS = {.temperature = 1, .top_k = 0, .top_p = 1};
 
 /* FLAT's forward: uniform logits, or NULL when its model pointer is set (a
  * model that fails). */
-static qkv_tensor *flat_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int n, int pos)
+static qkv_tensor *flat_logits(void *model, const qkv_ctx *ctx, const int32_t *ids, int B, int n,
+                               int pos)
 {
     (void)ids, (void)n, (void)pos;
     if (model) {
         qkv_set_error("flat: asked to fail");
         return NULL;
     }
-    return qkv_zeros(ctx->arena, QKV_SHAPE(1, 5));
+    return qkv_zeros(ctx->arena, QKV_SHAPE(B, 5));
 }
 const qkv_lm FLAT = {.logits = flat_logits, .vocab_size = 5, .context = 4};
 
