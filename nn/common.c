@@ -70,12 +70,20 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
     if (!(cfg->dropout >= 0 && cfg->dropout <= QKV_DROPOUT_MAX))
         return qkv_set_error("%s '%s': dropout %g is not in [0, %g]", who, name,
                              (double)cfg->dropout, QKV_DROPOUT_MAX);
+    if (!(cfg->init_std >= 0 && isfinite(cfg->init_std)))
+        return qkv_set_error("%s '%s': init_std %g must be finite and >= 0 (0 = 0.02)", who, name,
+                             (double)cfg->init_std);
     return 0;
+}
+
+qkv_real qkv__init_std(const qkv_block_config *cfg)
+{
+    return cfg->init_std > 0 ? cfg->init_std : (qkv_real)0.02;
 }
 
 qkv_real qkv__resid_std(const qkv_block_config *cfg)
 {
-    return (qkv_real)(0.02 / sqrt(2.0 * qkv__n_layer(cfg)));
+    return (qkv_real)(qkv__init_std(cfg) / sqrt(2.0 * qkv__n_layer(cfg)));
 }
 
 int qkv__n_layer(const qkv_block_config *cfg) { return cfg->n_layer > 0 ? cfg->n_layer : 1; }

@@ -12,7 +12,7 @@ int qkv_cross_attn_init(qkv_cross_attn *m, qkv_params *p, const char *name,
     int C = cfg->n_embd;
     *m = (qkv_cross_attn){.n_embd = C, .n_mem = n_mem, .n_head = cfg->n_head,
                           .dropout = cfg->dropout};
-    const qkv_real std = (qkv_real)0.02;
+    const qkv_real std = qkv__init_std(cfg);
     bool bias = !cfg->opts.no_bias;
     if (qkv__linear_sub(&m->c_q, p, name, "c_q", C, C, bias, std) < 0 ||
         qkv__linear_sub(&m->c_kv, p, name, "c_kv", n_mem, 2 * C, bias, std) < 0 ||

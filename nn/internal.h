@@ -51,8 +51,11 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
 int qkv__norm_init(qkv_ln *m, qkv_params *p, const char *name, const qkv_block_config *cfg);
 
 /* The initial std of the projections that write into the residual stream:
- * 0.02/√(2·n_layer), so the stream's variance does not grow with depth (GPT-2). */
+ * init_std/√(2·n_layer), so the stream's variance does not grow with depth (GPT-2). */
 qkv_real qkv__resid_std(const qkv_block_config *cfg);
+
+/* The std of cfg's weights: cfg->init_std, or 0.02 when it is 0. */
+qkv_real qkv__init_std(const qkv_block_config *cfg);
 
 /* The number of blocks cfg describes: its n_layer, 0 meaning 1 (a block on its own). */
 int qkv__n_layer(const qkv_block_config *cfg);

@@ -9,7 +9,7 @@ int qkv_mlp_init(qkv_mlp *m, qkv_params *p, const char *name, const qkv_block_co
     int C = cfg->n_embd;
     *m = (qkv_mlp){.dropout = cfg->dropout, .opts = cfg->opts};
     bool bias = !cfg->opts.no_bias;
-    if (qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, bias, (qkv_real)0.02) < 0 ||
+    if (qkv__linear_sub(&m->c_fc, p, name, "c_fc", C, 4 * C, bias, qkv__init_std(cfg)) < 0 ||
         qkv__linear_sub(&m->c_proj, p, name, "c_proj", 4 * C, C, bias, qkv__resid_std(cfg)) < 0)
         return -1;
     return 0;

@@ -16,7 +16,8 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
         return qkv_set_error("qkv_self_attn_init: '%s': RoPE turns pairs of coordinates, but the "
                              "head size %d is odd", name, D);
     bool bias = !cfg->opts.no_bias;
-    if (qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, bias, (qkv_real)0.02) < 0 ||
+    if (qkv__linear_sub(&m->c_attn, p, name, "c_attn", C, 3 * C, bias,
+                        qkv__init_std(cfg)) < 0 ||
         qkv__linear_sub(&m->c_proj, p, name, "c_proj", C, C, bias, qkv__resid_std(cfg)) < 0)
         return -1;
     char qn[QKV_PARAM_NAME_MAX], kn[QKV_PARAM_NAME_MAX];

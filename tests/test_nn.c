@@ -574,6 +574,45 @@ START_TEST(test_init_statistics_and_names)
 }
 END_TEST
 
+/* init_std sets every weight's std, the residual projections' at
+ * init_std/√(2·n_layer); 0 is 0.02. */
+START_TEST(test_init_std_chosen_in_the_config)
+{
+    fixture f;
+    fx_open(&f, 11);
+    qkv_block_config cfg = {.n_embd = 64, .n_head = 4, .n_layer = 2, .init_std = (qkv_real)0.1};
+    qkv_block block;
+    qkv_cross_block dec;
+    ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
+    ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec.0", &cfg, 32), 0);
+    ck_assert_int_eq(qkv_params_alloc(f.p, &f.rng), 0);
+    double resid = 0.1 / sqrt(2.0 * 2);
+    assert_normal_init(f.p, "h.0.attn.c_attn.weight", 0.1);
+    assert_normal_init(f.p, "h.0.mlp.c_fc.weight", 0.1);
+    assert_normal_init(f.p, "h.0.attn.c_proj.weight", resid);
+    assert_normal_init(f.p, "h.0.mlp.c_proj.weight", resid);
+    assert_normal_init(f.p, "dec.0.cross.c_q.weight", 0.1);
+    assert_normal_init(f.p, "dec.0.cross.c_kv.weight", 0.1);
+    assert_normal_init(f.p, "dec.0.cross.c_proj.weight", resid);
+    fx_close(&f);
+    /* 0 and 0.02 draw the same weights. */
+    qkv_block_config zero = {.n_embd = 16, .n_head = 2}, explicit = zero;
+    explicit.init_std = (qkv_real)0.02;
+    qkv_params *p[2] = {qkv_params_new(), qkv_params_new()};
+    qkv_block b[2];
+    for (int i = 0; i < 2; i++) {
+        qkv_rng rng;
+        qkv_rng_seed(&rng, 5);
+        ck_assert_int_eq(qkv_block_init(&b[i], p[i], "h", i ? &explicit : &zero, true), 0);
+        ck_assert_int_eq(qkv_params_alloc(p[i], &rng), 0);
+    }
+    ck_assert_int_eq(p[0]->total, p[1]->total);
+    ck_assert(memcmp(p[0]->data, p[1]->data, p[0]->total * sizeof(qkv_real)) == 0);
+    qkv_params_free(&p[0]);
+    qkv_params_free(&p[1]);
+}
+END_TEST
+
 START_TEST(test_no_bias_config)
 {
     fixture f;
@@ -720,6 +759,7 @@ static Suite *nn_suite(void)
     tcase_add_test(tc, test_kv_cache_matches_uncached);
     tcase_add_test(tc, test_kv_cache_misuse_is_an_error);
     tcase_add_test(tc, test_init_statistics_and_names);
+    tcase_add_test(tc, test_init_std_chosen_in_the_config);
     tcase_add_test(tc, test_no_bias_config);
     tcase_add_test(tc, test_error_messages_name_the_shapes);
     tcase_add_test(tc, test_weights_through_blocks);

@@ -77,12 +77,14 @@ typedef struct qkv_ctx {
 typedef struct qkv_block_config {
     int n_embd;       /* C: width of the residual stream */
     int n_head;       /* H: attention heads; n_embd must be a multiple of it */
-    int n_layer;      /* blocks in the model (residual projections start at 0.02/√(2·n_layer),
+    int n_layer;      /* blocks in the model (residual projections start at init_std/√(2·n_layer),
                          a key/value cache has n_layer layers); 0 = 1, a block on its own */
     qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability;
                          0 = none; [0, QKV_DROPOUT_MAX] */
     qkv_model_options opts; /* the options (qkv/options.h); all false, the zero value, is
                                GPT-2's block, biases included; untied does not concern a block */
+    qkv_real init_std;      /* std of the weights' normal init (the residual projections get
+                               init_std/√(2·n_layer)); 0 = 0.02, GPT-2's */
 } qkv_block_config;
 
 /* ---- Linear, Embedding, LayerNorm, MLP ---- */

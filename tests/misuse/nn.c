@@ -371,6 +371,20 @@ MISUSE(qkv_block_init, null_config)
     qkv_block m;
     FAILS_INT(qkv_block_init(&m, fresh(), "b", NULL, true), "cfg is NULL");
 }
+MISUSE(qkv_block_init, negative_init_std)
+{
+    qkv_block m;
+    qkv_block_config cfg = *block_config();
+    cfg.init_std = -1;
+    FAILS_INT(qkv_block_init(&m, fresh(), "b", &cfg, true), "init_std -1", "(0 = 0.02)");
+}
+MISUSE(qkv_block_init, nan_init_std)
+{
+    qkv_block m;
+    qkv_block_config cfg = *block_config();
+    cfg.init_std = NAN;
+    FAILS_INT(qkv_block_init(&m, fresh(), "b", &cfg, true), "init_std nan");
+}
 MISUSE(qkv_block_forward, null_module)
 {
     FAILS_NULL(qkv_block_forward(NULL, ctx(), btc(8), NULL, NULL), "m is NULL");
