@@ -585,6 +585,52 @@ END_TEST
 /* A learning rate that blows the weights up: the run stops with a message
  * naming the step, exits 1, and the checkpoint left behind loads and holds
  * only finite weights. */
+/* The losses on the progress lines of r's stdout, n of them, into loss. */
+static void step_losses(const result *r, double *loss, int n)
+{
+    const char *at = r->out;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg((at = strstr(at, "  loss ")) && sscanf(at, "  loss %lf", &loss[i]) == 1,
+                      "progress line %d missing in:\n%s", i + 1, r->out);
+        at++;
+    }
+}
+
+/* --grad-accum K with --batch B is a step of K·B sequences: the same
+ * batches, the same losses (to the 4 digits printed), and the plan says
+ * so; a resumed run keeps it and cannot change it. */
+START_TEST(test_grad_accum_is_a_larger_batch_in_the_memory_of_one)
+{
+#define SMALL "--data", text_path, "--layers", "1", "--heads", "2", "--embd", "16", "--block", "16", \
+              "--eval-iters", "1", "--threads", "1", "--log-every", "1", "--eval-every", "3"
+    result whole = RUN("train", SMALL, "--batch", "8", "--iters", "3", "--out", "whole.ckpt");
+    EXPECT(whole, 0, "");
+    result micro = RUN("train", SMALL, "--batch", "4", "--grad-accum", "2", "--iters", "3",
+                       "--out", "micro.ckpt");
+    EXPECT(micro, 0, "");
+    ck_assert_msg(strstr(micro.out, "3 steps of 2 micro-batches of 4 x 16 tokens"), "plan:\n%s",
+                  micro.out);
+    double a[3], b[3];
+    step_losses(&whole, a, 3);
+    step_losses(&micro, b, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabs(a[i] - b[i]) < 2e-4, "step %d: loss %.4f with --batch 8, %.4f with "
+                      "--batch 4 --grad-accum 2", i + 1, a[i], b[i]);
+    result_free(&whole);
+    result_free(&micro);
+    result resumed = RUN("train", "--resume", "micro.ckpt", "--data", text_path, "--iters", "4");
+    EXPECT(resumed, 0, "");
+    ck_assert_msg(strstr(resumed.out, "2 micro-batches of 4 x 16 tokens"), "plan:\n%s",
+                  resumed.out);
+    result_free(&resumed);
+    result changed = RUN("train", "--resume", "micro.ckpt", "--data", text_path, "--grad-accum",
+                         "3");
+    EXPECT(changed, 2, "--grad-accum cannot change a resumed run");
+    result_free(&changed);
+#undef SMALL
+}
+END_TEST
+
 START_TEST(test_diverging_run_stops_and_keeps_a_good_checkpoint)
 {
     result r = RUN("train", "--data", text_path, TINY, "--iters", "200",
@@ -1092,6 +1138,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_text_outside_the_vocabulary);
     tcase_add_test(tc, test_bytes_that_are_not_utf8_are_accepted);
     tcase_add_test(tc, test_sigint_saves_and_resume_continues_exactly);
+    tcase_add_test(tc, test_grad_accum_is_a_larger_batch_in_the_memory_of_one);
     tcase_add_test(tc, test_diverging_run_stops_and_keeps_a_good_checkpoint);
     tcase_add_test(tc, test_time_budget_ends_on_time_with_the_schedule_done);
     tcase_add_test(tc, test_s2s_resume_continues_exactly);

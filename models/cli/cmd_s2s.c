@@ -49,7 +49,7 @@ static const run_kind s2s_run_kind = {.iters_flag = "--steps", .input_flag = "--
 /* qkv s2s train: train; evaluate and save every --eval-every steps, at the end, on Ctrl-C. */
 static int s2s_train(int argc, char **argv)
 {
-    run_options ro = {.kind = &s2s_run_kind, .iters = 1500, .batch = 64, .lr = 3e-3,
+    run_options ro = {.kind = &s2s_run_kind, .iters = 1500, .batch = 64, .grad_accum = 1, .lr = 3e-3,
                       .min_lr = 1e-4, .warmup = 100, .weight_decay = 0.1, .grad_clip = 1.0,
                       .eval_every = 250, .eval_iters = 4, .log_every = 50, .seed = 1337,
                       .threads = omp_get_num_procs(), .out = "s2s.ckpt"};
@@ -119,8 +119,12 @@ static int s2s_train(int argc, char **argv)
     model_options_words(&mc->opts, options, sizeof options);
     printf("model: %d+%d layers, %d heads, width %d, dropout %g%s: %zu parameters\n", mc->n_layer,
            mc->n_layer, mc->n_head, mc->n_embd, mc->dropout, options, m->params->total);
-    char step_size[32];
-    snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
+    char step_size[64];
+    if (tc->grad_accum > 1)
+        snprintf(step_size, sizeof step_size, "%d micro-batches of %d pairs", tc->grad_accum,
+                 tc->batch_size);
+    else
+        snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
     train_print_plan(run, &ro, step_size);
     char resume_args[300];
     snprintf(resume_args, sizeof resume_args, "--task %s", task->name);

@@ -81,7 +81,8 @@ int cmd_train(int argc, char **argv)
      * settings from the library, so --help shows what a bare run does. */
     const preset *dp = &presets[0];
     const qkv_train_config dt = qkv_train_defaults();
-    run_options ro = {.kind = &gpt_run_kind, .iters = dp->iters, .batch = dp->batch, .lr = dt.lr,
+    run_options ro = {.kind = &gpt_run_kind, .iters = dp->iters, .batch = dp->batch,
+                      .grad_accum = 1, .lr = dt.lr,
                       .min_lr = dt.min_lr, .warmup = dt.warmup,
                       .weight_decay = dt.weight_decay, .grad_clip = dt.grad_clip,
                       .eval_every = 500, .eval_iters = dt.eval_iters, .log_every = 100,
@@ -181,7 +182,7 @@ int cmd_train(int argc, char **argv)
                ro.threads, run->cfg.batch_size / dist_size(), run->cfg.batch_size);
     const qkv_gpt_config *mc = &m->cfg;
     const qkv_train_config *tc = &run->cfg;
-    int B = tc->batch_size, T = mc->block_size;
+    int B = tc->batch_size, T = mc->block_size, K = tc->grad_accum > 1 ? tc->grad_accum : 1;
     printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, corpus->len,
            corpus->tok.size, corpus->n_train, corpus->len - corpus->n_train);
     char options[160];
@@ -190,13 +191,16 @@ int cmd_train(int argc, char **argv)
            mc->n_layer, mc->n_head, mc->n_embd, mc->block_size, mc->dropout, options,
            m->params->total);
     char step_size[64];
-    snprintf(step_size, sizeof step_size, "%d x %d tokens", B, T);
+    if (K > 1)
+        snprintf(step_size, sizeof step_size, "%d micro-batches of %d x %d tokens", K, B, T);
+    else
+        snprintf(step_size, sizeof step_size, "%d x %d tokens", B, T);
     train_print_plan(run, &ro, step_size);
     char resume_args[4200];
     snprintf(resume_args, sizeof resume_args, "--data %s", data);
     /* An evaluation runs 2·eval_iters forwards, each about a third of a step. */
     const train_loop loop = {.prog = "qkv train", .opts = &ro, .run = run,
-                             .resume_args = resume_args, .tokens_per_step = (double)B * T,
+                             .resume_args = resume_args, .tokens_per_step = (double)K * B * T,
                              .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate, .ud = m};
     int status = train_loop_run(&loop);
     qkv_training_free(run);

@@ -157,6 +157,7 @@ static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
     const qkv_train_config *c = &run->cfg;
     term(r, "run length", "--iters %d", c->iters);
     term(r, "global batch", "--batch %d", c->batch_size);
+    term(r, "micro-batches per step", "--grad-accum %d", c->grad_accum > 1 ? c->grad_accum : 1);
     term_real(r, "learning rate", "--lr", c->lr);
     term_real(r, "final learning rate", "--min-lr", c->min_lr);
     term(r, "warmup", "--warmup %d", c->warmup);

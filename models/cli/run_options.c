@@ -18,6 +18,9 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
         {"--time", ARG_STR, &o->time, 0, 0, "SECONDS",
          "train this long instead: 300, 90s, 5m, up to a year (evaluations included)"},
         {"--batch", ARG_INT, &o->batch, 1, k->max_batch, "B", k->batch_help},
+        {"--grad-accum", ARG_INT, &o->grad_accum, 1, QKV_TRAIN_GRAD_ACCUM_MAX, "N",
+         "micro-batches of --batch per step, their gradients averaged: the step of a batch N "
+         "times larger in the memory of one"},
     };
     const arg_spec rest[] = {
         {"--lr", ARG_REAL, &o->lr, QKV_TRAIN_LR_MIN, QKV_TRAIN_LR_MAX, "LR", "peak learning rate"},
@@ -126,5 +129,6 @@ qkv_train_config run_config(const run_options *o)
     return (qkv_train_config){.iters = o->iters, .batch_size = o->batch, .lr = o->lr,
                               .min_lr = o->min_lr, .warmup = o->warmup, .wsd_decay = o->wsd,
                               .weight_decay = o->weight_decay, .grad_clip = o->grad_clip,
-                              .eval_iters = o->eval_iters, .seed = (uint64_t)o->seed};
+                              .eval_iters = o->eval_iters, .seed = (uint64_t)o->seed,
+                              .grad_accum = o->grad_accum};
 }

@@ -25,7 +25,7 @@ typedef struct run_kind {
  * (--help shows them); args_parse and run_check set the rest. */
 typedef struct run_options {
     const run_kind *kind;
-    int iters, batch, warmup, eval_every, eval_iters, log_every, seed, threads;
+    int iters, batch, grad_accum, warmup, eval_every, eval_iters, log_every, seed, threads;
     double lr, min_lr, wsd, weight_decay, grad_clip;
     const char *time;   /* --time as given, or NULL */
     const char *out;    /* the checkpoint to write */
@@ -35,7 +35,7 @@ typedef struct run_options {
 } run_options;
 
 /* The most specs run_specs adds to the command's own. */
-enum { RUN_SPECS_MAX = 17 };
+enum { RUN_SPECS_MAX = 18 };
 
 /* A training command's options for args_parse, in --help's order: head
  * (what it trains on, a preset), the run's length and batch, model (the
