@@ -1,7 +1,7 @@
 /* qkv/version.h — which qkv this is.
  *
- *     #if QKV_VERSION_MAJOR == 0 && QKV_VERSION_MINOR < 2     // at compile time
- *     puts("compiled with headers older than qkv 0.2");
+ *     #if QKV_VERSION_MAJOR < 1                                 // at compile time
+ *     puts("compiled with headers older than qkv 1.0");
  *     #endif
  *     printf("built with qkv %s, running %s\n", QKV_VERSION_STRING, qkv_version());
  *
@@ -27,11 +27,11 @@
 
 #include "qkv/base.h"
 
-#define QKV_VERSION_MAJOR 0
-#define QKV_VERSION_MINOR 2
+#define QKV_VERSION_MAJOR 1
+#define QKV_VERSION_MINOR 0
 #define QKV_VERSION_PATCH 0
 
-/* "MAJOR.MINOR.PATCH", e.g. "0.1.0". */
+/* "MAJOR.MINOR.PATCH", e.g. "1.0.0". */
 #define QKV_VERSION_STRING QKV_VERSION_STR_(QKV_VERSION_MAJOR) "." \
     QKV_VERSION_STR_(QKV_VERSION_MINOR) "." QKV_VERSION_STR_(QKV_VERSION_PATCH)
 #define QKV_VERSION_STR_(n) QKV_VERSION_STR2_(n)

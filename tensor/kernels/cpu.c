@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if QKV__CPU_X86
+#include <cpuid.h>
+#endif
 
 #include "qkv/base.h"
 
@@ -40,6 +43,19 @@ bool qkv__cpu_supported(int path)
     default:
         return false;
     }
+}
+
+bool qkv__cpu_avx512_halved(void)
+{
+#if QKV__CPU_X86
+    unsigned a, b, c, d;
+    if (!qkv__cpu_supported(QKV__CPU_AVX512) || !__get_cpuid(1, &a, &b, &c, &d))
+        return false;
+    unsigned family = (a >> 8 & 0xF) == 0xF ? 0xF + (a >> 20 & 0xFF) : a >> 8 & 0xF;
+    return __builtin_cpu_is("amd") && family == 0x19; /* Zen 4; Zen 3 has no AVX-512 */
+#else
+    return false;
+#endif
 }
 
 int qkv__cpu_parse(const char *name)

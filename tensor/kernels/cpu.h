@@ -53,6 +53,11 @@ int qkv__cpu_use(const char *what, const char *name);
 /* The supported paths' names, widest first, space-separated, into buf. */
 const char *qkv__cpu_list(char *buf, int size);
 
+/* Whether the core runs a 512-bit vector as two 256-bit halves (AMD Zen 4,
+ * family 19h): AVX-512 then does no more arithmetic per cycle than AVX2, only
+ * in fewer instructions, so a kernel the width bounds is not twice as fast. */
+bool qkv__cpu_avx512_halved(void);
+
 /* ---- one kernel body, compiled once per path ---- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)

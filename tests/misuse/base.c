@@ -62,6 +62,10 @@ MISUSE(qkv_threads, takes_no_arguments) { MISUSE_ASSERT(qkv_threads() >= 1); }
 MISUSE(qkv_version, takes_no_arguments) { MISUSE_ASSERT(strcmp(qkv_version(), QKV_VERSION_STRING) == 0); }
 
 MISUSE(qkv_check_version, negative) { REFUSES(qkv_check_version(-1, 0), "major -1"); }
+MISUSE(qkv_check_version, a_newer_minor)
+{
+    REFUSES(qkv_check_version(QKV_VERSION_MAJOR, QKV_VERSION_MINOR + 1), "built for qkv");
+}
 MISUSE(qkv_check_version, another_major)
 {
     REFUSES(qkv_check_version(QKV_VERSION_MAJOR + 1, 0), "built for qkv");
