@@ -128,14 +128,21 @@ static qkv_tensor *public_gpt_logits(void *model, const qkv_ctx *ctx, const int3
     return qkv_gpt_logits(model, ctx, ids, B, n, NULL);
 }
 
-START_TEST(test_a_model_of_ones_own_matches_the_gpt_generation)
+/* A small GPT over 20 tokens with a window of block, its weights scaled far from uniform. */
+static qkv_gpt *sharp_gpt(int block, uint64_t seed)
 {
-    qkv_gpt_config mc = {.vocab_size = 20, .block_size = 12, .n_layer = 2, .n_head = 2,
+    qkv_gpt_config mc = {.vocab_size = 20, .block_size = block, .n_layer = 2, .n_head = 2,
                          .n_embd = 16};
-    qkv_gpt *m = qkv_gpt_new(&mc, 7);
+    qkv_gpt *m = qkv_gpt_new(&mc, seed);
     ck_assert_qkv(m);
     for (size_t i = 0; i < m->params->total; i++)
-        m->params->data[i] *= 20; /* far from uniform */
+        m->params->data[i] *= 20;
+    return m;
+}
+
+START_TEST(test_a_model_of_ones_own_matches_the_gpt_generation)
+{
+    qkv_gpt *m = sharp_gpt(12, 7);
     qkv_lm lm = {.model = m, .logits = public_gpt_logits, .vocab_size = 20, .context = 12};
     const int32_t prompt[3] = {1, 2, 3};
     qkv_sample_opts opts = {.temperature = 0.9, .top_k = 8};
@@ -161,12 +168,7 @@ END_TEST
  * others'; with a stop token every row ends at its first one, then stop. */
 START_TEST(test_a_batch_is_its_rows_one_by_one)
 {
-    qkv_gpt_config mc = {.vocab_size = 20, .block_size = 8, .n_layer = 2, .n_head = 2,
-                         .n_embd = 16};
-    qkv_gpt *m = qkv_gpt_new(&mc, 9);
-    ck_assert_qkv(m);
-    for (size_t i = 0; i < m->params->total; i++)
-        m->params->data[i] *= 20;
+    qkv_gpt *m = sharp_gpt(8, 9);
     enum { B = 3, N = 30 };
     const int32_t prompts[B * 2] = {1, 2, 7, 7, 19, 0};
     qkv_sample_opts greedy = {0};

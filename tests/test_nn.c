@@ -528,6 +528,21 @@ static void assert_constant(const qkv_params *p, const char *name, qkv_real valu
                       (double)it->t->data[i], (double)value);
 }
 
+/* The weights of block "h.0" and decoder block "dec.0" in p: N(0, std²), the
+ * residual projections N(0, (std/√(2·n_layer))²). */
+static void assert_block_stds(const qkv_params *p, double std, int n_layer)
+{
+    double resid = std / sqrt(2.0 * n_layer);
+    const char *plain[] = {"h.0.attn.c_attn.weight", "h.0.mlp.c_fc.weight",
+                           "dec.0.cross.c_q.weight", "dec.0.cross.c_kv.weight"};
+    const char *residual[] = {"h.0.attn.c_proj.weight", "h.0.mlp.c_proj.weight",
+                              "dec.0.cross.c_proj.weight"};
+    for (int i = 0; i < 4; i++)
+        assert_normal_init(p, plain[i], std);
+    for (int i = 0; i < 3; i++)
+        assert_normal_init(p, residual[i], resid);
+}
+
 START_TEST(test_init_statistics_and_names)
 {
     fixture f;
@@ -552,15 +567,8 @@ START_TEST(test_init_statistics_and_names)
     ck_assert_int_eq(f.p->count, 13 + 20);
     qkv_tensor *w = block.attn.c_attn.weight;
     ck_assert(w->ndim == 2 && w->shape[0] == 192 && w->shape[1] == 64);
-    double resid = 0.02 / sqrt(2.0 * 4);
     assert_normal_init(f.p, "wte.weight", 0.02);
-    assert_normal_init(f.p, "h.0.attn.c_attn.weight", 0.02);
-    assert_normal_init(f.p, "h.0.mlp.c_fc.weight", 0.02);
-    assert_normal_init(f.p, "h.0.attn.c_proj.weight", resid);
-    assert_normal_init(f.p, "h.0.mlp.c_proj.weight", resid);
-    assert_normal_init(f.p, "dec.0.cross.c_q.weight", 0.02);
-    assert_normal_init(f.p, "dec.0.cross.c_kv.weight", 0.02);
-    assert_normal_init(f.p, "dec.0.cross.c_proj.weight", resid);
+    assert_block_stds(f.p, 0.02, 4);
     const char *ones[] = {"h.0.ln_1.weight", "h.0.ln_2.weight", "dec.0.ln_1.weight",
                           "dec.0.ln_2.weight", "dec.0.ln_3.weight"};
     for (int i = 0; i < 5; i++)
@@ -586,14 +594,7 @@ START_TEST(test_init_std_chosen_in_the_config)
     ck_assert_int_eq(qkv_block_init(&block, f.p, "h.0", &cfg, true), 0);
     ck_assert_int_eq(qkv_cross_block_init(&dec, f.p, "dec.0", &cfg, 32), 0);
     ck_assert_int_eq(qkv_params_alloc(f.p, &f.rng), 0);
-    double resid = 0.1 / sqrt(2.0 * 2);
-    assert_normal_init(f.p, "h.0.attn.c_attn.weight", 0.1);
-    assert_normal_init(f.p, "h.0.mlp.c_fc.weight", 0.1);
-    assert_normal_init(f.p, "h.0.attn.c_proj.weight", resid);
-    assert_normal_init(f.p, "h.0.mlp.c_proj.weight", resid);
-    assert_normal_init(f.p, "dec.0.cross.c_q.weight", 0.1);
-    assert_normal_init(f.p, "dec.0.cross.c_kv.weight", 0.1);
-    assert_normal_init(f.p, "dec.0.cross.c_proj.weight", resid);
+    assert_block_stds(f.p, 0.1, 2);
     fx_close(&f);
     /* 0 and 0.02 draw the same weights. */
     qkv_block_config zero = {.n_embd = 16, .n_head = 2}, explicit = zero;
