@@ -25,7 +25,7 @@ typedef struct result {
     double spread;    /* (max - min) / median of the timed runs */
     int ok;           /* 1 when the measurement ran */
     double params_mb; /* training: the parameters with their gradients and AdamW moments */
-    double arena_mb;  /* training: the step arena (activations, graph, gradients) */
+    double arena_mb;  /* the context sweep: a step's activations, graph and gradients */
 } result;
 
 /* Run fn(arg) in a child process; its result comes through a pipe and its
@@ -40,7 +40,7 @@ typedef struct train_case {
 } train_case;
 
 /* Median ms per training step of a train_case (run it in a child) over a
- * random corpus, with the memory of its parameters and step arena. */
+ * random corpus, with the memory of its parameters. */
 result bench_train(const void *arg);
 
 /* The context sweep: the baby model at T = 256 ... 8192 with B·T fixed,

@@ -116,10 +116,8 @@ result bench_train(const void *arg)
             r.value = cli_median(ms, n);
             r.spread = (ms[n - 1] - ms[0]) / r.value;
             r.ok = 1;
-            /* Values, gradients and AdamW's two moments; the step arena's
-             * blocks (the reset after each step keeps their total). */
+            /* Values, gradients and AdamW's two moments. */
             r.params_mb = 4.0 * cr.model->params->total * sizeof(qkv_real) / (1 << 20);
-            r.arena_mb = (double)qkv_arena_capacity(cr.run->arena) / (1 << 20);
         }
     }
     if (!r.ok)
