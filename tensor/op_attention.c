@@ -44,6 +44,15 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     if (n) {
         /* Room for every thread the backward may use (it uses no more). */
         attn_ctx c = {*pr, lse, drop, omp_get_max_threads()};
+        /* The backward masks again: a copy of the padding mask, since the
+         * caller's may be gone by then (B·Tk bytes). */
+        if (pr->key_valid) {
+            size_t bytes = (size_t)(products / pr->per_entry) * pr->tk;
+            uint8_t *valid = qkv_arena_alloc(a, bytes);
+            if (!valid)
+                return NULL;
+            c.pr.key_valid = memcpy(valid, pr->key_valid, bytes);
+        }
         if (!qkv__set_ctx(a, n, &c, sizeof c))
             return NULL;
         n->scratch_size = (size_t)c.workers * qkv__attention_backward_scratch(pr);

@@ -596,6 +596,43 @@ START_TEST(test_memory_grows_linearly_with_T)
 }
 END_TEST
 
+/* The gradient of q after a padded attention, the mask array overwritten
+ * between the forward and the backward when `clobber`. */
+static void grad_with_mask(bool clobber, qkv_real *dq, size_t n)
+{
+    enum { B = 2, T = 40, C = 8 };
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 71);
+    uint8_t valid[B * T];
+    for (int j = 0; j < B * T; j++)
+        valid[j] = j % 5 != 2;
+    qkv_mask m = {.key_valid = valid};
+    qkv_tensor *q = qkv_randn(a, QKV_SHAPE(B, T, C), 1.5, &rng);
+    qkv_tensor *kv = qkv_randn(a, QKV_SHAPE(B, T, C), 1.5, &rng);
+    qkv_set_requires_grad(q, true);
+    qkv_tensor *out = qkv_attention_heads(a, q, kv, kv, 2, &m, 0, NULL, NULL);
+    ck_assert_qkv(out);
+    if (clobber)
+        memset(valid, 1, sizeof valid);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, out, out))), 0);
+    ck_assert_uint_eq(q->size, n);
+    memcpy(dq, q->grad, n * sizeof *dq);
+    qkv_arena_free(&a);
+}
+
+START_TEST(test_backward_keeps_its_own_mask)
+{
+    /* The backward masks the recomputed weights again: from a copy of the
+     * mask, not the caller's array, which may be gone or reused by then. */
+    enum { N = 2 * 40 * 8 };
+    qkv_real kept[N], clobbered[N];
+    grad_with_mask(false, kept, N);
+    grad_with_mask(true, clobbered, N);
+    ck_assert(memcmp(kept, clobbered, sizeof kept) == 0);
+}
+END_TEST
+
 static Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention_core");
@@ -616,6 +653,7 @@ static Suite *attention_suite(void)
     tcase_add_test(tc, test_tiles_match_plain);
     tcase_add_test(tc, test_same_bits_on_any_thread_count);
     tcase_add_test(tc, test_memory_grows_linearly_with_T);
+    tcase_add_test(tc, test_backward_keeps_its_own_mask);
     suite_add_tcase(s, tc);
     return s;
 }
