@@ -1,5 +1,5 @@
-/* softmax and masked softmax over the last dim (see qkv/ops.h), and the row
- * kernel that qkv_attention shares (softmax_kernel.h). */
+/* softmax and masked softmax over the last dim (see qkv/ops.h), and the mask
+ * rules that qkv_attention shares (softmax_kernel.h). */
 #include <omp.h>
 #include <string.h>
 #include <tgmath.h>
@@ -93,7 +93,7 @@ QKV__KERNEL(softmax_row,
              qkv_real scale),
             (y, x, valid, n_seen, tk, scale))
 
-/* Row r of qkv__softmax_forward's scores: query r % tq of batch entry
+/* Row r of softmax_forward's scores: query r % tq of batch entry
  * r / per_batch, whose row of key_valid (when there is one) it reads. */
 static void masked_row(qkv_real *y, const qkv_real *x, const uint8_t *key_valid, size_t per_batch,
                        bool causal, qkv_real scale, size_t r, int tq, int tk)
@@ -103,14 +103,19 @@ static void masked_row(qkv_real *y, const qkv_real *x, const uint8_t *key_valid,
     softmax_row(y + r * tk, x + r * tk, valid, n_seen, tk, scale);
 }
 
-void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, qkv_real scale,
-                          size_t rows, int batch, int tq, int tk)
+/* y = softmax(scale·x + mask) over each row of x, viewed as (rows, tk).
+ * The rows are the queries of (batch, ..., tq) scores: row r is query r % tq
+ * of batch entry r / (rows / batch), which picks key_valid's row. Masked keys
+ * get weight exactly 0; a row with every key masked is all zeros. mask may be
+ * NULL (then batch and tq are unused). y may be x. Parallel over rows. */
+static void softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, qkv_real scale,
+                            size_t rows, int batch, int tq, int tk)
 {
     // x and y are (rows, tk); rows = batch · (rows per batch entry), the last factor tq
     const uint8_t *key_valid = mask ? mask->key_valid : NULL;
     size_t per_batch = key_valid ? rows / (size_t)batch : rows;
     bool causal = mask && mask->causal;
-    /* Inside a parallel region (an attention problem per thread) this thread does every row. */
+    /* Inside a caller's parallel region this thread does every row. */
     if (rows * (size_t)tk < QKV__PAR_MIN || omp_in_parallel()) {
         for (size_t r = 0; r < rows; r++)
             masked_row(y, x, key_valid, per_batch, causal, scale, r, tq, tk);
@@ -145,13 +150,6 @@ QKV__KERNEL(softmax_backward_row,
              int tk),
             (dx, dy, y, scale, accumulate, tk))
 
-/* The row kernel on the active path, for qkv_attention (softmax_kernel.h). */
-void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
-                               qkv_real scale, bool accumulate, int tk)
-{
-    softmax_backward_row(dx, dy, y, scale, accumulate, tk);
-}
-
 /* dx += the softmax backward of every row of y, dy (rows, tk). */
 static void softmax_backward_rows(qkv_real *dx, const qkv_real *dy, const qkv_real *y,
                                   qkv_real scale, size_t rows, int tk)
@@ -180,8 +178,7 @@ static qkv_tensor *softmax(qkv_arena *a, const char *op, qkv_tensor *x, const qk
     if (!y)
         return NULL;
     int tq = x->ndim >= 2 ? x->shape[x->ndim - 2] : 1;
-    qkv__softmax_forward(y->data, x->data, mask, scale, qkv__rows(x), x->shape[0], tq,
-                         qkv__cols(x));
+    softmax_forward(y->data, x->data, mask, scale, qkv__rows(x), x->shape[0], tq, qkv__cols(x));
     qkv_node *n = qkv__record(a, y, op, softmax_backward, 1, &x);
     if (n && !qkv__set_ctx(a, n, &scale, sizeof scale))
         return NULL;

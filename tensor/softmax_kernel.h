@@ -1,5 +1,5 @@
-/* Internal: the one masked-softmax kernel, shared by qkv_softmax,
- * qkv_softmax_masked and qkv_attention (defined in op_softmax.c). Not installed. */
+/* Internal: the mask rules shared by qkv_softmax_masked and qkv_attention
+ * (defined in op_softmax.c). Not installed. */
 #ifndef QKV_SOFTMAX_KERNEL_H
 #define QKV_SOFTMAX_KERNEL_H
 
@@ -20,20 +20,5 @@ int qkv__check_causal(const char *op, const qkv_mask *mask, int tq, int tk);
  * (with tk > tq the extra keys are an earlier context); none when tk < tq and
  * i is early. */
 int qkv__visible_keys(bool causal, int i, int tq, int tk);
-
-/* y = softmax(scale·x + mask) over each row of x, viewed as (rows, tk).
- * The rows are the queries of (batch, ..., tq) scores: row r is query r % tq
- * of batch entry r / (rows / batch), which picks key_valid's row. Masked keys
- * get weight exactly 0; a row with every key masked is all zeros. mask may be
- * NULL (then batch and tq are unused). y may be x. Parallel over rows. */
-void qkv__softmax_forward(qkv_real *y, const qkv_real *x, const qkv_mask *mask, qkv_real scale,
-                          size_t rows, int batch, int tq, int tk);
-
-/* The backward of the forward above for one row, from its output y and
- * dy = dL/dy over the first n keys: dx = scale · y ⊙ (dy − Σ y·dy), added
- * into dx when accumulate, else written (then dx may be dy). Where y is 0
- * (masked) the term is exactly 0. */
-void qkv__softmax_backward_row(qkv_real *dx, const qkv_real *dy, const qkv_real *y, qkv_real scale,
-                               bool accumulate, int n);
 
 #endif

@@ -3,6 +3,9 @@
  * gradients. The reference is tensor/attention_plain.c, the formula as plain
  * loops (sums in double), in the same precision as the fast core, so the
  * comparisons need only float tolerances. */
+#include <omp.h>
+
+#include "attention_tiles.h"
 #include "tensor/attention_plain.h"
 #include "testing.h"
 
@@ -503,6 +506,133 @@ START_TEST(test_bad_shapes_are_named)
 }
 END_TEST
 
+START_TEST(test_tiles_match_plain)
+{
+    /* Sizes that cut the tiles unevenly, every mask, both layouts
+     * (tests/support/attention_tiles.c); float rounding over up to 513 keys. */
+    attention_tiles_check(3e-5);
+}
+END_TEST
+
+/* Output and gradients of q, k, v of a causal, padded attention with dropout
+ * on `threads` threads, one after the other into got (4 tensors' values). */
+static void run_on_threads(int threads, qkv_real *got, size_t n)
+{
+    enum { B = 2, T = 200, H = 2, C = 16 };
+    omp_set_num_threads(threads);
+    qkv_arena *a = qkv_arena_new(1 << 22);
+    qkv_rng rng, drop;
+    qkv_rng_seed(&rng, 51);
+    qkv_rng_seed(&drop, 52);
+    static uint8_t valid[B * T];
+    for (int j = 0; j < B * T; j++)
+        valid[j] = j % 7 != 3;
+    qkv_mask m = {.causal = true, .key_valid = valid};
+    qkv_tensor *x[3];
+    for (int i = 0; i < 3; i++) {
+        x[i] = qkv_randn(a, QKV_SHAPE(B, T, C), 1.5, &rng);
+        qkv_set_requires_grad(x[i], true);
+    }
+    qkv_tensor *r = qkv_randn(a, QKV_SHAPE(B, T, C), 1, &rng);
+    qkv_tensor *out = qkv_attention_heads(a, x[0], x[1], x[2], H, &m, 0.2f, &drop, NULL);
+    ck_assert_qkv(out);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, out, r))), 0);
+    size_t each = out->size;
+    ck_assert_uint_eq(4 * each, n);
+    memcpy(got, out->data, each * sizeof *got);
+    for (int i = 0; i < 3; i++)
+        memcpy(got + (i + 1) * each, x[i]->grad, each * sizeof *got);
+    qkv_arena_free(&a);
+}
+
+START_TEST(test_same_bits_on_any_thread_count)
+{
+    /* B·H·T² >= QKV__PAR_MIN: the tiles are shared out among the threads,
+     * and dropout's verdicts come from a hash, not from the order of draws. */
+    enum { N = 4 * 2 * 200 * 16 };
+    static qkv_real one[N], two[N];
+    int saved = omp_get_max_threads();
+    run_on_threads(1, one, N);
+    run_on_threads(2, two, N);
+    omp_set_num_threads(saved);
+    ck_assert_msg(memcmp(one, two, sizeof one) == 0, "1 and 2 threads differ");
+}
+END_TEST
+
+/* Arena bytes a causal self-attention over T keys (one head, d = 16) takes,
+ * forward and backward together. */
+static size_t bytes_at(int T)
+{
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 61);
+    qkv_tensor *x[3];
+    for (int i = 0; i < 3; i++) {
+        x[i] = qkv_randn(a, QKV_SHAPE(1, T, 16), 1, &rng);
+        qkv_set_requires_grad(x[i], true);
+    }
+    size_t before = qkv_arena_used(a);
+    qkv_mask causal = {.causal = true};
+    qkv_tensor *out = qkv_attention(a, x[0], x[1], x[2], &causal, 0, NULL, NULL);
+    ck_assert_qkv(out);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, out)), 0);
+    size_t used = qkv_arena_used(a) - before;
+    qkv_arena_free(&a);
+    return used;
+}
+
+START_TEST(test_memory_grows_linearly_with_T)
+{
+    /* Stored T×T weights would grow 3x as much from T = 512 to 1024 as from
+     * 256 to 512 (quadratic); what the core keeps per query (its output,
+     * log-sum-exp, gradients) grows 2x. Small T: this runs under qemu too. */
+    double d1 = (double)bytes_at(512) - (double)bytes_at(256);
+    double d2 = (double)bytes_at(1024) - (double)bytes_at(512);
+    ck_assert_msg(d1 > 0 && d2 <= 2.2 * d1, "arena growth %.0f then %.0f bytes: not linear", d1,
+                  d2);
+    /* ...and less than half of what the weights alone would add. */
+    ck_assert_msg(d2 < (1024.0 * 1024 - 512.0 * 512) * sizeof(qkv_real) / 2,
+                  "%.0f bytes for 512 more keys", d2);
+}
+END_TEST
+
+/* The gradient of q after a padded attention, the mask array overwritten
+ * between the forward and the backward when `clobber`. */
+static void grad_with_mask(bool clobber, qkv_real *dq, size_t n)
+{
+    enum { B = 2, T = 40, C = 8 };
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 71);
+    uint8_t valid[B * T];
+    for (int j = 0; j < B * T; j++)
+        valid[j] = j % 5 != 2;
+    qkv_mask m = {.key_valid = valid};
+    qkv_tensor *q = qkv_randn(a, QKV_SHAPE(B, T, C), 1.5, &rng);
+    qkv_tensor *kv = qkv_randn(a, QKV_SHAPE(B, T, C), 1.5, &rng);
+    qkv_set_requires_grad(q, true);
+    qkv_tensor *out = qkv_attention_heads(a, q, kv, kv, 2, &m, 0, NULL, NULL);
+    ck_assert_qkv(out);
+    if (clobber)
+        memset(valid, 1, sizeof valid);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, out, out))), 0);
+    ck_assert_uint_eq(q->size, n);
+    memcpy(dq, q->grad, n * sizeof *dq);
+    qkv_arena_free(&a);
+}
+
+START_TEST(test_backward_keeps_its_own_mask)
+{
+    /* The backward masks the recomputed weights again: from a copy of the
+     * mask, not the caller's array, which may be gone or reused by then. */
+    enum { N = 2 * 40 * 8 };
+    qkv_real kept[N], clobbered[N];
+    grad_with_mask(false, kept, N);
+    grad_with_mask(true, clobbered, N);
+    ck_assert(memcmp(kept, clobbered, sizeof kept) == 0);
+}
+END_TEST
+
 static Suite *attention_suite(void)
 {
     Suite *s = suite_create("attention_core");
@@ -520,6 +650,10 @@ static Suite *attention_suite(void)
     tcase_add_test(tc, test_heads_side_by_side_match_split_heads);
     tcase_add_test(tc, test_backward_matches_plain);
     tcase_add_test(tc, test_bad_shapes_are_named);
+    tcase_add_test(tc, test_tiles_match_plain);
+    tcase_add_test(tc, test_same_bits_on_any_thread_count);
+    tcase_add_test(tc, test_memory_grows_linearly_with_T);
+    tcase_add_test(tc, test_backward_keeps_its_own_mask);
     suite_add_tcase(s, tc);
     return s;
 }

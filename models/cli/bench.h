@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 
+#include "qkv/gpt.h"
+
 /* The most threads bench_gemm times: its table has columns for 1 and 2. */
 #define BENCH_GEMM_MAX_THREADS 2
 
@@ -16,5 +18,34 @@ void bench_gemm(int runs, int max_threads, bool quick);
  * (one thread) and check each path is at least `need` times as fast as the
  * next narrower one; quick times shorter rounds. Returns how many failed. */
 int bench_kernels(bool quick, double need);
+
+/* What a child measured, sent back through a pipe. */
+typedef struct result {
+    double value;     /* median ms/step or tokens/s */
+    double spread;    /* (max - min) / median of the timed runs */
+    int ok;           /* 1 when the measurement ran */
+    double params_mb; /* training: the parameters with their gradients and AdamW moments */
+    double arena_mb;  /* the context sweep: a step's activations, graph and gradients */
+} result;
+
+/* Run fn(arg) in a child process; its result comes through a pipe and its
+ * peak RSS (MB) from wait4 (cmd_bench.c). */
+result in_child(result (*fn)(const void *), const void *arg, double *rss_mb);
+
+/* One training configuration to time. */
+typedef struct train_case {
+    const char *name;
+    qkv_gpt_config model;
+    int batch, threads, warmup, steps;
+} train_case;
+
+/* Median ms per training step of a train_case (run it in a child) over a
+ * random corpus, with the memory of its parameters. */
+result bench_train(const void *arg);
+
+/* The context sweep: the baby model at T = 256 ... 8192 with B·T fixed,
+ * each T in a child process of its own (for its own peak RSS), `steps`
+ * timed steps after one warm-up, on `threads` threads (bench_context.c). */
+void bench_context(int steps, int threads);
 
 #endif

@@ -43,16 +43,7 @@ static qkv_corpus *random_corpus(int vocab, size_t len)
     return c;
 }
 
-/* What a child measured, sent back through a pipe. */
-typedef struct result {
-    double value;   /* median ms/step or tokens/s */
-    double spread;  /* (max - min) / median of the timed runs */
-    int ok;         /* 1 when the measurement ran */
-} result;
-
-/* Run fn(arg) in a child process; its result comes through a pipe and its
- * peak RSS (MB) from wait4. */
-static result in_child(result (*fn)(const void *), const void *arg, double *rss_mb)
+result in_child(result (*fn)(const void *), const void *arg, double *rss_mb)
 {
     result r = {0};
     int fd[2];
@@ -76,12 +67,6 @@ static result in_child(result (*fn)(const void *), const void *arg, double *rss_
         *rss_mb = (double)ru.ru_maxrss / 1024.0;
     return r;
 }
-
-typedef struct train_case {
-    const char *name;
-    qkv_gpt_config model;
-    int batch, threads, warmup, steps;
-} train_case;
 
 /* A training run of one train_case: its model, a random corpus, the run. */
 typedef struct case_run {
@@ -114,8 +99,7 @@ static void case_run_free(case_run *r)
     qkv_corpus_free(r->text);
 }
 
-/* Median ms per training step of one train_case (run in a child). */
-static result bench_train(const void *arg)
+result bench_train(const void *arg)
 {
     const train_case *tc = arg;
     result r = {0};
@@ -132,6 +116,8 @@ static result bench_train(const void *arg)
             r.value = cli_median(ms, n);
             r.spread = (ms[n - 1] - ms[0]) / r.value;
             r.ok = 1;
+            /* Values, gradients and AdamW's two moments. */
+            r.params_mb = 4.0 * cr.model->params->total * sizeof(qkv_real) / (1 << 20);
         }
     }
     if (!r.ok)
@@ -272,7 +258,8 @@ static result bench_gemm_table(const void *arg)
 int cmd_bench(int argc, char **argv)
 {
     int steps = 20, runs = 7, max_threads = omp_get_num_procs() >= 2 ? 2 : 1;
-    bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false, ops = false;
+    bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false, ops = false,
+         context = false;
     const char *cpu = NULL;
     const arg_spec specs[] = {
         {"--steps", ARG_INT, &steps, 2, 64, "N", "timed training steps per configuration"},
@@ -285,6 +272,9 @@ int cmd_bench(int argc, char **argv)
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
          "narrower (--quick: 1.2x; 0.7x where the width is not the limit); and where the larger "
          "model's step goes, op by op"},
+        {"--context", ARG_FLAG, &context, 0, 0, NULL,
+         "also the context sweep: baby at T = 256 ... 8192, B x T = 8192, ms/step and peak RSS "
+         "per T (about a minute)"},
         {"--cpu", ARG_STR, &cpu, 0, 0, "PATH",
          "vector path of every kernel: avx512, avx2 or portable (default: $QKV_CPU, else the "
          "widest this CPU runs)"},
@@ -377,6 +367,8 @@ int cmd_bench(int argc, char **argv)
                    "without (recompute the window)", 1, r.ok ? r.value : NAN, 100 * r.spread);
         }
     }
+    if (context)
+        bench_context(steps / 4 > 2 ? steps / 4 : 2, max_threads);
     print_load();
     return status;
 }

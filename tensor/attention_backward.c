@@ -1,0 +1,110 @@
+/* The backward of the attention core in tiles (FlashAttention-2, Dao 2023):
+ * the weights are never stored; each tile's are recomputed from q, k and
+ * the forward's log-sum-exp, P = exp(Q·Kᵀ/√d − lse), and with
+ * D = rowsum(dO ⊙ O) the softmax's backward is dS = P ⊙ (dP − D). The keys
+ * are the outer loop, so that a tile of keys gathers its dK and dV from
+ * every query tile that sees it while they are in cache. */
+#include "attention_layout.h"
+
+/* Scratch per worker: the weights, the weights after dropout and dP/dS
+ * (a tile each), then D of one problem's queries. */
+size_t qkv__attention_backward_scratch(const problem *pr)
+{
+    return 3 * (size_t)QUERY_TILE * KEY_TILE + (size_t)pr->tq;
+}
+
+/* The first query tile (a multiple of QUERY_TILE) whose last query sees key j0. */
+static int first_tile_seeing(const problem *pr, int j0)
+{
+    if (!pr->causal)
+        return 0;
+    /* Query i sees key j0 when i >= j0 − (tk − tq). */
+    int i = j0 - (pr->tk - pr->tq);
+    return i <= 0 ? 0 : i / QUERY_TILE * QUERY_TILE;
+}
+
+/* The gradients of problem e, with its scratch w. */
+static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
+{
+    const problem *pr = &c->pr;
+    qkv_tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    offsets o = offsets_of(pr, e);
+    int ld = pr->lq.ld, ldk = pr->lkv.ld, d = pr->d;
+    qkv_real *p = w, *pz = p + (size_t)QUERY_TILE * KEY_TILE, *ds = pz + (size_t)QUERY_TILE * KEY_TILE;
+    qkv_real *delta = ds + (size_t)QUERY_TILE * KEY_TILE;
+    const qkv_real *dout = n->out->grad + o.q, *out = n->out->data + o.q;
+    const qkv_real *lse = c->lse + (size_t)e * pr->tq;
+    const qkv__attn_drop *drop = &c->drop;
+    const uint8_t *valid = valid_of(pr, e);
+    qkv_real scale = score_scale(d);
+    bool need_ds = q->grad || k->grad; /* dS only feeds dQ and dK */
+
+    /* D_i = dO_i · O_i = Σ_j P'_ij dP'_ij: the softmax backward's row sum,
+     * without the weights (O = P'·V, P' the weights after dropout). */
+    for (int i = 0; i < pr->tq; i++) {
+        qkv_real sum = 0;
+        for (int x = 0; x < d; x++)
+            sum += dout[(size_t)i * ld + x] * out[(size_t)i * ld + x];
+        delta[i] = sum;
+    }
+    for (int j0 = 0; j0 < pr->tk; j0 += KEY_TILE) {
+        const qkv_real *kj = k->data + o.kv + (size_t)j0 * ldk, *vj = v->data + o.kv + (size_t)j0 * ldk;
+        for (int i0 = first_tile_seeing(pr, j0); i0 < pr->tq; i0 += QUERY_TILE) {
+            int m = pr->tq - i0 < QUERY_TILE ? pr->tq - i0 : QUERY_TILE;
+            int kend = keys_seen(pr, i0 + m), nk = kend - j0 < KEY_TILE ? kend - j0 : KEY_TILE;
+            if (nk <= 0)
+                continue;
+            const qkv_real *qi = q->data + o.q + (size_t)i0 * ld, *doi = dout + (size_t)i0 * ld;
+            size_t row0 = (size_t)e * pr->tq + i0;
+            /* The forward's scores of this tile, the same product, masked the
+             * same way, and their weights from each query's log-sum-exp. */
+            tile_gemm(false, true, m, nk, d, scale, qi, ld, kj, ldk, 0, p, KEY_TILE);
+            for (int r = 0; r < m; r++) {
+                qkv_real *pr_row = p + (size_t)r * KEY_TILE;
+                qkv__attn_hide(pr_row, valid ? valid + j0 : NULL, seen_in(pr, i0 + r, j0, nk), nk);
+                qkv__attn_weights(pr_row, pr_row, lse[i0 + r], nk);
+                if (drop->on)
+                    qkv__attn_drop_apply(pz + (size_t)r * KEY_TILE, pr_row, drop,
+                                         qkv__attn_drop_row(drop, row0 + r), j0, nk);
+            }
+            const qkv_real *pused = drop->on ? pz : p;
+            /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
+             * gradients of the queries that used it). */
+            if (v->grad)
+                tile_gemm(true, false, nk, d, m, 1, pused, KEY_TILE, doi, ld, 1,
+                          v->grad + o.kv + (size_t)j0 * ldk, ldk);
+            if (!need_ds)
+                continue;
+            /* dP' = dO·Vᵀ, then back through dropout and the softmax of each
+             * query's row: dS = P ⊙ (dP − D). Hidden weights are 0, so hidden
+             * scores get no gradient. */
+            tile_gemm(false, true, m, nk, d, 1, doi, ld, vj, ldk, 0, ds, KEY_TILE);
+            for (int r = 0; r < m; r++)
+                qkv__attn_row_grad(ds + (size_t)r * KEY_TILE, ds + (size_t)r * KEY_TILE,
+                                   p + (size_t)r * KEY_TILE, delta[i0 + r], drop,
+                                   drop->on ? qkv__attn_drop_row(drop, row0 + r) : 0, j0, nk);
+            /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
+            if (q->grad)
+                tile_gemm(false, false, m, d, nk, scale, ds, KEY_TILE, kj, ldk, 1,
+                          q->grad + o.q + (size_t)i0 * ld, ld);
+            if (k->grad)
+                tile_gemm(true, false, nk, d, m, scale, ds, KEY_TILE, qi, ld, 1,
+                          k->grad + o.kv + (size_t)j0 * ldk, ldk);
+        }
+    }
+}
+
+void qkv__attention_backward(qkv_node *n)
+{
+    attn_ctx *c = n->ctx;
+    const problem *pr = &c->pr;
+    int products = pr->nb * pr->nh;
+    int workers = attention_workers(products, (size_t)products * pr->tq * pr->tk);
+    workers = workers < c->workers ? workers : c->workers;
+    size_t per = qkv__attention_backward_scratch(pr);
+    /* A problem per thread, each through its whole loop: its gradients are
+     * summed in one order whatever the thread count. */
+#pragma omp parallel for schedule(static) num_threads(workers) if (workers > 1)
+    for (int e = 0; e < products; e++)
+        backward_problem(c, n, e, n->scratch + (size_t)omp_get_thread_num() * per);
+}

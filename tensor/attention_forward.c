@@ -1,0 +1,109 @@
+/* The forward of the attention core in tiles (FlashAttention, Dao et al.
+ * 2022): each tile of queries goes through its keys a tile at a time with
+ * an online softmax, a running max and sum per query, and its output
+ * accumulates rescaled as the max grows. What is kept per query is only
+ * the output and the log-sum-exp of its scores: memory linear in T, and
+ * the scores never leave the cache. */
+#include <string.h>
+
+#include "attention_layout.h"
+
+size_t qkv__attention_forward_scratch(void) { return (size_t)QUERY_TILE * (KEY_TILE + 2); }
+
+/* o (m rows, pitch ld) *= f, row by row (f[r] == 1 leaves row r). */
+static void scale_rows(qkv_real *o, int ld, int m, int d, const qkv_real *f)
+{
+    for (int r = 0; r < m; r++) {
+        if (f[r] == 1)
+            continue;
+        qkv_real *row = o + (size_t)r * ld;
+        for (int c = 0; c < d; c++)
+            row[c] *= f[r];
+    }
+}
+
+/* Queries [i0, i0 + m) of problem e: their output rows and log-sum-exps. s
+ * is a QUERY_TILE × KEY_TILE tile of scores, then 2 × QUERY_TILE values for
+ * the running maxima and sums. */
+static void forward_tile(const problem *pr, int e, int i0, int m, const qkv_real *q,
+                         const qkv_real *k, const qkv_real *v, qkv_real *out, qkv_real *lse,
+                         const qkv__attn_drop *d, qkv_real *s)
+{
+    offsets o = offsets_of(pr, e);
+    int ld = pr->lq.ld, ldk = pr->lkv.ld, kend = keys_seen(pr, i0 + m);
+    const qkv_real *qi = q + o.q + (size_t)i0 * ld;
+    qkv_real *oi = out + o.q + (size_t)i0 * ld, *mx = s + (size_t)QUERY_TILE * KEY_TILE,
+             *sum = mx + QUERY_TILE, alpha[QUERY_TILE];
+    const uint8_t *valid = valid_of(pr, e);
+    size_t row0 = (size_t)e * pr->tq + i0; /* the tile's first row of all problems' */
+    for (int r = 0; r < m; r++)
+        mx[r] = -INFINITY, sum[r] = 0;
+    for (int j0 = 0; j0 < kend; j0 += KEY_TILE) {
+        int n = kend - j0 < KEY_TILE ? kend - j0 : KEY_TILE;
+        const qkv_real *kj = k + o.kv + (size_t)j0 * ldk, *vj = v + o.kv + (size_t)j0 * ldk;
+        /* 1. Scores: how well each query matches each key, S = Q·Kᵀ/√d. */
+        tile_gemm(false, true, m, n, pr->d, score_scale(pr->d), qi, ld, kj, ldk, 0, s, KEY_TILE);
+        for (int r = 0; r < m; r++) {
+            qkv_real *sr = s + (size_t)r * KEY_TILE;
+            /* 2. Mask before the softmax: a hidden score is -inf, its weight 0. */
+            qkv__attn_hide(sr, valid ? valid + j0 : NULL, seen_in(pr, i0 + r, j0, n), n);
+            /* 3. Softmax over the keys, online: weights against the running max. */
+            qkv__attn_online(sr, n, &mx[r], &sum[r], &alpha[r]);
+            /* 4. Dropout of the weights (training): the sum above is before it. */
+            if (d->on)
+                qkv__attn_drop_apply(sr, sr, d, qkv__attn_drop_row(d, row0 + r), j0, n);
+        }
+        /* 5. The output so far, rescaled to the new max, plus these weights · V. */
+        if (j0 > 0)
+            scale_rows(oi, ld, m, pr->d, alpha);
+        tile_gemm(false, false, m, pr->d, n, 1, s, KEY_TILE, vj, ldk, j0 > 0 ? 1 : 0, oi, ld);
+    }
+    /* Divide by each row's sum; a row that saw no key at all is 0, and its
+     * log-sum-exp +inf makes every recomputed weight exp(s − inf) = 0. */
+    for (int r = 0; r < m; r++) {
+        qkv_real *row = oi + (size_t)r * ld, inv = sum[r] > 0 ? 1 / sum[r] : 0;
+        for (int c = 0; c < pr->d; c++)
+            row[c] = kend > 0 ? row[c] * inv : 0;
+        lse[row0 + r] = sum[r] > 0 ? mx[r] + log(sum[r]) : INFINITY;
+    }
+}
+
+void qkv__attention_forward(const problem *pr, const qkv_real *q, const qkv_real *k,
+                            const qkv_real *v, qkv_real *out, qkv_real *lse,
+                            const qkv__attn_drop *d, qkv_real *scratch, int workers)
+{
+    int tiles = (pr->tq + QUERY_TILE - 1) / QUERY_TILE, items = pr->nb * pr->nh * tiles;
+    /* Dynamic: under a causal mask later tiles have more keys; which thread
+     * takes a tile never changes its values. */
+#pragma omp parallel for schedule(dynamic) num_threads(workers) if (workers > 1)
+    for (int it = 0; it < items; it++) {
+        int e = it / tiles, i0 = it % tiles * QUERY_TILE;
+        int m = pr->tq - i0 < QUERY_TILE ? pr->tq - i0 : QUERY_TILE;
+        qkv_real *s = scratch + (size_t)omp_get_thread_num() * qkv__attention_forward_scratch();
+        forward_tile(pr, e, i0, m, q, k, v, out, lse, d, s);
+    }
+}
+
+void qkv__attention_weights(const problem *pr, const qkv_real *q, const qkv_real *k,
+                            const qkv_real *lse, qkv_real *p)
+{
+    int products = pr->nb * pr->nh;
+    for (int e = 0; e < products; e++) {
+        offsets o = offsets_of(pr, e);
+        const uint8_t *valid = valid_of(pr, e);
+        for (int i0 = 0; i0 < pr->tq; i0 += QUERY_TILE) {
+            int m = pr->tq - i0 < QUERY_TILE ? pr->tq - i0 : QUERY_TILE, kend = keys_seen(pr, i0 + m);
+            qkv_real *pi = p + o.p + (size_t)i0 * pr->lp.ld;
+            tile_gemm(false, true, m, kend, pr->d, score_scale(pr->d),
+                      q + o.q + (size_t)i0 * pr->lq.ld, pr->lq.ld, k + o.kv, pr->lkv.ld, 0, pi,
+                      pr->lp.ld);
+            /* The same masked scores as the forward's, normalised by its
+             * log-sum-exp; the keys past the tile's last are hidden too. */
+            for (int r = 0; r < m; r++) {
+                qkv_real *row = pi + (size_t)r * pr->lp.ld;
+                qkv__attn_hide(row, valid, seen_in(pr, i0 + r, 0, kend), pr->tk);
+                qkv__attn_weights(row, row, lse[(size_t)e * pr->tq + i0 + r], pr->tk);
+            }
+        }
+    }
+}
