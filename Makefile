@@ -166,9 +166,10 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # MPI launcher through QKV_MPIRUN.
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v $(MPIRUN) >/dev/null && echo 1)
 
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,abi-check fuzz-smoke test-aarch64-quick)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,abi-check fuzz-smoke test-aarch64-quick wasm-if-there)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) QKV_MPIRUN=$(MPIRUN) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
+	echo "== tests/browser/live_page.sh"; sh tests/browser/live_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
 # libqkv.so against the committed ABI baseline (tests/install/check_abi.sh says

@@ -7,7 +7,13 @@
  * natively on that text; time the recomputation; press "generate" and compare
  * with `qkv sample` for the same seed, temperature and top-k.
  *
- *   node live_page.js CHROMIUM QKV CKPT PAGE TEXT SEEDS TOKENS TEMP TOPK
+ *   node live_page.js gpt CHROMIUM QKV CKPT PAGE TEXT SEEDS TOKENS TEMP TOPK
+ *   node live_page.js shot CHROMIUM QKV CKPT PAGE TEXT OUT.png
+ *       type TEXT, then a 1280x900 screenshot of the page into OUT.png.
+ *   node live_page.js seq2seq CHROMIUM QKV CKPT PAGE INPUT OUTPUT
+ *       the encoder-decoder: type INPUT (compared with the program's page
+ *       for it), then OUTPUT as the decoder's reading (the page's self-check
+ *       on what it recomputed).
  *
  * Prints one JSON object of what it measured; exits 1 when a check fails. */
 const {spawn, execFileSync} = require('child_process');
@@ -15,7 +21,7 @@ const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [chromium, qkv, ckpt, page, text, seeds, tokens, temp, topk] = process.argv.slice(2);
+const [mode, chromium, qkv, ckpt, page, text, ...rest] = process.argv.slice(2);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'qkv_live_profile_'));
 const browser = spawn(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -59,11 +65,47 @@ async function waitFor(expr, what) {
   throw new Error('timed out waiting for ' + what);
 }
 
-/* The data block of a page written by qkv attn --html. */
-function pageData(file) {
-  const html = fs.readFileSync(file, 'utf8');
+/* The data block of the page `qkv attn ARGS --html` writes. */
+function nativeData(args) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'qkv_live_native_'));
+  execFileSync(qkv, ['attn', '--ckpt', ckpt, ...args, '--html', tmp + '/native.html', '--live'], {stdio: 'ignore'});
+  const html = fs.readFileSync(tmp + '/native.html', 'utf8');
+  fs.rmSync(tmp, {recursive: true});
   const start = html.indexOf('id="qkv-data">') + 'id="qkv-data">'.length;
   return JSON.parse(html.slice(start, html.indexOf('</script>', start)));
+}
+
+/* Type text into the page's field id: select what is there and insert, as a keyboard would. */
+async function type(id, text) {
+  await evaluate(`(() => { const t = document.getElementById('${id}'); t.focus(); t.select(); })()`);
+  await send('Input.insertText', {text}, session);
+}
+
+/* The largest difference between the weights of two page datas, and how many. */
+function weightDiff(a, b) {
+  let worst = 0, n = 0;
+  a.views.forEach((v, k) => v.data.forEach((L, l) => L.w.forEach((w, i) => {
+    worst = Math.max(worst, Math.abs(w - b.views[k].data[l].w[i]));
+    n++;
+  })));
+  return {worst, n};
+}
+
+/* The encoder-decoder: a typed input against the program's, then an edited output. */
+async function seq2seq(result, fails) {
+  const [output] = rest;
+  await type('live-input', text);
+  const live = await evaluate('window.qkvPage.data()'), native = nativeData(['--input', text]);
+  const d = weightDiff(live, native);
+  result.typed = {input: live.text, output: live.output, native_output: native.output, weights: d.n, worst: d.worst};
+  if (live.text !== text || live.output !== native.output) fails.push('the page did not decode the typed input as the program does');
+  if (!(d.worst <= 1e-5)) fails.push('a recomputed weight differs from the native one by ' + d.worst);
+  await type('live-output', output);
+  const edited = await evaluate('window.qkvPage.data()');
+  result.edited = {output: edited.output, Tq: edited.views[1].Tq, check: await evaluate('window.qkvPage.check()'),
+                   self_check: await evaluate("document.getElementById('self-check').textContent")};
+  if (edited.output !== output || edited.views[1].Tq !== output.length + 1) fails.push('the page did not read the typed output');
+  if (!result.edited.check) fails.push('after the output edit: ' + result.edited.self_check);
 }
 
 async function main() {
@@ -82,18 +124,20 @@ async function main() {
   const fails = [];
   if (!result.opening.startsWith('self-check: pass')) fails.push('the opening self-check did not pass');
   if (result.live !== 'ready') fails.push('the module did not start');
-  if (!fails.length) {
-    /* Type the new text: select what is there and insert, as a keyboard would. */
-    await evaluate("(() => { const t = document.getElementById('live-text'); t.focus(); t.select(); })()");
-    await send('Input.insertText', {text}, session);
-    const live = await evaluate('window.qkvPage.data()');
-    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'qkv_live_native_'));
-    execFileSync(qkv, ['attn', '--ckpt', ckpt, '--text', text, '--html', tmp + '/native.html', '--live'], {stdio: 'ignore'});
-    const native = pageData(tmp + '/native.html');
-    fs.rmSync(tmp, {recursive: true});
+  if (!fails.length && mode === 'shot') {
+    await send('Emulation.setDeviceMetricsOverride', {width: 1280, height: 900, deviceScaleFactor: 1, mobile: false}, session);
+    await type('live-text', text);
+    await evaluate("document.getElementById('next').scrollIntoView(false)");
+    const shot = await send('Page.captureScreenshot', {format: 'png', captureBeyondViewport: false}, session);
+    fs.writeFileSync(rest[0], Buffer.from(shot.data, 'base64'));
+  } else if (!fails.length && mode === 'seq2seq') {
+    await seq2seq(result, fails);
+  } else if (!fails.length) {
+    const [seeds, tokens, temp, topk] = rest;
+    await type('live-text', text);
+    const live = await evaluate('window.qkvPage.data()'), native = nativeData(['--text', text]);
     /* Every weight of the typed text, and the one of the last query to the first key in the last layer. */
-    let worst = 0, n = 0;
-    live.views[0].data.forEach((L, l) => L.w.forEach((w, i) => { worst = Math.max(worst, Math.abs(w - native.views[0].data[l].w[i])); n++; }));
+    const {worst, n} = weightDiff(live, native);
     const v = live.views[0], last = v.data[v.layers - 1].w, i = (v.Tq - 1) * v.Tk;
     result.typed = {text: live.text, Tq: v.Tq, weights: n, worst, one: [last[i], native.views[0].data[v.layers - 1].w[i]]};
     if (live.text !== text || v.Tq !== text.length) fails.push('the page did not recompute for the typed text');
@@ -102,8 +146,7 @@ async function main() {
     /* The recomputation's time: the page's own figure for each of 11 edits, their median. */
     const times = [];
     for (let k = 0; k < 12; k++) {
-      await evaluate("(() => { const t = document.getElementById('live-text'); t.focus(); t.select(); })()");
-      await send('Input.insertText', {text: k % 2 ? text : text.slice(0, -1)}, session);
+      await type('live-text', k % 2 ? text : text.slice(0, -1));
       if (k) times.push(await evaluate('window.qkvPage.recomputeMs()'));
     }
     times.sort((a, b) => a - b);
