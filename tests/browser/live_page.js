@@ -174,9 +174,16 @@ async function main() {
   return fails.length ? 1 : 0;
 }
 
-/* Close the browser, then remove its profile. */
+/* Close the browser, then remove its profile (what its last helper
+ * processes still write there is left to the caller's TMPDIR: live_page.sh
+ * removes its own). */
 function finish(rc) {
-  browser.on('exit', () => { fs.rmSync(profile, {recursive: true, force: true}); process.exit(rc); });
+  browser.on('exit', () => {
+    try {
+      fs.rmSync(profile, {recursive: true, force: true, maxRetries: 5, retryDelay: 100});
+    } catch (e) { /* left in TMPDIR */ }
+    process.exit(rc);
+  });
   browser.kill();
 }
 main().then(finish, (e) => { console.log(JSON.stringify({error: String(e)})); finish(1); });

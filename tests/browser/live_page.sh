@@ -8,10 +8,11 @@
 #   tests/browser/live_page.sh test BUILD
 #       small fresh models (a few training steps), the GPT and the
 #       encoder-decoder; prints what it measured.
-#   tests/browser/live_page.sh measure BUILD GPT.ckpt
+#   tests/browser/live_page.sh measure BUILD GPT.ckpt [TEXT]
 #       the README's figures for a trained GPT: the page's size, the
-#       recomputation's time, and how far the page and qkv sample agree over
-#       10 seeds of 300 tokens (run it under /work/wt/quiet or alone).
+#       recomputation's time for TEXT (default 64 characters: baby's whole
+#       context), and how far the page and qkv sample agree over 10 seeds of
+#       300 tokens (run it under /work/wt/quiet or alone).
 #   tests/browser/live_page.sh shot BUILD GPT.ckpt OUT.png
 #       the README's screenshot of live mode, after typing a text.
 #
@@ -33,17 +34,20 @@ if [ -n "$missing" ]; then
 fi
 tmp=$(mktemp -d /tmp/qkv_live_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-# The module beside this build's program, whatever QKV_WASM says.
+# The module beside this build's program, whatever QKV_WASM says; the
+# browser's profiles in $tmp, removed with it.
 QKV_WASM=$build/wasm
-export QKV_WASM
+TMPDIR=$tmp
+export QKV_WASM TMPDIR
 
 if [ "$mode" = measure ] || [ "$mode" = shot ]; then
     gpt=${3:?the GPT checkpoint}
     "$qkv" attn --ckpt "$gpt" --text "ROMEO:" --html "$tmp/live.html" --live >/dev/null
-    typed="JULIET: O Romeo, Romeo! wherefore art thou Romeo? Deny thy father and refuse thy name"
+    typed=${4:-"JULIET: O Romeo, Romeo! wherefore art thou Romeo? Deny thy fathe"}
     if [ "$mode" = shot ]; then
         # Typed in the page (so the views show the module's numbers), then a picture of it.
         out=${4:?the PNG to write}
+        typed="JULIET: O Romeo, Romeo! wherefore art thou Romeo? Deny thy fathe"
         node "$here/live_page.js" shot "$chromium" "$qkv" "$gpt" "$tmp/live.html" "$typed" "$out"
         if command -v pngquant >/dev/null; then pngquant --force --quality=70-90 --speed 1 --output "$out" "$out"; fi
         ls -l "$out"
