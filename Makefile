@@ -331,7 +331,14 @@ valgrind: $(BUILD)/qkv
 	    OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv $$bad 2>&1; rc=$$?; \
 	    if [ $$rc -ne 1 ]; then echo "valgrind: 'qkv $$bad' ended with $$rc, expected 1"; exit 1; fi; \
 	done
-	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html and four failing runs: no errors, no leaks"
+	@# attn --live: with the module when make wasm built it; without, it must fail (status 1).
+	@if [ -f $(BUILD)/wasm/qkv_live.js ]; then OMP_NUM_THREADS=1 QKV_WASM=$(BUILD)/wasm $(VALGRIND) --error-exitcode=1 \
+	    $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt --text "the quick" --html $(VG_DIR)/live.html --live --force \
+	    --threads 1 > /dev/null || exit 1; fi
+	@OMP_NUM_THREADS=1 QKV_WASM=$(VG_DIR)/none $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
+	    --text "the quick" --html $(VG_DIR)/none.html --live --threads 1 2>/dev/null; rc=$$?; \
+	if [ $$rc -ne 1 ]; then echo "valgrind: attn --live without the module ended with $$rc, expected 1"; exit 1; fi
+	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html (and --live) and five failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)
 
