@@ -540,6 +540,7 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
                               "XMLHttpRequest", "https:"};
     for (size_t i = 0; i < sizeof requests / sizeof *requests; i++)
         ck_assert_msg(!strstr(text, requests[i]), "the page contains %s", requests[i]);
+    ck_assert_msg(!strstr(text, "wasm-unsafe-eval"), "a recorded page may compile WebAssembly");
     /* One data block, one script after it, and the text only as JSON escapes. */
     ck_assert_ptr_null(strstr(text, "</script><b>"));
     ck_assert_ptr_nonnull(strstr(text, "[\"\\u003c\",\"/\",\"s\",\"c\""));
@@ -644,6 +645,7 @@ START_TEST(test_live_page_embeds_the_module_and_the_weights)
     ck_assert_msg(w64 && c64 && js && data && w64 < c64 && c64 < js && js < data,
                   "the live blocks are not there, in order, before the data");
     ck_assert_ptr_nonnull(strstr(text, "connect-src 'none'"));
+    ck_assert_ptr_nonnull(strstr(text, "script-src 'unsafe-inline' 'wasm-unsafe-eval'\">"));
     free(text);
     jval d = page_data(path);
     qkv_arena *a = qkv_arena_new(1 << 20);

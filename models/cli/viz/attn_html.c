@@ -50,13 +50,19 @@ static int put_live(qkv__attn_json *t, const attn_live *live)
 static int put_page(qkv__attn_json *t, const qkv__attn_page *p, const attn_live *live)
 {
     const char *page = (const char *)qkv__attn_page_html;
+    const char *csp = strstr(page, QKV__ATTN_CSP_SCRIPT);
     const char *data = strstr(page, QKV__ATTN_DATA_MARKER);
     const char *slot = strstr(page, QKV__ATTN_LIVE_MARKER);
-    if (!data || !slot || slot > data)
-        return qkv_set_error("attn html: the embedded page lacks its live slot (%s) or its data "
-                             "block (%s)", QKV__ATTN_LIVE_MARKER, QKV__ATTN_DATA_MARKER);
+    if (!csp || !data || !slot || csp > slot || slot > data)
+        return qkv_set_error("attn html: the embedded page lacks its policy (%s), its live slot "
+                             "(%s) or its data block (%s)", QKV__ATTN_CSP_SCRIPT,
+                             QKV__ATTN_LIVE_MARKER, QKV__ATTN_DATA_MARKER);
     data += strlen(QKV__ATTN_DATA_MARKER);
     if (live) {
+        csp += strlen(QKV__ATTN_CSP_SCRIPT);
+        qkv__attn_json_append(t, page, (size_t)(csp - page));
+        put(t, " 'wasm-unsafe-eval'");
+        page = csp;
         slot += strlen(QKV__ATTN_LIVE_MARKER);
         qkv__attn_json_append(t, page, (size_t)(slot - page));
         if (put_live(t, live) < 0)

@@ -97,6 +97,10 @@ extern const unsigned char qkv__attn_page_html[];
  * The page's data goes right after the marker's one occurrence in the page. */
 #define QKV__ATTN_DATA_MARKER "<script type=\"application/json\" id=\"qkv-data\">"
 
+/* A live page may compile its embedded module: its security policy gets
+ * 'wasm-unsafe-eval' after this (a recorded page runs no WebAssembly). */
+#define QKV__ATTN_CSP_SCRIPT "script-src 'unsafe-inline'"
+
 /* Where a live page's module and checkpoint go (a comment in the page file;
  * a recorded page keeps it as it is). */
 #define QKV__ATTN_LIVE_MARKER "<!-- qkv-live -->"
