@@ -9,7 +9,7 @@
  *
  *   node live_page.js gpt CHROMIUM QKV CKPT PAGE TEXT SEEDS TOKENS TEMP TOPK
  *   node live_page.js shot CHROMIUM QKV CKPT PAGE TEXT OUT.png
- *       type TEXT, then a 1280x900 screenshot of the page into OUT.png.
+ *       type TEXT, then a 1200x760 screenshot of the page into OUT.png.
  *   node live_page.js seq2seq CHROMIUM QKV CKPT PAGE INPUT OUTPUT
  *       the encoder-decoder: type INPUT (compared with the program's page
  *       for it), then OUTPUT as the decoder's reading (the page's self-check
@@ -125,7 +125,7 @@ async function main() {
   if (!result.opening.startsWith('self-check: pass')) fails.push('the opening self-check did not pass');
   if (result.live !== 'ready') fails.push('the module did not start');
   if (!fails.length && mode === 'shot') {
-    await send('Emulation.setDeviceMetricsOverride', {width: 1280, height: 900, deviceScaleFactor: 1, mobile: false}, session);
+    await send('Emulation.setDeviceMetricsOverride', {width: 1200, height: 760, deviceScaleFactor: 1, mobile: false}, session);
     await type('live-text', text);
     await evaluate("document.getElementById('next').scrollIntoView(false)");
     const shot = await send('Page.captureScreenshot', {format: 'png', captureBeyondViewport: false}, session);
