@@ -166,9 +166,10 @@ $(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 # MPI launcher through QKV_MPIRUN.
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v $(MPIRUN) >/dev/null && echo 1)
 
-test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,abi-check fuzz-smoke test-aarch64-quick)
+test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,abi-check fuzz-smoke test-aarch64-quick wasm-if-there)
 	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) QKV_MPIRUN=$(MPIRUN) $$t || fail=1; done; \
 	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
+	echo "== tests/browser/live_page.sh"; sh tests/browser/live_page.sh test $(BUILD) || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
 
 # libqkv.so against the committed ABI baseline (tests/install/check_abi.sh says
@@ -330,7 +331,14 @@ valgrind: $(BUILD)/qkv
 	    OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv $$bad 2>&1; rc=$$?; \
 	    if [ $$rc -ne 1 ]; then echo "valgrind: 'qkv $$bad' ended with $$rc, expected 1"; exit 1; fi; \
 	done
-	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html and four failing runs: no errors, no leaks"
+	@# attn --live: with the module when make wasm built it; without, it must fail (status 1).
+	@if [ -f $(BUILD)/wasm/qkv_live.js ]; then OMP_NUM_THREADS=1 QKV_WASM=$(BUILD)/wasm $(VALGRIND) --error-exitcode=1 \
+	    $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt --text "the quick" --html $(VG_DIR)/live.html --live --force \
+	    --threads 1 > /dev/null || exit 1; fi
+	@OMP_NUM_THREADS=1 QKV_WASM=$(VG_DIR)/none $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
+	    --text "the quick" --html $(VG_DIR)/none.html --live --threads 1 2>/dev/null; rc=$$?; \
+	if [ $$rc -ne 1 ]; then echo "valgrind: attn --live without the module ended with $$rc, expected 1"; exit 1; fi
+	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html (and --live) and five failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)
 
@@ -383,3 +391,45 @@ test-aarch64 test-aarch64-quick:
 	for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
 	    CK_TIMEOUT_MULTIPLIER=5 QKV_TEST_BUILD=$(BUILD)/aarch64 $(AARCH64_QEMU) $(BUILD)/aarch64/tests/$$t || fail=1; done; \
 	if [ $$fail -ne 0 ]; then echo "$@: SOME AARCH64 TEST SUITES FAILED"; exit 1; fi
+
+# ---- the live attention page's module: WebAssembly, with emscripten ----
+#   make wasm   $(BUILD)/wasm/qkv_live.js and qkv_live.wasm, which `qkv attn --html OUT --live`
+#               embeds: the library's forward pass, the page's recording (attn_record.c)
+#               and the sampler, compiled from the same sources, single-threaded
+# Optional like the browser: make test builds it when $(EMCC) is there and says
+# SKIPPED when not. No -fopenmp: the pragmas are ignored, and the library's few
+# omp_* calls find the one-thread answers in models/cli/viz/live/omp.h. Objects
+# go into an archive, so the link takes only what the module calls (not the
+# page writer, nor the SVG pictures). Debian's emcc runs its JS tools with
+# node, which finds acorn in /usr/share/nodejs.
+EMCC      ?= emcc
+EMCC_ENV  := NODE_PATH=$${NODE_PATH:+$$NODE_PATH:}/usr/share/nodejs
+WASM      := $(BUILD)/wasm
+WASM_SRC  := $(LIB_SRC) $(filter-out models/cli/viz/attn_html.c,$(VIZ_SRC))
+WASM_OBJ  := $(WASM_SRC:%.c=$(WASM)/obj/%.o)
+WASM_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Imodels/cli/viz/live -Iinclude -I. $(WARN) $(MATH) -O3 -msimd128
+WASM_EXPORTS := _live_load,_live_gpt,_live_seq2seq,_live_numbers,_live_generate,_live_error,_malloc,_free
+WASM_LINK := --no-entry -sMODULARIZE=1 -sEXPORT_NAME=qkvLive -sENVIRONMENT=web -sALLOW_MEMORY_GROWTH=1 \
+             -sDYNAMIC_EXECUTION=0 -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString
+HAVE_EMCC := $(shell command -v $(EMCC) >/dev/null && echo 1)
+
+.PHONY: wasm wasm-if-there
+wasm: $(WASM)/qkv_live.js
+
+$(WASM)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(EMCC_ENV) $(EMCC) $(WASM_BASE) -MMD -MP -c $< -o $@
+
+$(WASM)/libqkv_live.a: $(WASM_OBJ)
+	@rm -f $@
+	$(EMCC_ENV) emar rcs $@ $^
+
+# The .js loader and its .wasm, side by side (the page embeds both).
+$(WASM)/qkv_live.js: $(WASM)/obj/models/cli/viz/live/live.o $(WASM)/libqkv_live.a
+	$(EMCC_ENV) $(EMCC) -O3 $(WASM_LINK) -o $@ $^
+
+wasm-if-there:
+	@if [ -n "$(HAVE_EMCC)" ]; then $(MAKE) --no-print-directory -s wasm BUILD=$(BUILD); \
+	else echo "wasm: SKIPPED: no $(EMCC) (apt-get install emscripten); qkv attn --live needs it"; fi
+
+-include $(WASM_OBJ:.o=.d) $(WASM)/obj/models/cli/viz/live/live.d

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "error_text.h"
-#include "models/cli/viz/viz.h"
+#include "models/cli/viz/viz_internal.h"
 #include "testing.h"
 
 /* ---- a small JSON reader, so the test needs no JSON library ---- */
@@ -455,7 +455,8 @@ START_TEST(test_gpt_page_holds_the_model_weights)
     qkv_tensor *w[2];
     ck_assert_int_eq(qkv_encode(&vocab, TEXT, (size_t)T, ids), 0);
     bool was = qkv_set_grad_enabled(false);
-    ck_assert_qkv(qkv_gpt_logits(m, &ctx, ids, 1, T, w));
+    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, w);
+    ck_assert_qkv(logits);
     qkv_set_grad_enabled(was);
     for (int l = 0; l < 2; l++) {
         const jval *page_w = get(&get(v, "data")->items[l], "w");
@@ -463,6 +464,18 @@ START_TEST(test_gpt_page_holds_the_model_weights)
             ck_assert_double_eq_tol(page_w->items[i].num, w[l]->data[i],
                                     1e-4 * fabs(w[l]->data[i]) + 1e-30);
     }
+    /* The next character's logits are the forward's for the last position,
+     * one per character of the vocabulary. */
+    const jval *next = get(&data, "next"), *chars = get(next, "chars"), *nl = get(next, "logits");
+    int V = vocab.size;
+    ck_assert_int_eq(chars->n, V);
+    ck_assert_int_eq(nl->n, V);
+    for (int i = 0; i < V; i++) {
+        ck_assert_int_eq(chars->items[i].str[0], vocab.byte[i] == ' ' ? '\xE2' : vocab.byte[i]);
+        double want = logits->data[(size_t)(T - 1) * V + i];
+        ck_assert_double_eq_tol(nl->items[i].num, want, 1e-4 * fabs(want) + 1e-6);
+    }
+    ck_assert_str_eq(get(&data, "text")->str, TEXT);
     qkv_arena_free(&a);
     jfree(&data);
     remove_page(path);
@@ -527,6 +540,7 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
                               "XMLHttpRequest", "https:"};
     for (size_t i = 0; i < sizeof requests / sizeof *requests; i++)
         ck_assert_msg(!strstr(text, requests[i]), "the page contains %s", requests[i]);
+    ck_assert_msg(!strstr(text, "wasm-unsafe-eval"), "a recorded page may compile WebAssembly");
     /* One data block, one script after it, and the text only as JSON escapes. */
     ck_assert_ptr_null(strstr(text, "</script><b>"));
     ck_assert_ptr_nonnull(strstr(text, "[\"\\u003c\",\"/\",\"s\",\"c\""));
@@ -609,6 +623,171 @@ START_TEST(test_bad_arguments_are_errors_that_name_them)
 }
 END_TEST
 
+/* A live page: the module's JavaScript inline, its bytes and the checkpoint's
+ * as base64 in their blocks, before the data, whose numbers are the floats
+ * themselves (9 digits), so the page can check its module against them. */
+START_TEST(test_live_page_embeds_the_module_and_the_weights)
+{
+    qkv_tokenizer vocab;
+    qkv_gpt *m = tiny_gpt(&vocab);
+    char path[128];
+    temp_path(path, sizeof path, "live.html");
+    const unsigned char wasm[8] = {0, 'a', 's', 'm', 1, 0, 0, 0};
+    attn_live live = {.module_js = "var qkvLive = function () {}; /* a < b */", .wasm = wasm,
+                      .wasm_len = sizeof wasm, .ckpt = "abcde", .ckpt_len = 5};
+    ck_assert_msg(attn_html_gpt_live(path, m, &vocab, "to be", &live) == 0, "%s", qkv_last_error());
+    char *text = read_text(path);
+    /* base64 by RFC 4648: "\0asm\1\0\0\0" and "abcde" (one '=' of padding). */
+    const char *w64 = strstr(text, "<script type=\"application/octet-stream\" id=\"qkv-wasm\">AGFzbQEAAAA=</script>");
+    const char *c64 = strstr(text, "<script type=\"application/octet-stream\" id=\"qkv-ckpt\">YWJjZGU=</script>");
+    const char *js = strstr(text, "<script id=\"qkv-module\">\nvar qkvLive = function () {}; /* a < b */\n</script>");
+    const char *data = strstr(text, "id=\"qkv-data\">");
+    ck_assert_msg(w64 && c64 && js && data && w64 < c64 && c64 < js && js < data,
+                  "the live blocks are not there, in order, before the data");
+    ck_assert_ptr_nonnull(strstr(text, "connect-src 'none'"));
+    ck_assert_ptr_nonnull(strstr(text, "script-src 'unsafe-inline' 'wasm-unsafe-eval'\">"));
+    free(text);
+    jval d = page_data(path);
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_ctx ctx = {.arena = a};
+    int32_t ids[5];
+    qkv_tensor *w[2];
+    ck_assert_int_eq(qkv_encode(&vocab, "to be", 5, ids), 0);
+    bool was = qkv_set_grad_enabled(false);
+    ck_assert_qkv(qkv_gpt_logits(m, &ctx, ids, 1, 5, w));
+    qkv_set_grad_enabled(was);
+    for (int l = 0; l < 2; l++) {
+        const jval *page_w = get(&get(&get(&d, "views")->items[0], "data")->items[l], "w");
+        for (size_t i = 0; i < w[l]->size; i++)
+            ck_assert_msg((float)page_w->items[i].num == (float)w[l]->data[i],
+                          "weight %zu of layer %d: %.9g in the page, %.9g in the model", i, l,
+                          page_w->items[i].num, (double)w[l]->data[i]);
+    }
+    qkv_arena_free(&a);
+    jfree(&d);
+    remove_page(path);
+    /* A module whose text would end its own block is refused; nothing is written. */
+    temp_path(path, sizeof path, "live.html");
+    live.module_js = "x = '</SCRIPT>';";
+    ck_assert_int_eq(attn_html_gpt_live(path, m, &vocab, "to be", &live), -1);
+    ck_assert_error("attn_html_gpt_live", "contains \"</script\"");
+    ck_assert_int_eq(access(path, F_OK), -1);
+    live.module_js = "";
+    live.wasm = NULL;
+    ck_assert_int_eq(attn_html_gpt_live(path, m, &vocab, "to be", &live), -1);
+    ck_assert_error("attn_html_gpt_live", "live->wasm is NULL");
+    ck_assert_int_eq(access(path, F_OK), -1);
+    remove_page(path);
+    qkv_gpt_free(m);
+}
+END_TEST
+
+/* Where the live module's page data goes: the JSON with every number array
+ * as {"f":offset,"n":count} into one float array, which holds the forward's
+ * floats exactly. */
+static int keep_binary(const qkv__attn_page *p, void *user)
+{
+    qkv__attn_json *t = user;
+    t->binary = true;
+    return qkv__attn_json_data(t, p);
+}
+
+START_TEST(test_binary_data_holds_the_forward_floats)
+{
+    qkv_tokenizer vocab;
+    qkv_gpt *m = tiny_gpt(&vocab);
+    qkv__attn_json t = {0};
+    ck_assert_msg(qkv__attn_record_gpt("test", m, &vocab, "not to be", keep_binary, &t) == 0, "%s",
+                  qkv_last_error());
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_ctx ctx = {.arena = a};
+    int32_t ids[9];
+    qkv_tensor *w[2];
+    ck_assert_int_eq(qkv_encode(&vocab, "not to be", 9, ids), 0);
+    bool was = qkv_set_grad_enabled(false);
+    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, 9, w);
+    qkv_set_grad_enabled(was);
+    ck_assert_qkv(logits);
+    /* The first array written is the next character's logits, then layer 0's weights. */
+    int V = vocab.size, n = 2 * 9 * 9;
+    char want[96];
+    snprintf(want, sizeof want, "\"logits\":{\"f\":0,\"n\":%d}", V);
+    ck_assert_msg(strstr(t.text, want), "no %s in %.200s", want, t.text);
+    snprintf(want, sizeof want, "\"w\":{\"f\":%d,\"n\":%d}", V, n);
+    ck_assert_msg(strstr(t.text, want), "no %s in the data", want);
+    ck_assert_mem_eq(t.bin, logits->data + 8 * V, (size_t)V * sizeof *t.bin);
+    ck_assert_mem_eq(t.bin + V, w[0]->data, (size_t)n * sizeof *t.bin);
+    qkv__attn_json_free(&t);
+    qkv_arena_free(&a);
+    qkv_gpt_free(m);
+}
+END_TEST
+
+static int keep_json(const qkv__attn_page *p, void *user) { return qkv__attn_json_data(user, p); }
+
+/* The encoder-decoder reading an output teacher-forced (what the live page
+ * does when the reader edits the output): for its own greedy answer the
+ * weights are those of the page of its decoding, and after each prefix of
+ * that answer the most likely next token is the answer's next one. */
+START_TEST(test_seq2seq_forced_output_is_the_greedy_decoding)
+{
+    qkv_seq2seq *m = tiny_seq2seq();
+    char answer[12];
+    char *outs[1] = {answer};
+    const char *in = "hello";
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 1, &in, outs), 0);
+    /* The decoder reads at most max_tgt = 10 tokens: BOS and 9 of the answer. */
+    int n = (int)strlen(answer), k = n < 10 ? n : 9;
+    char head[12];
+    snprintf(head, sizeof head, "%.*s", k, answer);
+    qkv__attn_json decoded = {0}, forced = {0};
+    ck_assert_int_eq(qkv__attn_record_seq2seq("test", m, in, NULL, keep_json, &decoded), 0);
+    ck_assert_int_eq(qkv__attn_record_seq2seq("test", m, in, head, keep_json, &forced), 0);
+    const char *a = strstr(decoded.text, "\"views\":"), *b = strstr(forced.text, "\"views\":");
+    /* The same numbers; only the last decoder row's label differs ("⏎" decoded, "?" forced). */
+    jreader ra = {a + 8, false}, rb = {b + 8, false};
+    jval va, vb;
+    read_value(&ra, &va);
+    read_value(&rb, &vb);
+    for (int k = 0; k < 3; k++) {
+        const jval *da = get(&va.items[k], "data"), *db = get(&vb.items[k], "data");
+        for (int l = 0; l < 2; l++)
+            for (int f = 0; f < da->items[l].n; f++) {
+                const jval *xa = &da->items[l].items[f], *xb = &db->items[l].items[f];
+                ck_assert_int_eq(xa->n, xb->n);
+                for (int i = 0; i < xa->n; i++)
+                    ck_assert_double_eq(xa->items[i].num, xb->items[i].num);
+            }
+    }
+    jfree(&va);
+    jfree(&vb);
+    qkv__attn_json_free(&decoded);
+    qkv__attn_json_free(&forced);
+    for (int t = 0; t <= k; t++) {
+        char prefix[12];
+        snprintf(prefix, sizeof prefix, "%.*s", t, answer);
+        qkv__attn_json j = {0};
+        ck_assert_int_eq(qkv__attn_record_seq2seq("test", m, in, prefix, keep_json, &j), 0);
+        jreader r = {strstr(j.text, "\"next\":") + 7, false};
+        jval next;
+        read_value(&r, &next);
+        const jval *chars = get(&next, "chars"), *lg = get(&next, "logits");
+        int best = 0;
+        for (int i = 1; i < lg->n; i++)
+            if (lg->items[i].num > lg->items[best].num)
+                best = i;
+        /* Token 2 is EOS, shown as ⏎, after the whole answer. */
+        if (t < n)
+            ck_assert_int_eq(chars->items[best].str[0], answer[t]);
+        else
+            ck_assert_int_eq(best, QKV_SEQ2SEQ_EOS);
+        jfree(&next);
+        qkv__attn_json_free(&j);
+    }
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
 static Suite *attn_html_suite(void)
 {
     Suite *s = suite_create("attn_html");
@@ -620,6 +799,9 @@ static Suite *attn_html_suite(void)
     tcase_add_test(tc, test_page_asks_for_nothing_outside_itself);
     tcase_add_test(tc, test_page_is_the_page_file_with_the_data_in_its_block);
     tcase_add_test(tc, test_bad_arguments_are_errors_that_name_them);
+    tcase_add_test(tc, test_live_page_embeds_the_module_and_the_weights);
+    tcase_add_test(tc, test_binary_data_holds_the_forward_floats);
+    tcase_add_test(tc, test_seq2seq_forced_output_is_the_greedy_decoding);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "attn_live.h"
 #include "commands.h"
 #include "output.h"
 #include "qkv/qkv.h"
@@ -24,6 +25,7 @@ typedef struct attn_opts {
     int head;  /* -1: every head */
     bool average;
     bool force; /* replace existing files */
+    bool live;  /* the page runs the model itself (WebAssembly) */
 } attn_opts;
 
 /* The layer to draw (o->layer, or the last of n_layer), once --layer and
@@ -51,7 +53,12 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
         qkv_seq2seq_free(m);
         return -1;
     }
-    if (o->html && attn_html_seq2seq(o->html, m, o->input) == 0)
+    attn_live live = {0};
+    int made = o->live ? attn_live_make(&live, NULL, NULL, m) : 0;
+    int wrote = made == 0 && o->html ? attn_html_seq2seq_live(o->html, m, o->input,
+                                                              o->live ? &live : NULL) : -1;
+    attn_live_free(&live);
+    if (wrote == 0)
         printf("%s: wrote %s (encoder, decoder and cross-attention, %d layers, %d heads)\n",
                o->input, o->html, m->cfg.n_layer, m->cfg.n_head);
     else if (o->html) {
@@ -98,7 +105,12 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         qkv_gpt_free(m);
         return -1;
     }
-    if (o->html && attn_html_gpt(o->html, m, &vocab, o->text) == 0)
+    attn_live live = {0};
+    int made = o->live ? attn_live_make(&live, m, &vocab, NULL) : 0;
+    int wrote = made == 0 && o->html ? attn_html_gpt_live(o->html, m, &vocab, o->text,
+                                                          o->live ? &live : NULL) : -1;
+    attn_live_free(&live);
+    if (wrote == 0)
         printf("wrote %s: %zu characters, %d layers, %d heads\n", o->html, strlen(o->text),
                m->cfg.n_layer, m->cfg.n_head);
     else if (o->html) {
@@ -153,6 +165,8 @@ int cmd_attn(int argc, char **argv)
          "with --html alone)"},
         {"--html", ARG_STR, &o.html, 0, 0, "HTML", "also or instead: an interactive page of "
          "every layer and head"},
+        {"--live", ARG_FLAG, &o.live, 0, 0, NULL, "with --html: the page runs the model itself "
+         "(WebAssembly, built by `make wasm`) on any text typed into it"},
         {"--force", ARG_FLAG, &o.force, 0, 0, NULL, "replace an existing --out or --html (never "
          "done without it)"},
         {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
@@ -174,6 +188,8 @@ int cmd_attn(int argc, char **argv)
     if ((o.input != NULL) == (o.text != NULL))
         return args_error(&cmd, "give exactly one of --input TEXT (a seq2seq checkpoint) and "
                           "--text TEXT (a gpt checkpoint)");
+    if (o.live && !o.html)
+        return args_error(&cmd, "--live makes the --html page live: give --html OUT too");
     if (!o.out && !o.html)
         o.out = "attn.svg";
     qkv_protect_input(o.ckpt); /* --out naming the checkpoint must not replace it */

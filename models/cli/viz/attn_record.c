@@ -1,6 +1,7 @@
 /* The attention page of a model: run its real forward pass once with a
  * record of every attention call (qkv_ctx.record), and hand the calls, in
- * the order the model makes them, to the page writer (see viz.h). */
+ * the order the model makes them, to the page's writer (attn_html.c) or to
+ * the live page's module (live/live.c): both get the same page. */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,14 +29,13 @@ static int check_calls(const char *who, const qkv_attn_record *rec, int n)
     return 0;
 }
 
-int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab, const char *text)
+int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer *vocab,
+                         const char *text, qkv__attn_page_fn fn, void *user)
 {
-    const char *who = "attn_html_gpt";
-    if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "vocab", vocab) ||
-        qkv__null(who, "text", text))
+    if (qkv__null(who, "m", m) || qkv__null(who, "vocab", vocab) || qkv__null(who, "text", text))
         return -1;
     size_t len = strlen(text);
-    int L = m->cfg.n_layer;
+    int L = m->cfg.n_layer, V = m->cfg.vocab_size;
     if (len < 1 || len > (size_t)m->cfg.block_size)
         return qkv_set_error("%s: text has %zu characters; the model reads 1 to %d", who, len,
                              m->cfg.block_size);
@@ -53,24 +53,27 @@ int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab
                  "character GPT: %d layers, %d heads of size d = %d (n_embd %d), reading %d "
                  "characters", L, m->cfg.n_head, m->cfg.n_embd / m->cfg.n_head, m->cfg.n_embd, T);
         qkv__attn_page page = {
-            .model = "gpt", .summary = summary, .n_view = 1,
+            .model = "gpt", .summary = summary, .text = text, .n_view = 1,
+            .n_next = V, .next_chars = (const char *)vocab->byte,
+            .next_logits = logits ? logits->data + (size_t)(T - 1) * V : NULL,
             .views = {{.id = "self", .name = "causal self-attention",
                        .rows_name = "query (position reading)", .cols_name = "key (position read)",
                        .rows = text, .cols = text, .n_layer = L, .calls = rec->calls,
                        .stride = 1}},
         };
         if (logits && check_calls(who, rec, L) == 0)
-            rc = qkv__attn_page_write(path, &page);
+            rc = fn(&page, user);
     }
     qkv_arena_free(&a);
     return rc < 0 ? qkv__fail_in(who) : 0;
 }
 
-/* The page of the encoder-decoder once the replay has recorded its calls:
+/* The page of the encoder-decoder once the forward has recorded its calls:
  * the encoder's L, then each decoder layer's self- and cross-attention. */
-static int write_seq2seq_page(const char *path, const qkv_seq2seq *m, const qkv_attn_record *rec,
-                              const char *input, const char *labels, const uint8_t *valid,
-                              const char *output)
+static int give_seq2seq_page(const qkv_seq2seq *m, const qkv_attn_record *rec, const char *input,
+                             const char *labels, const uint8_t *valid, const char *output,
+                             const char *answer, const char *next_chars, const qkv_real *next_logits,
+                             qkv__attn_page_fn fn, void *user)
 {
     int L = m->cfg.n_layer;
     char summary[200];
@@ -78,11 +81,13 @@ static int write_seq2seq_page(const char *path, const qkv_seq2seq *m, const qkv_
              "encoder-decoder: %d + %d layers, %d heads of size d = %d (n_embd %d); \"%s\" -> "
              "\"%.*s\", the input padded to %d positions as in a training batch",
              L, L, m->cfg.n_head, m->cfg.n_embd / m->cfg.n_head, m->cfg.n_embd,
-             input, (int)strcspn(output, "\n"), output, m->cfg.max_src);
+             input, (int)strlen(answer), answer, m->cfg.max_src);
     /* Decoder position t is named by the character it writes. */
     const char *out_name = "output (\xE2\x8F\x8E = the end)";
     qkv__attn_page page = {
-        .model = "seq2seq", .summary = summary, .n_view = 3,
+        .model = "seq2seq", .summary = summary, .text = input, .output = answer, .n_view = 3,
+        .n_next = next_logits ? m->vocab_size : 0, .next_chars = next_chars,
+        .next_logits = next_logits,
         .views = {
             {.id = "enc", .name = "encoder self-attention", .rows_name = "input (query)",
              .cols_name = "input (key)", .rows = labels, .cols = labels, .rows_valid = valid,
@@ -95,24 +100,38 @@ static int write_seq2seq_page(const char *path, const qkv_seq2seq *m, const qkv_
              .n_layer = L, .calls = rec->calls + L + 1, .stride = 2},
         },
     };
-    return qkv__attn_page_write(path, &page);
+    return fn(&page, user);
 }
 
-int attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input)
+/* The decoder reading BOS + output teacher-forced over the encoder's reading
+ * of src: the logits (1,Tt,V), with every attention in ctx's record. */
+static qkv_tensor *forced(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
+                          const uint8_t *valid, const qkv_seq2seq_batch *b)
 {
-    const char *who = "attn_html_seq2seq";
-    if (qkv__null(who, "path", path) || qkv__null(who, "m", m) || qkv__null(who, "input", input))
+    bool was = qkv_set_grad_enabled(false);
+    qkv_tensor *memory = qkv_seq2seq_encode(m, ctx, src, valid, 1, m->cfg.max_src);
+    qkv_tensor *logits = qkv_seq2seq_decode(m, ctx, memory, valid, b->dec_in, 1, b->Tt, NULL);
+    qkv_set_grad_enabled(was);
+    return logits;
+}
+
+int qkv__attn_record_seq2seq(const char *who, const qkv_seq2seq *m, const char *input,
+                             const char *output, qkv__attn_page_fn fn, void *user)
+{
+    if (qkv__null(who, "m", m) || qkv__null(who, "input", input))
         return -1;
-    int L = m->cfg.n_layer, Ts = m->cfg.max_src, rc = -1, Tt;
+    int L = m->cfg.n_layer, Ts = m->cfg.max_src, V = m->vocab_size, rc = -1, Tt;
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
     qkv_arena *a = qkv_arena_new((size_t)1 << 20);
     qkv_attn_record *rec = a ? record_new(a, 3 * L) : NULL;
     int32_t *src = a ? qkv_arena_alloc(a, (size_t)Ts * sizeof *src) : NULL;
     uint8_t *valid = a ? qkv_arena_alloc(a, (size_t)Ts) : NULL;
     char *labels = a ? qkv_arena_calloc(a, (size_t)Ts + 1) : NULL;
-    char *output = a ? qkv_arena_calloc(a, (size_t)m->cfg.max_tgt + 2) : NULL;
-    if (!b || !rec || !src || !valid || !labels || !output ||
-        qkv_seq2seq_batch_fill(m, b, 1, &input, NULL) < 0)
+    char *rows = a ? qkv_arena_calloc(a, (size_t)m->cfg.max_tgt + 2) : NULL;
+    char *chars = a ? qkv_arena_calloc(a, (size_t)V + 1) : NULL;
+    const char *tgt = output;
+    if (!b || !rec || !src || !valid || !labels || !rows || !chars ||
+        qkv_seq2seq_batch_fill(m, b, 1, &input, output ? &tgt : NULL) < 0)
         goto done;
     /* The input padded to max_src positions: a batch of one has no padding,
      * and the page is to show how the mask keeps every query off it. */
@@ -123,14 +142,38 @@ int attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input)
         labels[t] = real ? input[t] : ' ';
     }
     qkv_ctx ctx = {.arena = a, .record = rec};
-    if (qkv__seq2seq_replay(m, &ctx, src, valid, Ts, output, &Tt, NULL) < 0 ||
-        check_calls(who, rec, 3 * L) < 0)
-        goto done;
-    /* Decoder position t writes output[t]; the last one may write EOS (⏎). */
-    size_t n = strlen(output);
-    if ((int)n < Tt)
-        strcpy(output + n, "\n");
-    rc = write_seq2seq_page(path, m, rec, input, labels, valid, output);
+    const qkv_real *next = NULL;
+    if (output) {
+        /* Row t is the query that writes output[t], the last one what comes next. */
+        qkv_tensor *logits = forced(m, &ctx, src, valid, b);
+        if (!logits)
+            goto done;
+        Tt = b->Tt;
+        snprintf(rows, (size_t)m->cfg.max_tgt + 2, "%s?", output);
+        next = logits->data + (size_t)(Tt - 1) * V;
+        /* Token ids: PAD and BOS (never written: '?'), EOS as a newline (⏎), the alphabet. */
+        chars[0] = chars[1] = '?', chars[2] = '\n';
+        memcpy(chars + QKV_SEQ2SEQ_N_SPECIAL, m->chars.byte, (size_t)m->chars.size);
+    } else {
+        if (qkv__seq2seq_replay(m, &ctx, src, valid, Ts, rows, &Tt, NULL) < 0)
+            goto done;
+        /* Decoder position t writes rows[t]; the last one may write EOS (⏎). */
+        size_t n = strlen(rows);
+        if ((int)n < Tt)
+            strcpy(rows + n, "\n");
+    }
+    /* The answer: the output given, or the decoded one (rows without its ⏎). */
+    const char *answer = output;
+    if (!output) {
+        char *decoded = qkv_arena_calloc(a, (size_t)m->cfg.max_tgt + 2);
+        if (!decoded)
+            goto done;
+        memcpy(decoded, rows, strcspn(rows, "\n"));
+        answer = decoded;
+    }
+    if (check_calls(who, rec, 3 * L) == 0)
+        rc = give_seq2seq_page(m, rec, input, labels, valid, rows, answer, chars, next, fn,
+                               user);
 done:
     qkv_arena_free(&a);
     qkv_seq2seq_batch_free(b);

@@ -110,4 +110,26 @@ int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab
  * padding keys show (with weight 0). 0, or -1 with a message. */
 int attn_html_seq2seq(const char *path, const qkv_seq2seq *m, const char *input);
 
+/* What makes the page live: the WebAssembly module (`make wasm` builds
+ * build/wasm/qkv_live.js and .wasm from the library's own sources) and the
+ * checkpoint it runs, both embedded in the page, so the reader's edits
+ * recompute every view in the page itself. */
+typedef struct attn_live {
+    const char *module_js; /* the module's JavaScript loader, NUL-terminated */
+    const void *wasm;      /* the module's WebAssembly bytes */
+    size_t wasm_len;
+    const void *ckpt;      /* a checkpoint file's bytes: the model the page runs */
+    size_t ckpt_len;
+} attn_live;
+
+/* attn_html_gpt, and with live (NULL: the recorded page) the live page:
+ * its numbers with every float digit, for the page's self-check of the
+ * module against this program. 0, or -1 with a message. */
+int attn_html_gpt_live(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab,
+                       const char *text, const attn_live *live);
+
+/* attn_html_seq2seq, live when live is not NULL. */
+int attn_html_seq2seq_live(const char *path, const qkv_seq2seq *m, const char *input,
+                           const attn_live *live);
+
 #endif
