@@ -72,6 +72,7 @@ void qkv__attention_forward(const problem *pr, const qkv_real *q, const qkv_real
                             const qkv_real *v, qkv_real *out, qkv_real *lse,
                             const qkv__attn_drop *d, qkv_real *scratch, int workers)
 {
+    (void)workers; /* read only by the pragma: unused where OpenMP is off (the wasm build) */
     int tiles = (pr->tq + QUERY_TILE - 1) / QUERY_TILE, items = pr->nb * pr->nh * tiles;
     /* Dynamic: under a causal mask later tiles have more keys; which thread
      * takes a tile never changes its values. */
