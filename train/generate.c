@@ -94,7 +94,8 @@ static int generate(const char *fn, const qkv_lm *lm, int B, const int32_t *prom
         memcpy(window + (size_t)b * context, prompts + (size_t)b * n_prompt + n_prompt - len,
                (size_t)len * sizeof *window);
     qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL};
-    for (int i = 0; i < n_new && n_ended < B; i++) {
+    int i = 0; /* steps run: every row has its tokens 0..i-1 */
+    for (; i < n_new && n_ended < B; i++) {
         qkv_arena_reset(arena);
         int from = lm->cached ? seen : 0, n = len - from;
         for (int b = 0; b < B; b++)
@@ -129,12 +130,10 @@ static int generate(const char *fn, const qkv_lm *lm, int B, const int32_t *prom
             len = keep - 1, seen = 0;
         len++;
     }
-    /* The rows that ended early: stop to the end. */
+    /* Every row ended before n_new steps: stop to the end of each. */
     for (int b = 0; to->out && b < B; b++)
-        for (int i = 0; i < n_new; i++)
-            if (to->out[(size_t)b * n_new + i] == to->stop)
-                for (int j = i + 1; j < n_new; j++)
-                    to->out[(size_t)b * n_new + j] = to->stop;
+        for (int j = i; j < n_new; j++)
+            to->out[(size_t)b * n_new + j] = to->stop;
     rc = 0;
 done:
     qkv_set_grad_enabled(was);
