@@ -50,7 +50,7 @@ static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
     for (int j0 = 0; j0 < pr->tk; j0 += KEY_TILE) {
         const qkv_real *kj = k->data + o.kv + (size_t)j0 * ldk, *vj = v->data + o.kv + (size_t)j0 * ldk;
         for (int i0 = first_tile_seeing(pr, j0); i0 < pr->tq; i0 += QUERY_TILE) {
-            int m = pr->tq - i0 < QUERY_TILE ? pr->tq - i0 : QUERY_TILE;
+            int m = tile_rows(pr, i0);
             int kend = keys_seen(pr, i0 + m), nk = kend - j0 < KEY_TILE ? kend - j0 : KEY_TILE;
             if (nk <= 0)
                 continue;

@@ -79,7 +79,7 @@ void qkv__attention_forward(const problem *pr, const qkv_real *q, const qkv_real
 #pragma omp parallel for schedule(dynamic) num_threads(workers) if (workers > 1)
     for (int it = 0; it < items; it++) {
         int e = it / tiles, i0 = it % tiles * QUERY_TILE;
-        int m = pr->tq - i0 < QUERY_TILE ? pr->tq - i0 : QUERY_TILE;
+        int m = tile_rows(pr, i0);
         qkv_real *s = scratch + (size_t)omp_get_thread_num() * qkv__attention_forward_scratch();
         forward_tile(pr, e, i0, m, q, k, v, out, lse, d, s);
     }
@@ -93,7 +93,7 @@ void qkv__attention_weights(const problem *pr, const qkv_real *q, const qkv_real
         offsets o = offsets_of(pr, e);
         const uint8_t *valid = valid_of(pr, e);
         for (int i0 = 0; i0 < pr->tq; i0 += QUERY_TILE) {
-            int m = pr->tq - i0 < QUERY_TILE ? pr->tq - i0 : QUERY_TILE, kend = keys_seen(pr, i0 + m);
+            int m = tile_rows(pr, i0), kend = keys_seen(pr, i0 + m);
             qkv_real *pi = p + o.p + (size_t)i0 * pr->lp.ld;
             tile_gemm(false, true, m, kend, pr->d, score_scale(pr->d),
                       q + o.q + (size_t)i0 * pr->lq.ld, pr->lq.ld, k + o.kv, pr->lkv.ld, 0, pi,
