@@ -373,6 +373,23 @@ static qkv_seq2seq *tiny_seq2seq(void)
 
 /* ---- tests ---- */
 
+/* The GPT's forward on text (grad off), built in a: its logits (1,T,V),
+ * and each of its 2 layers' attention weights into w. */
+static qkv_tensor *forward_of(const qkv_gpt *m, const qkv_tokenizer *vocab, const char *text,
+                              qkv_arena *a, qkv_tensor *w[2])
+{
+    qkv_ctx ctx = {.arena = a};
+    int32_t ids[64];
+    int T = (int)strlen(text);
+    ck_assert_int_le(T, 64);
+    ck_assert_int_eq(qkv_encode(vocab, text, (size_t)T, ids), 0);
+    bool was = qkv_set_grad_enabled(false);
+    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, w);
+    qkv_set_grad_enabled(was);
+    ck_assert_qkv(logits);
+    return logits;
+}
+
 START_TEST(test_record_holds_what_the_attention_used)
 {
     qkv_block_config cfg = {.n_embd = 8, .n_head = 2, .n_layer = 1, .opts.no_bias = true};
@@ -450,14 +467,7 @@ START_TEST(test_gpt_page_holds_the_model_weights)
 
     /* The weights are the model's: the same as its forward's weights out parameter. */
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_ctx ctx = {.arena = a};
-    int32_t ids[64];
-    qkv_tensor *w[2];
-    ck_assert_int_eq(qkv_encode(&vocab, TEXT, (size_t)T, ids), 0);
-    bool was = qkv_set_grad_enabled(false);
-    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, w);
-    ck_assert_qkv(logits);
-    qkv_set_grad_enabled(was);
+    qkv_tensor *w[2], *logits = forward_of(m, &vocab, TEXT, a, w);
     for (int l = 0; l < 2; l++) {
         const jval *page_w = get(&get(v, "data")->items[l], "w");
         for (size_t i = 0; i < w[l]->size; i++)
@@ -649,13 +659,8 @@ START_TEST(test_live_page_embeds_the_module_and_the_weights)
     free(text);
     jval d = page_data(path);
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_ctx ctx = {.arena = a};
-    int32_t ids[5];
     qkv_tensor *w[2];
-    ck_assert_int_eq(qkv_encode(&vocab, "to be", 5, ids), 0);
-    bool was = qkv_set_grad_enabled(false);
-    ck_assert_qkv(qkv_gpt_logits(m, &ctx, ids, 1, 5, w));
-    qkv_set_grad_enabled(was);
+    forward_of(m, &vocab, "to be", a, w);
     for (int l = 0; l < 2; l++) {
         const jval *page_w = get(&get(&get(&d, "views")->items[0], "data")->items[l], "w");
         for (size_t i = 0; i < w[l]->size; i++)
@@ -700,14 +705,7 @@ START_TEST(test_binary_data_holds_the_forward_floats)
     ck_assert_msg(qkv__attn_record_gpt("test", m, &vocab, "not to be", keep_binary, &t) == 0, "%s",
                   qkv_last_error());
     qkv_arena *a = qkv_arena_new(1 << 20);
-    qkv_ctx ctx = {.arena = a};
-    int32_t ids[9];
-    qkv_tensor *w[2];
-    ck_assert_int_eq(qkv_encode(&vocab, "not to be", 9, ids), 0);
-    bool was = qkv_set_grad_enabled(false);
-    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, 9, w);
-    qkv_set_grad_enabled(was);
-    ck_assert_qkv(logits);
+    qkv_tensor *w[2], *logits = forward_of(m, &vocab, "not to be", a, w);
     /* The first array written is the next character's logits, then layer 0's weights. */
     int V = vocab.size, n = 2 * 9 * 9;
     char want[96];
