@@ -77,6 +77,9 @@ qkv_tensor *qkv__attend(const qkv_ctx *ctx, const qkv_linear *c_proj, int n_head
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
+/* True when ctx has a record that keeps the next call (a slot is free). */
+bool qkv__record_keeps(const qkv_ctx *ctx);
+
 /* Append one attention call to ctx->record when there is one (the weights w
  * may be NULL). k and v may be views into the key/value cache: for a batch
  * of more than one their entries are Tmax·C apart (qkv__kv_cache_append). */

@@ -116,8 +116,11 @@ qkv_tensor *qkv_self_attn_forward_cached(const qkv_self_attn *m, const qkv_ctx *
      * the new ones up to itself. The keys and values are read in the cache. */
     qkv_mask mask = {.causal = true};
     qkv_tensor *w = NULL;
+    /* A kept call gets its weights whatever qkv_set_record_weights says: its
+     * keys are read in place in the cache, where qkv_attention_weights cannot
+     * follow them, and a step's few new rows cost little. */
     qkv_tensor *y = qkv__attention_heads_view(ctx->arena, q, k_all, v_all, kv_batch, m->n_head, &mask,
-                                              ctx->record ? &w : NULL);
+                                              qkv__record_keeps(ctx) ? &w : NULL);
     qkv__attend_record(ctx, q, k_all, v_all, w, y, &mask, m->n_head);
     return qkv__result(fn, qkv__attend_project(ctx, &m->c_proj, m->dropout, y));
 }

@@ -85,25 +85,40 @@ void qkv__attention_forward(const problem *pr, const qkv_real *q, const qkv_real
     }
 }
 
-void qkv__attention_weights(const problem *pr, const qkv_real *q, const qkv_real *k,
-                            const qkv_real *lse, qkv_real *p)
+void qkv__attention_weight_rows(const problem *pr, const qkv_real *q, const qkv_real *k,
+                                int row0, int n_rows, qkv_real *p, qkv_real *tile)
 {
-    int products = pr->nb * pr->nh;
+    int products = pr->nb * pr->nh, row1 = row0 + n_rows;
     for (int e = 0; e < products; e++) {
         offsets o = offsets_of(pr, e);
         const uint8_t *valid = valid_of(pr, e);
-        for (int i0 = 0; i0 < pr->tq; i0 += QUERY_TILE) {
+        /* The core's own tiles, from the one that holds row0: a row's scores
+         * then come from the same product whichever rows are asked for, so
+         * they are bit for bit those of the whole matrix. */
+        for (int i0 = row0 / QUERY_TILE * QUERY_TILE; i0 < row1; i0 += QUERY_TILE) {
             int m = tile_rows(pr, i0), kend = keys_seen(pr, i0 + m);
-            qkv_real *pi = p + o.p + (size_t)i0 * pr->lp.ld;
+            bool inside = i0 >= row0 && i0 + m <= row1;
+            qkv_real *s = inside ? p + o.p + (size_t)(i0 - row0) * pr->lp.ld : tile;
+            int ld = inside ? pr->lp.ld : pr->tk;
+            /* The scores of these queries against every key they may see... */
             tile_gemm(false, true, m, kend, pr->d, score_scale(pr->d),
-                      q + o.q + (size_t)i0 * pr->lq.ld, pr->lq.ld, k + o.kv, pr->lkv.ld, 0, pi,
-                      pr->lp.ld);
-            /* The same masked scores as the forward's, normalised by its
-             * log-sum-exp; the keys past the tile's last are hidden too. */
+                      q + o.q + (size_t)i0 * pr->lq.ld, pr->lq.ld, k + o.kv, pr->lkv.ld, 0, s, ld);
             for (int r = 0; r < m; r++) {
-                qkv_real *row = pi + (size_t)r * pr->lp.ld;
-                qkv__attn_hide(row, valid, seen_in(pr, i0 + r, 0, kend), pr->tk);
-                qkv__attn_weights(row, row, lse[(size_t)e * pr->tq + i0 + r], pr->tk);
+                int i = i0 + r;
+                if (i < row0 || i >= row1)
+                    continue;
+                qkv_real *row = p + o.p + (size_t)(i - row0) * pr->lp.ld, mx = -INFINITY, sum = 0,
+                         alpha;
+                if (!inside)
+                    memcpy(row, s + (size_t)r * ld, (size_t)kend * sizeof *row);
+                /* ...masked as in the forward (the keys past kend hidden too)... */
+                qkv__attn_hide(row, valid, seen_in(pr, i, 0, kend), pr->tk);
+                /* ...and their softmax: exp(s − max) over the row, then / its sum.
+                 * A row that sees no key has sum 0 and stays all 0. */
+                qkv__attn_online(row, pr->tk, &mx, &sum, &alpha);
+                qkv_real inv = sum > 0 ? 1 / sum : 0;
+                for (int j = 0; j < pr->tk; j++)
+                    row[j] *= inv;
             }
         }
     }

@@ -124,9 +124,12 @@ void qkv__attention_forward(const problem *pr, const qkv_real *q, const qkv_real
                             const qkv_real *v, qkv_real *out, qkv_real *lse,
                             const qkv__attn_drop *d, qkv_real *scratch, int workers);
 
-/* The attention weights p (laid out as pr->lp) from q, k and the forward's lse. */
-void qkv__attention_weights(const problem *pr, const qkv_real *q, const qkv_real *k,
-                            const qkv_real *lse, qkv_real *p);
+/* The attention weights of query rows [row0, row0 + n_rows) of every problem,
+ * softmax(q·kᵀ/√d + mask), into p laid out as pr->lp for n_rows rows a
+ * problem: what an inspector asks for, at n_rows·tk values a problem; tile
+ * is room for QUERY_TILE × tk scores. */
+void qkv__attention_weight_rows(const problem *pr, const qkv_real *q, const qkv_real *k,
+                                int row0, int n_rows, qkv_real *p, qkv_real *tile);
 
 /* Values of backward scratch per worker for problems of pr (attention_backward.c). */
 size_t qkv__attention_backward_scratch(const problem *pr);

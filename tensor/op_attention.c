@@ -57,13 +57,14 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
             return NULL;
         n->scratch_size = (size_t)c.workers * qkv__attention_backward_scratch(pr);
     }
-    /* The weights cost T² memory, so only a caller who asks gets them:
-     * recomputed from the scores and each query's log-sum-exp. */
+    /* The weights cost T² memory, so only a caller who asks gets them,
+     * recomputed from the scores as qkv_attention_weights does. */
     if (weights) {
         qkv_tensor *p = qkv_tensor_new(a, ndim, pshape);
-        if (!p)
+        qkv_real *tile = qkv_arena_alloc(a, (size_t)QUERY_TILE * pr->tk * sizeof *tile);
+        if (!p || !tile)
             return NULL;
-        qkv__attention_weights(pr, q->data, k->data, lse, p->data);
+        qkv__attention_weight_rows(pr, q->data, k->data, 0, pr->tq, p->data, tile);
         *weights = p;
     }
     return out;
@@ -131,43 +132,57 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     return attend(a, &pr, q, k, v, nd, pshape, dropout, rng, weights);
 }
 
+/* 0 when q (B,Tq,C) and k (B,Tk,C) hold n_head heads side by side and the
+ * mask suits them: *pr is then their problem, k's batch entries kv_batch
+ * values apart (0: Tk·C, one after the other), the weights' layout
+ * (B,H,n_rows,Tk). Else -1 naming op. */
+static int heads_problem(const char *op, const qkv_tensor *q, const qkv_tensor *k,
+                         size_t kv_batch, int n_head, const qkv_mask *mask, int n_rows,
+                         problem *pr)
+{
+    if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2]) {
+        qkv__shape_error(op, "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
+        return -1;
+    }
+    int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
+    if (n_head < 1 || C % n_head != 0)
+        return qkv_set_error("%s: width %d is not a multiple of n_head %d", op, C, n_head);
+    if (qkv__check_causal(op, mask, tq, tk) < 0)
+        return -1;
+    /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
+    int d = C / n_head;
+    if (!kv_batch)
+        kv_batch = (size_t)tk * C;
+    *pr = (problem){.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
+                    .causal = mask && mask->causal, .key_valid = mask ? mask->key_valid : NULL,
+                    .per_entry = n_head,
+                    .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
+                    .lp = {(size_t)n_head * n_rows * tk, (size_t)n_rows * tk, tk}};
+    return 0;
+}
+
 /* qkv_attention_heads where the batch entries of k and v start kv_batch
  * values apart (see op_attention.h). */
 static qkv_tensor *attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                                    size_t kv_batch, int n_head, const qkv_mask *mask,
                                    qkv_real dropout, qkv_rng *rng, qkv_tensor **weights)
 {
+    const char *op = "qkv_attention_heads";
     if (weights)
         *weights = NULL;
-    if (check_inputs("qkv_attention_heads", a, (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0)
+    problem pr;
+    if (check_inputs(op, a, (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0 ||
+        heads_problem(op, q, k, kv_batch, n_head, mask, q->shape[1], &pr) < 0)
         return NULL;
-    if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2])
-        return qkv__shape_error("qkv_attention_heads", "q (B,Tq,C) and k (B,Tk,C) do not fit", q,
-                                k);
-    int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
-    if (n_head < 1 || C % n_head != 0) {
-        qkv_set_error("qkv_attention_heads: width %d is not a multiple of n_head %d", C, n_head);
-        return NULL;
-    }
-    if (qkv__check_causal("qkv_attention_heads", mask, tq, tk) < 0)
-        return NULL;
-
-    /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
-    int d = C / n_head;
-    problem pr = {.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
-                  .causal = mask && mask->causal, .key_valid = mask ? mask->key_valid : NULL,
-                  .per_entry = n_head,
-                  .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
-                  .lp = {(size_t)n_head * tq * tk, (size_t)tq * tk, tk}};
-    return attend(a, &pr, q, k, v, 4, (const int[]){B, n_head, tq, tk}, dropout, rng, weights);
+    return attend(a, &pr, q, k, v, 4, (const int[]){pr.nb, n_head, pr.tq, pr.tk}, dropout, rng,
+                  weights);
 }
 
 qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                                 int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                                 qkv_tensor **weights)
 {
-    size_t kv_batch = k && k->ndim == 3 ? (size_t)k->shape[1] * k->shape[2] : 0;
-    return attention_heads(a, q, k, v, kv_batch, n_head, mask, dropout, rng, weights);
+    return attention_heads(a, q, k, v, 0, n_head, mask, dropout, rng, weights);
 }
 
 qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
@@ -181,4 +196,26 @@ qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k
         return NULL;
     }
     return attention_heads(a, q, k, v, kv_batch, n_head, mask, 0, NULL, weights);
+}
+
+qkv_tensor *qkv_attention_weights(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, int n_head,
+                                  const qkv_mask *mask, int row0, int n_rows)
+{
+    const char *op = "qkv_attention_weights";
+    problem pr;
+    if (qkv__check_inputs(op, a, "q k", 2, (qkv_tensor *[]){q, k}) < 0 ||
+        qkv__check_mask(op, mask, q) < 0 ||
+        heads_problem(op, q, k, 0, n_head, mask, n_rows, &pr) < 0)
+        return NULL;
+    if (row0 < 0 || n_rows < 1 || n_rows > pr.tq - row0) {
+        qkv_set_error("%s: rows [%d, %d) are not within the %d queries (row0 >= 0, n_rows >= 1)",
+                      op, row0, row0 + n_rows, pr.tq);
+        return NULL;
+    }
+    qkv_tensor *p = qkv_tensor_new(a, 4, (const int[]){pr.nb, n_head, n_rows, pr.tk});
+    qkv_real *tile = qkv_arena_alloc(a, (size_t)QUERY_TILE * pr.tk * sizeof *tile);
+    if (!p || !tile)
+        return NULL;
+    qkv__attention_weight_rows(&pr, q->data, k->data, row0, n_rows, p->data, tile);
+    return p;
 }

@@ -383,6 +383,56 @@ static void gather(qkv_real *dst, const qkv_real *src, int rows, int d, int pitc
         memcpy(dst + (size_t)r * d, src + (size_t)r * pitch, (size_t)d * sizeof *dst);
 }
 
+/* qkv_attention_weights for a window of query rows is the formula for those
+ * rows, head by head (the plain loops on each head's packed q and k), with
+ * the causal rule counted from the window's absolute row, at every place a
+ * window can fall against the 32-query tiles; and the very numbers of those
+ * rows of the weights the core gives when asked for them all. */
+START_TEST(test_weights_of_chosen_rows_are_the_formula)
+{
+    enum { B = 2, TQ = 70, TK = 80, H = 3, D = 5, C = H * D };
+    uint8_t valid[B * TK];
+    for (int j = 0; j < B * TK; j++)
+        valid[j] = j < TK || j % TK < 61; /* entry 1's last 19 keys are padding */
+    qkv_mask m = {.causal = true, .key_valid = valid};
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 41);
+    qkv_tensor *q = qkv_randn(a, QKV_SHAPE(B, TQ, C), 1.5, &rng);
+    qkv_tensor *k = qkv_randn(a, QKV_SHAPE(B, TK, C), 1.5, &rng);
+    qkv_tensor *v = qkv_randn(a, QKV_SHAPE(B, TK, C), 1.5, &rng), *all = NULL;
+    ck_assert_qkv(qkv_attention_heads(a, q, k, v, H, &m, 0, NULL, &all));
+    static qkv_real want[TQ * TK], out[TQ * D], qh[TQ * D], kh[TK * D], vh[TK * D];
+    const int windows[][2] = {{0, TQ}, {0, 1}, {31, 2}, {30, 40}, {69, 1}, {5, 59}};
+    for (int w = 0; w < 6; w++) {
+        int row0 = windows[w][0], n = windows[w][1];
+        qkv_tensor *p = qkv_attention_weights(a, q, k, H, &m, row0, n);
+        ck_assert_qkv(p);
+        ck_assert(p->ndim == 4 && p->shape[0] == B && p->shape[1] == H && p->shape[2] == n &&
+                  p->shape[3] == TK);
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++) {
+                gather(qh, q->data + (size_t)b * TQ * C + h * D, TQ, D, C);
+                gather(kh, k->data + (size_t)b * TK * C + h * D, TK, D, C);
+                gather(vh, v->data + (size_t)b * TK * C + h * D, TK, D, C);
+                qkv__attention_plain(out, want, qh, kh, vh, TQ, TK, D, true, valid + b * TK);
+                const qkv_real *got = p->data + ((size_t)b * H + h) * n * TK;
+                const qkv_real *full = all->data + (((size_t)b * H + h) * TQ + row0) * TK;
+                for (int i = 0; i < n * TK; i++) {
+                    qkv_real wij = want[(size_t)row0 * TK + i];
+                    ck_assert_msg(fabs(got[i] - wij) <= 1e-5, "rows %d+%d, b %d h %d, value %d: "
+                                  "%.9g, the formula %.9g", row0, n, b, h, i, got[i], wij);
+                    if (wij == 0) /* hidden: exactly +0.0, as the formula says */
+                        ck_assert_msg(got[i] == 0 && !signbit(got[i]), "value %d not +0", i);
+                    ck_assert_msg(memcmp(&got[i], &full[i], sizeof got[i]) == 0,
+                                  "rows %d+%d: value %d is not the core's", row0, n, i);
+                }
+            }
+    }
+    qkv_arena_free(&a);
+}
+END_TEST
+
 /* got's rows×d values, rows pitch apart, against the packed want. */
 static void assert_grad_close(const qkv_real *got, const qkv_real *want, int rows, int d, int pitch,
                               const char *what, const char *grad)
@@ -648,6 +698,7 @@ static Suite *attention_suite(void)
     tcase_add_test(tc, test_heads_share_their_batch_mask);
     tcase_add_test(tc, test_dropout_is_seeded_and_inverted);
     tcase_add_test(tc, test_heads_side_by_side_match_split_heads);
+    tcase_add_test(tc, test_weights_of_chosen_rows_are_the_formula);
     tcase_add_test(tc, test_backward_matches_plain);
     tcase_add_test(tc, test_bad_shapes_are_named);
     tcase_add_test(tc, test_tiles_match_plain);

@@ -446,6 +446,44 @@ START_TEST(test_record_holds_what_the_attention_used)
 }
 END_TEST
 
+/* qkv_set_record_weights(false): the record keeps every call's q, k, v,
+ * out and mask but no weights, and qkv_attention_weights gives from the
+ * call's q and k the weights a record with them on would have held. */
+START_TEST(test_record_without_weights_keeps_what_gives_them)
+{
+    qkv_tokenizer vocab;
+    qkv_gpt *m = tiny_gpt(&vocab);
+    int32_t ids[32];
+    int T = (int)strlen(TEXT);
+    ck_assert_int_eq(qkv_encode(&vocab, TEXT, (size_t)T, ids), 0);
+    qkv_attn_call with[2], without[2];
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    bool was = qkv_set_grad_enabled(false);
+    for (int pass = 0; pass < 2; pass++) {
+        qkv_attn_record rec = {.calls = pass ? without : with, .cap = 2};
+        qkv_ctx ctx = {.arena = a, .record = &rec};
+        ck_assert(qkv_set_record_weights(pass == 0) == true); /* on: the default */
+        ck_assert_qkv(qkv_gpt_logits(m, &ctx, ids, 1, T, NULL));
+        ck_assert(qkv_set_record_weights(true) == (pass == 0));
+        ck_assert_int_eq(rec.n, 2);
+    }
+    qkv_set_grad_enabled(was);
+    for (int l = 0; l < 2; l++) {
+        const qkv_attn_call *c = &without[l];
+        ck_assert_ptr_null(c->weights);
+        ck_assert_ptr_nonnull(with[l].weights);
+        ck_assert(c->mask.causal && c->n_head == 2);
+        ck_assert_mem_eq(c->out->data, with[l].out->data, c->out->size * sizeof(qkv_real));
+        qkv_tensor *w = qkv_attention_weights(a, c->q, c->k, c->n_head, &c->mask, 0, T);
+        ck_assert_qkv(w);
+        ck_assert(qkv_same_shape(w, with[l].weights));
+        ck_assert_mem_eq(w->data, with[l].weights->data, w->size * sizeof(qkv_real));
+    }
+    qkv_arena_free(&a);
+    qkv_gpt_free(m);
+}
+END_TEST
+
 START_TEST(test_gpt_page_holds_the_model_weights)
 {
     qkv_tokenizer vocab;
@@ -792,6 +830,7 @@ static Suite *attn_html_suite(void)
     TCase *tc = tcase_create("attn_html");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_record_holds_what_the_attention_used);
+    tcase_add_test(tc, test_record_without_weights_keeps_what_gives_them);
     tcase_add_test(tc, test_gpt_page_holds_the_model_weights);
     tcase_add_test(tc, test_seq2seq_page_shows_padding_with_zero_weight);
     tcase_add_test(tc, test_page_asks_for_nothing_outside_itself);

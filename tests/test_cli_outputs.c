@@ -217,6 +217,49 @@ START_TEST(test_attn_refuses_a_layer_or_head_the_model_lacks)
 }
 END_TEST
 
+/* The values of the cells of work/name, in the order drawn (row by row, the
+ * masked cells skipped), into v (at most cap); how many there were. */
+static int cell_values(const char *name, double *v, int cap)
+{
+    char *svg = bytes_of(name, NULL);
+    int n = 0;
+    for (const char *p = svg; (p = strstr(p, "class=\"cell\"")) && n < cap; n++) {
+        p = strstr(p, "<title>");
+        ck_assert_ptr_nonnull(p);
+        v[n] = strtod(p += 7, NULL);
+    }
+    free(svg);
+    return n;
+}
+
+/* --rows I:J draws query rows i..j-1 alone: the cells of those rows of the
+ * whole picture, each row's keys up to itself (causal), nothing else. */
+START_TEST(test_attn_rows_draw_those_rows_of_the_whole_picture)
+{
+    train_tiny("base.ckpt");
+    const char *text = "the lazy dog"; /* 12 characters: rows 0..11, row r has r + 1 cells */
+    EXPECT_RUN(0, "", "attn", "--ckpt", "base.ckpt", "--text", text, "--head", "1", "--out",
+               "all.svg");
+    EXPECT_RUN(0, "", "attn", "--ckpt", "base.ckpt", "--text", text, "--head", "1", "--rows",
+               "4:7", "--out", "part.svg");
+    double all[100], part[100];
+    ck_assert_int_eq(cell_values("all.svg", all, 100), 12 * 13 / 2);
+    ck_assert_int_eq(cell_values("part.svg", part, 100), 5 + 6 + 7);
+    int first = 4 * 5 / 2; /* the cells of rows 0..3 come before row 4's */
+    for (int i = 0; i < 18; i++)
+        ck_assert_msg(part[i] == all[first + i], "cell %d of rows 4:7: %g, the whole picture %g",
+                      i, part[i], all[first + i]);
+    const char *bad[] = {"7:4", "0:13", "-1:3", "2", "2:5x"};
+    for (int i = 0; i < 5; i++)
+        EXPECT_RUN(1, "give I:J, the query rows i to j-1, with 0 <= I < J <= 12", "attn", "--ckpt",
+                   "base.ckpt", "--text", text, "--rows", bad[i], "--out", "bad.svg");
+    EXPECT_RUN(2, "--rows chooses the rows of the GPT's SVG", "attn", "--ckpt", "base.ckpt",
+               "--text", text, "--rows", "1:2", "--html", "x");
+    ck_assert_str_eq(qkv_test_listing(cli.work),
+                     " all.svg base.ckpt base.ckpt.csv base.ckpt.svg part.svg");
+}
+END_TEST
+
 /* Point 2: a new run (train or s2s train) without --force refuses an existing
  * OUT.csv or OUT.svg before any work, and leaves it as it was. */
 START_TEST(test_a_new_run_never_replaces_an_existing_log)
@@ -327,6 +370,7 @@ static Suite *outputs_suite(void)
     tcase_add_test(tc, test_attn_refuses_two_outputs_naming_one_file);
     tcase_add_test(tc, test_attn_says_why_a_page_cannot_be_written);
     tcase_add_test(tc, test_attn_refuses_a_layer_or_head_the_model_lacks);
+    tcase_add_test(tc, test_attn_rows_draw_those_rows_of_the_whole_picture);
     tcase_add_test(tc, test_a_new_run_never_replaces_an_existing_log);
     tcase_add_test(tc, test_a_forced_run_keeps_its_checkpoint_and_log_together);
     suite_add_tcase(s, tc);

@@ -44,7 +44,8 @@ typedef struct qkv_attn_call {
     qkv_tensor *q;       /* (B,Tq,C): the queries, as the attention core read them */
     qkv_tensor *k;       /* (B,Tk,C): the keys */
     qkv_tensor *v;       /* (B,Tk,C): the values */
-    qkv_tensor *weights; /* (B,H,Tq,Tk): softmax(q·kᵀ/√D + mask), before dropout */
+    qkv_tensor *weights; /* (B,H,Tq,Tk): softmax(q·kᵀ/√D + mask), before dropout; NULL
+                            under qkv_set_record_weights(false) */
     qkv_tensor *out;     /* (B,Tq,C): each head's weighted sum of the values, before c_proj */
     qkv_mask mask;       /* the mask it used (key_valid points at the caller's array) */
     int n_head;          /* H */
@@ -57,6 +58,13 @@ typedef struct qkv_attn_record {
     int cap;              /* slots in calls */
     int n;                /* calls made so far; those past cap are counted, not kept */
 } qkv_attn_record;
+
+/* Whether a record also gets the weights of each call it keeps (on, the
+ * default, for this thread); returns the previous setting. Off, the calls
+ * keep q, k, v, out and the mask with weights NULL, and qkv_attention_weights
+ * gives the rows one shows from the call's q and k: a long context's Tq·Tk
+ * per layer is never made. The cached forward's calls keep their weights. */
+bool qkv_set_record_weights(bool on);
 
 /* The context of a forward pass: what every forward needs besides its inputs
  * (the arena it builds in, training mode, dropout's rng, an optional record). */

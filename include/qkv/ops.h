@@ -162,6 +162,15 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
                                 int n_head, const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                                 qkv_tensor **weights);
 
+/* The attention weights of query rows [row0, row0 + n_rows) only, for q
+ * (B, Tq, H·d) and k (B, Tk, H·d) with heads side by side as for
+ * qkv_attention_heads: softmax(q·kᵀ/√d + mask) of those rows, (B, H, n_rows,
+ * Tk), masked weights exactly 0, the same numbers as those rows of its
+ * weights. For inspection (no graph node): what the rows one shows cost is
+ * n_rows·Tk a head, where all the weights of a long context are Tq·Tk. */
+qkv_tensor *qkv_attention_weights(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, int n_head,
+                                  const qkv_mask *mask, int row0, int n_rows);
+
 /* Rotary position embedding of x (B, T, H·d), heads side by side as for
  * qkv_attention_heads, row t at position pos0 + t: in every head each pair
  * of coordinates (2i, 2i+1) is rotated by the angle position·10000^(−2i/d).

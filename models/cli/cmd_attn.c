@@ -26,7 +26,22 @@ typedef struct attn_opts {
     bool average;
     bool force; /* replace existing files */
     bool live;  /* the page runs the model itself (WebAssembly) */
+    const char *rows; /* "I:J": the GPT SVG draws query rows i..j-1 only; NULL: every one */
 } attn_opts;
+
+/* The query rows [*row0, *row0 + *n) of a T-character text that --rows
+ * names (every row without it); -1 with a message naming the option when it
+ * is not I:J with 0 <= I < J <= T. */
+static int pick_rows(const char *rows, int T, int *row0, int *n)
+{
+    int i = 0, j = T, end = 0;
+    if (rows && (sscanf(rows, "%d:%d%n", &i, &j, &end) != 2 || rows[end] || i < 0 || j <= i ||
+                 j > T))
+        return qkv_set_error("--rows %s: give I:J, the query rows i to j-1, with 0 <= I < J <= "
+                             "%d (the text's length)", rows, T);
+    *row0 = i, *n = j - i;
+    return 0;
+}
 
 /* The layer to draw (o->layer, or the last of n_layer), once --layer and
  * --head are checked against the model, before anything is written: -1 with
@@ -121,29 +136,43 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         qkv_gpt_free(m);
         return 0;
     }
-    int T = (int)strlen(o->text);
+    int T = (int)strlen(o->text), row0 = 0, n_rows = 0;
     int32_t *ids = qkv_arena_alloc(arena, (size_t)(T > 0 ? T : 1) * sizeof *ids);
-    qkv_tensor **w = qkv_arena_calloc(arena, (size_t)m->cfg.n_layer * sizeof *w);
-    int rc = !ids || !w ? -1
+    qkv_attn_call *calls = qkv_arena_calloc(arena, (size_t)m->cfg.n_layer * sizeof *calls);
+    int rc = !ids || !calls ? -1
              : T < 1 || T > m->cfg.block_size
                  ? qkv_set_error("--text has %d characters; the model reads 1 to %d", T,
                                  m->cfg.block_size)
+             : pick_rows(o->rows, T, &row0, &n_rows) < 0 ? -1
                  : qkv_encode(&vocab, o->text, (size_t)T, ids);
     if (rc == 0) {
-        qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL};
-        bool was = qkv_set_grad_enabled(false);
-        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, w);
+        /* The forward records each layer's queries and keys, not its T×T
+         * weights; then only the drawn layer's weights are made, for the
+         * drawn rows: n_rows·T a head, whatever the context. */
+        qkv_attn_record rec = {.calls = calls, .cap = m->cfg.n_layer};
+        qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL, .record = &rec};
+        bool was = qkv_set_grad_enabled(false), had = qkv_set_record_weights(false);
+        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, NULL);
+        qkv_set_record_weights(had);
         qkv_set_grad_enabled(was);
+        const qkv_attn_call *c = &calls[layer];
+        char *row_labels = qkv_arena_calloc(arena, (size_t)n_rows + 1);
+        if (row_labels)
+            memcpy(row_labels, o->text + row0, (size_t)n_rows);
+        qkv_tensor *w = logits && row_labels ? qkv_attention_weights(arena, c->q, c->k, c->n_head, &c->mask,
+                                                       row0, n_rows)
+                               : NULL;
         char title[64];
         snprintf(title, sizeof title, "causal self-attention, layer %d", layer);
         attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
-                              .causal = true, .row_labels = o->text, .col_labels = o->text,
-                              .rows_name = "query (position reading)",
+                              .causal = true, .row0 = row0, .row_labels = row_labels,
+                              .col_labels = o->text, .rows_name = "query (position reading)",
                               .cols_name = "key (position read)"};
-        rc = logits ? attn_svg(o->out, w[layer], &spec) : -1;
+        rc = w ? attn_svg(o->out, w, &spec) : -1;
         if (rc == 0)
-            printf("wrote %s: %d characters, layer %d, %d heads%s\n", o->out, T, layer,
-                   w[layer]->shape[1], o->average ? ", averaged" : "");
+            printf("wrote %s: %d characters, layer %d, %d heads%s, query rows %d to %d\n", o->out,
+                   T, layer, w->shape[1], o->average ? ", averaged" : "", row0,
+                   row0 + n_rows - 1);
     }
     qkv_gpt_free(m);
     return rc;
@@ -167,6 +196,8 @@ int cmd_attn(int argc, char **argv)
          "every layer and head"},
         {"--live", ARG_FLAG, &o.live, 0, 0, NULL, "with --html: the page runs the model itself "
          "(WebAssembly, built by `make wasm`) on any text typed into it"},
+        {"--rows", ARG_STR, &o.rows, 0, 0, "I:J", "gpt: the SVG draws query rows i to j-1 "
+         "only, whose weights alone are computed (default every row)"},
         {"--force", ARG_FLAG, &o.force, 0, 0, NULL, "replace an existing --out or --html (never "
          "done without it)"},
         {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
@@ -190,6 +221,9 @@ int cmd_attn(int argc, char **argv)
                           "--text TEXT (a gpt checkpoint)");
     if (o.live && !o.html)
         return args_error(&cmd, "--live makes the --html page live: give --html OUT too");
+    if (o.rows && (!o.text || (o.html && !o.out)))
+        return args_error(&cmd, "--rows chooses the rows of the GPT's SVG: give --text, and "
+                          "--out when there is an --html");
     if (!o.out && !o.html)
         o.out = "attn.svg";
     qkv_protect_input(o.ckpt); /* --out naming the checkpoint must not replace it */

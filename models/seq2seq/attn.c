@@ -4,8 +4,7 @@
 #include "internal.h"
 
 int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
-                        const uint8_t *src_valid, int Ts, char *output, int *Tt,
-                        qkv_tensor **cross_weights)
+                        const uint8_t *src_valid, int Ts, char *output, int *Tt)
 {
     int Tmax = m->cfg.max_tgt;
     int32_t *out = qkv_arena_alloc(ctx->arena, 2 * (size_t)Tmax * sizeof *out), *dec_in = out + Tmax;
@@ -21,7 +20,7 @@ int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t 
     *Tt = n;
     bool was = qkv_set_grad_enabled(false);
     qkv_tensor *memory = qkv_seq2seq_encode(m, ctx, src, src_valid, 1, Ts);
-    qkv_tensor *logits = qkv_seq2seq_decode(m, ctx, memory, src_valid, dec_in, 1, n, cross_weights);
+    qkv_tensor *logits = qkv_seq2seq_decode(m, ctx, memory, src_valid, dec_in, 1, n, NULL);
     qkv_set_grad_enabled(was);
     return logits ? 0 : -1;
 }
@@ -43,12 +42,22 @@ qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_ctx *ctx, 
                       L - 1);
         return NULL;
     }
+    /* The replay records its calls (the encoder's L, then each decoder
+     * layer's self- and cross-attention) without their weights; only the
+     * asked layer's cross-attention weights are then made. */
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
-    qkv_tensor **w = qkv_arena_calloc(ctx->arena, (size_t)L * sizeof *w);
+    qkv_attn_record rec = {.calls = qkv_arena_calloc(ctx->arena, 3 * (size_t)L * sizeof *rec.calls),
+                           .cap = 3 * L};
+    qkv_ctx replay = *ctx;
+    replay.record = &rec;
     qkv_tensor *result = NULL;
-    if (b && w && qkv_seq2seq_batch_fill(m, b, 1, &input, NULL) == 0 &&
-        qkv__seq2seq_replay(m, ctx, b->src, b->src_valid, b->Ts, output, &Tt, w) == 0)
-        result = w[layer];
+    bool had = qkv_set_record_weights(false);
+    if (b && rec.calls && qkv_seq2seq_batch_fill(m, b, 1, &input, NULL) == 0 &&
+        qkv__seq2seq_replay(m, &replay, b->src, b->src_valid, b->Ts, output, &Tt) == 0) {
+        const qkv_attn_call *c = &rec.calls[L + 2 * layer + 1];
+        result = qkv_attention_weights(ctx->arena, c->q, c->k, c->n_head, &c->mask, 0, Tt);
+    }
+    qkv_set_record_weights(had);
     qkv_seq2seq_batch_free(b);
     if (!result)
         qkv__fail_in(fn);

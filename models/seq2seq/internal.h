@@ -32,11 +32,9 @@ qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tens
  * output (max_tgt + 1 bytes), then replay the decoding teacher-forced with ctx
  * (whose record, if any, sees every attention of that replay: the encoder's
  * layers, then each decoder layer's self- and cross-attention): *Tt decoder
- * positions, the cross-attention weights of every layer into cross_weights
- * (n_layer slots, or NULL). 0 or -1. */
+ * positions. 0 or -1. */
 int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
-                        const uint8_t *src_valid, int Ts, char *output, int *Tt,
-                        qkv_tensor **cross_weights);
+                        const uint8_t *src_valid, int Ts, char *output, int *Tt);
 
 /* qkv_seq2seq_accuracy on `batches` batches of `batch` pairs (one stream
  * from seed), or, with a run, on the batches qkv_training_eval_more allows:

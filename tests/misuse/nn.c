@@ -7,6 +7,11 @@ static qkv_tensor *btc(int C) { return tensor(QKV_SHAPE(1, 3, C)); }
 static qkv_params *fresh(void) { return qkv_params_new(); }
 static void alloc(qkv_params *p) { MISUSE_ASSERT(qkv_params_alloc(p, rng()) == 0); }
 
+MISUSE(qkv_set_record_weights, takes_a_bool_only)
+{
+    MISUSE_ASSERT(qkv_set_record_weights(false) == true);
+    MISUSE_ASSERT(qkv_set_record_weights(true) == false);
+}
 MISUSE(qkv_linear_init, null_module)
 {
     FAILS_INT(qkv_linear_init(NULL, fresh(), "l", 4, 4, true, 0.02f), "m is NULL");

@@ -392,6 +392,46 @@ MISUSE(qkv_attention_heads, four_dims)
                "(B");
 }
 
+#define QK2 tensor(QKV_SHAPE(1, 3, 4)), tensor(QKV_SHAPE(1, 3, 4))
+MISUSE(qkv_attention_weights, null_arena)
+{
+    FAILS_NULL(qkv_attention_weights(NULL, QK2, 2, NULL, 0, 3), "arena is NULL");
+}
+MISUSE(qkv_attention_weights, null_k)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), tensor(QKV_SHAPE(1, 3, 4)), NULL, 2, NULL, 0, 3),
+               "k is NULL");
+}
+MISUSE(qkv_attention_weights, n_head_3)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), QK2, 3, NULL, 0, 3), "n_head 3");
+}
+MISUSE(qkv_attention_weights, rows_past_the_queries)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), QK2, 2, NULL, 2, 2), "rows [2, 4)", "3 queries");
+}
+MISUSE(qkv_attention_weights, negative_row0)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), QK2, 2, NULL, -1, 2), "rows [-1, 1)");
+}
+MISUSE(qkv_attention_weights, no_rows)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), QK2, 2, NULL, 0, 0), "rows [0, 0)");
+}
+MISUSE(qkv_attention_weights, causal_tq_gt_tk)
+{
+    qkv_mask m = {.causal = true};
+    FAILS_NULL(qkv_attention_weights(arena(), tensor(QKV_SHAPE(1, 3, 4)),
+                                     tensor(QKV_SHAPE(1, 2, 4)), 2, &m, 0, 1),
+               "Tq 3", "Tk 2");
+}
+MISUSE(qkv_attention_weights, two_dims)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), tensor(QKV_SHAPE(3, 4)), tensor(QKV_SHAPE(3, 4)), 2,
+                                     NULL, 0, 1),
+               "(B");
+}
+
 /* A NULL input carries the cause of the failure that made it. */
 MISUSE(qkv_matmul, null_input_keeps_the_cause)
 {

@@ -402,6 +402,12 @@ START_TEST(test_attention)
         out = qkv_attention_heads(f.a, q, k, v, H, m, 0, NULL, &weights);
         expect_close(out, o, sizeof o / sizeof *o, TOL, "attention, heads side by side");
         expect_close(weights, w, sizeof w / sizeof *w, TOL, "attention_heads weights");
+        /* Query rows 1 and 2 alone: those rows of each head's weights. */
+        double rows[B * H * 2 * TK];
+        for (int bh = 0; bh < B * H; bh++)
+            memcpy(rows + bh * 2 * TK, w + (bh * TQ + 1) * TK, 2 * TK * sizeof *rows);
+        expect_close(qkv_attention_weights(f.a, q, k, H, m, 1, 2), rows, sizeof rows / sizeof *rows,
+                     TOL, "attention_weights, rows 1 and 2");
         free(qs), free(ks), free(vs);
     }
     qkv_arena_free(&f.a);

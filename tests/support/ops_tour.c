@@ -139,6 +139,11 @@ int ops_tour(int passes, tour_report_fn report, void *ud)
           qkv_attention_heads(t.a, rq, rk, e, H, &mask, 0, NULL, &heads_weights));
     if (heads_weights)
         report(ud, "attention_heads weights", heads_weights->data, heads_weights->size);
+    /* The weights of chosen query rows alone, for inspection (no graph node). */
+    qkv_tensor *rows = qkv_attention_weights(t.a, rq, rk, H, &mask, 1, 2);
+    if (rows)
+        report(ud, "attention_weights, rows 1 and 2", rows->data, rows->size);
+    t.failed |= !rows;
     qkv_tensor *logits = qkv_matmul(t.a, ln, head, false, true);
     check(&t, "cross_entropy", qkv_cross_entropy(t.a, logits, targets, -1));
 

@@ -155,7 +155,7 @@ int qkv__attn_record_seq2seq(const char *who, const qkv_seq2seq *m, const char *
         chars[0] = chars[1] = '?', chars[2] = '\n';
         memcpy(chars + QKV_SEQ2SEQ_N_SPECIAL, m->chars.byte, (size_t)m->chars.size);
     } else {
-        if (qkv__seq2seq_replay(m, &ctx, src, valid, Ts, rows, &Tt, NULL) < 0)
+        if (qkv__seq2seq_replay(m, &ctx, src, valid, Ts, rows, &Tt) < 0)
             goto done;
         /* Decoder position t writes rows[t]; the last one may write EOS (⏎). */
         size_t n = strlen(rows);

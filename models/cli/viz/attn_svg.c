@@ -29,8 +29,8 @@ static int draw_weights(const char *path, const qkv_tensor *weights, const attn_
             int n = spec->average ? H : 1;
             for (int h = 0; h < n; h++)
                 sum += weights->data[(size_t)(first + p + h) * cells + i];
-            /* A causal query q sees keys up to q + (Tk - Tq); the others are drawn blank. */
-            bool masked = spec->causal && k > q + (Tk - Tq);
+            /* Drawn row q is query row0 + q, which sees the keys up to itself. */
+            bool masked = spec->causal && k > spec->row0 + q;
             values[(size_t)p * cells + i] = masked ? (qkv_real)NAN : (qkv_real)(sum / n);
             top = !masked && sum / n > top ? sum / n : top;
         }

@@ -82,7 +82,9 @@ typedef struct attn_svg_spec {
     const char *title;      /* above the panels, or NULL */
     int head;               /* draw this head only; -1 for one panel per head */
     bool average;           /* one panel: the mean over the heads (head is ignored) */
-    bool causal;            /* cells above the diagonal were masked: leave them blank */
+    bool causal;            /* a causal self-attention: query i saw keys 0..i only, and the
+                               cells of the others are left blank */
+    int row0;               /* the first row drawn is query row0 (rows drawn: a window) */
     const char *row_labels; /* Tq characters (the queries' text), or NULL */
     const char *col_labels; /* Tk characters (the keys' text), or NULL */
     const char *rows_name;  /* caption of the row axis, or NULL */
