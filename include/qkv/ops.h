@@ -148,7 +148,8 @@ qkv_tensor *qkv_cross_entropy(qkv_arena *a, qkv_tensor *logits, const int32_t *t
  * (training) the weights are dropped out with that probability, drawing from rng. If
  * weights is not NULL it receives the attention weights (B, ..., Tq, Tk)
  * (before dropout), for inspection: computed only then, they alone cost
- * Tq·Tk memory; the op itself keeps O(Tq + Tk) per head for its backward. */
+ * Tq·Tk memory (qkv_attention_weights gives chosen rows only); the op
+ * itself keeps O(Tq + Tk) per head for its backward. */
 qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                           const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                           qkv_tensor **weights);
