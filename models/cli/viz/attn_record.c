@@ -20,12 +20,21 @@ static qkv_attn_record *record_new(qkv_arena *a, int n)
     return rec;
 }
 
-/* 0 when the forward made exactly the n attention calls the page expects. */
-static int check_calls(const char *who, const qkv_attn_record *rec, int n)
+/* 0 when the forward made exactly the n attention calls the page expects,
+ * and each call's weights are there. The forward recorded only the calls'
+ * queries and keys (qkv_set_record_weights(false)); the page shows every
+ * row of every call, so it asks qkv_attention_weights for all of them. */
+static int check_calls(const char *who, qkv_arena *a, qkv_attn_record *rec, int n)
 {
     if (rec->n != n)
         return qkv_set_error("%s: the forward made %d attention calls; the model has %d", who,
                              rec->n, n);
+    for (int i = 0; i < n; i++) {
+        qkv_attn_call *c = &rec->calls[i];
+        c->weights = qkv_attention_weights(a, c->q, c->k, c->n_head, &c->mask, 0, c->q->shape[1]);
+        if (!c->weights)
+            return -1;
+    }
     return 0;
 }
 
@@ -45,8 +54,9 @@ int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer 
     qkv_attn_record *rec = a ? record_new(a, L) : NULL;
     if (ids && rec && qkv_encode(vocab, text, len, ids) == 0) {
         qkv_ctx ctx = {.arena = a, .record = rec};
-        bool was = qkv_set_grad_enabled(false);
+        bool was = qkv_set_grad_enabled(false), had = qkv_set_record_weights(false);
         qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, NULL);
+        qkv_set_record_weights(had);
         qkv_set_grad_enabled(was);
         char summary[160];
         snprintf(summary, sizeof summary,
@@ -61,7 +71,7 @@ int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer 
                        .rows = text, .cols = text, .n_layer = L, .calls = rec->calls,
                        .stride = 1}},
         };
-        if (logits && check_calls(who, rec, L) == 0)
+        if (logits && check_calls(who, a, rec, L) == 0)
             rc = fn(&page, user);
     }
     qkv_arena_free(&a);
@@ -130,6 +140,7 @@ int qkv__attn_record_seq2seq(const char *who, const qkv_seq2seq *m, const char *
     char *rows = a ? qkv_arena_calloc(a, (size_t)m->cfg.max_tgt + 2) : NULL;
     char *chars = a ? qkv_arena_calloc(a, (size_t)V + 1) : NULL;
     const char *tgt = output;
+    bool had = qkv_set_record_weights(false); /* the calls' weights: asked in check_calls */
     if (!b || !rec || !src || !valid || !labels || !rows || !chars ||
         qkv_seq2seq_batch_fill(m, b, 1, &input, output ? &tgt : NULL) < 0)
         goto done;
@@ -171,10 +182,11 @@ int qkv__attn_record_seq2seq(const char *who, const qkv_seq2seq *m, const char *
         memcpy(decoded, rows, strcspn(rows, "\n"));
         answer = decoded;
     }
-    if (check_calls(who, rec, 3 * L) == 0)
+    if (check_calls(who, a, rec, 3 * L) == 0)
         rc = give_seq2seq_page(m, rec, input, labels, valid, rows, answer, chars, next, fn,
                                user);
 done:
+    qkv_set_record_weights(had);
     qkv_arena_free(&a);
     qkv_seq2seq_batch_free(b);
     return rc < 0 ? qkv__fail_in(who) : 0;
