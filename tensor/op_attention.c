@@ -208,8 +208,8 @@ qkv_tensor *qkv_attention_weights(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, in
         heads_problem(op, q, k, 0, n_head, mask, n_rows, &pr) < 0)
         return NULL;
     if (row0 < 0 || n_rows < 1 || n_rows > pr.tq - row0) {
-        qkv_set_error("%s: rows [%d, %d) are not within the %d queries (row0 >= 0, n_rows >= 1)",
-                      op, row0, row0 + n_rows, pr.tq);
+        qkv_set_error("%s: rows [%d, %lld) are not within the %d queries (row0 >= 0, n_rows >= 1)",
+                      op, row0, (long long)row0 + n_rows, pr.tq);
         return NULL;
     }
     qkv_tensor *p = qkv_tensor_new(a, 4, (const int[]){pr.nb, n_head, n_rows, pr.tk});

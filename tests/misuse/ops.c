@@ -1,4 +1,6 @@
 /* Misuse cases for qkv/ops.h: the tensor ops. */
+#include <limits.h>
+
 #include "misuse.h"
 
 /* A tensor declared in params that were never allocated: no values yet. */
@@ -413,6 +415,10 @@ MISUSE(qkv_attention_weights, rows_past_the_queries)
 MISUSE(qkv_attention_weights, negative_row0)
 {
     FAILS_NULL(qkv_attention_weights(arena(), QK2, 2, NULL, -1, 2), "rows [-1, 1)");
+}
+MISUSE(qkv_attention_weights, n_rows_int_max)
+{
+    FAILS_NULL(qkv_attention_weights(arena(), QK2, 2, NULL, 1, INT_MAX), "rows [1, 2147483648)");
 }
 MISUSE(qkv_attention_weights, no_rows)
 {
