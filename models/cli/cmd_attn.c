@@ -159,9 +159,10 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         char *row_labels = qkv_arena_calloc(arena, (size_t)n_rows + 1);
         if (row_labels)
             memcpy(row_labels, o->text + row0, (size_t)n_rows);
-        qkv_tensor *w = logits && row_labels ? qkv_attention_weights(arena, c->q, c->k, c->n_head, &c->mask,
-                                                       row0, n_rows)
-                               : NULL;
+        qkv_tensor *w = logits && row_labels
+                            ? qkv_attention_weights(arena, c->q, c->k, c->n_head, &c->mask, row0,
+                                                    n_rows)
+                            : NULL;
         char title[64];
         snprintf(title, sizeof title, "causal self-attention, layer %d", layer);
         attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
