@@ -324,6 +324,8 @@ valgrind: $(BUILD)/qkv
 	    --data $(VG_DIR)/text.txt --eval-iters 2 --threads 1
 	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
 	    --text "the quick brown" --html $(VG_DIR)/attn.html --force --threads 1 > /dev/null
+	OMP_NUM_THREADS=1 $(VALGRIND) --error-exitcode=1 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
+	    --text "the quick brown" --rows 5:9 --out $(VG_DIR)/rows.svg --force --threads 1 > /dev/null
 	@for bad in "train --data $(VG_DIR)/missing.txt $(VG_TINY)" \
 	            "train --resume $(VG_DIR)/v.ckpt --data /dev/null --threads 1" \
 	            "sample --ckpt $(VG_DIR)/text.txt --threads 1" \
@@ -338,7 +340,7 @@ valgrind: $(BUILD)/qkv
 	@OMP_NUM_THREADS=1 QKV_WASM=$(VG_DIR)/none $(VALGRIND) --error-exitcode=99 $(BUILD)/qkv attn --ckpt $(VG_DIR)/v.ckpt \
 	    --text "the quick" --html $(VG_DIR)/none.html --live --threads 1 2>/dev/null; rc=$$?; \
 	if [ $$rc -ne 1 ]; then echo "valgrind: attn --live without the module ended with $$rc, expected 1"; exit 1; fi
-	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html (and --live) and five failing runs: no errors, no leaks"
+	@echo "valgrind: train, resume, sample (cached and not), eval, attn --html (and --live) and --rows, and five failing runs: no errors, no leaks"
 
 -include $(FUZZ_OBJ:.o=.d)
 
