@@ -19,31 +19,37 @@ MATH    := -fno-trapping-math -fno-math-errno
 BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -fvisibility=hidden -Iinclude -I. $(WARN) $(MATH) $(OPT) -g $(SAN)
 LDLIBS  := -lm -fopenmp
 
-LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c train/*.c models/*.c models/gpt/*.c models/seq2seq/*.c)
+LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c io/*.c data/*.c decode/*.c train/*.c models/*.c models/gpt/*.c models/seq2seq/*.c)
 # The program's parts that its tests call too (the pictures): an archive of
 # their own, $(BUILD)/libqkvcli.a, linked into build/qkv and the test suites,
 # never into libqkv nor installed. The attention page is a real file,
-# models/cli/viz/attn_page.html, embedded as a C array (PAGE_C, made below).
-VIZ_SRC  := $(wildcard models/cli/viz/*.c)
+# cli/viz/attn_page.html, embedded as a C array (PAGE_C, made below).
+VIZ_SRC  := $(wildcard cli/viz/*.c)
 # The program's sources but for how it trains over several processes: one
 # rank (dist_none.c), or MPI (dist_mpi.c, compiled and linked with $(MPICC)).
 # `make MPI=1` makes build/qkv the MPI flavour; the library never links MPI.
 # MPICC and MPIRUN choose the MPI (Debian's default, or e.g. mpicc.mpich and
-# mpirun.mpich); tests/test_mpi.c launches the ranks with $(MPIRUN).
-CLI_SRC  := $(filter-out models/cli/dist_%.c,$(wildcard models/cli/*.c))
+# mpirun.mpich); tests/cli/test_mpi.c launches the ranks with $(MPIRUN).
+CLI_SRC  := $(filter-out cli/dist_%.c,$(wildcard cli/*.c))
 MPICC    ?= mpicc
 MPIRUN   ?= mpirun
 ifeq ($(MPI),1)
-CLI_SRC  += models/cli/dist_mpi.c
+CLI_SRC  += cli/dist_mpi.c
 CLI_LD   := $(MPICC)
 else
-CLI_SRC  += models/cli/dist_none.c
+CLI_SRC  += cli/dist_none.c
 CLI_LD   := $(CC)
 endif
 SUP_SRC  := $(wildcard tests/support/*.c)
-TEST_SRC := $(wildcard tests/test_*.c)
-GRAD_SRC := $(wildcard tests/grad_*.c)
-DUMP_SRC := $(wildcard tests/dump_*.c)
+# The suites sit in folders that mirror the source (tests/tensor, tests/nn, ...);
+# their programs are flat in $(BUILD)/tests, found by name through vpath.
+TEST_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard tests/*/test_*.c tests/*/grad_*.c tests/*/dump_*.c))))
+TEST_SRC := $(wildcard tests/*/test_*.c)
+GRAD_SRC := $(wildcard tests/*/grad_*.c)
+DUMP_SRC := $(wildcard tests/*/dump_*.c)
+vpath test_%.c $(TEST_DIRS)
+vpath grad_%.c $(TEST_DIRS)
+vpath dump_%.c $(TEST_DIRS)
 # The misuse suite's cases, a file per public header, linked into test_misuse.
 MISUSE_SRC := $(wildcard tests/misuse/*.c)
 
@@ -56,9 +62,9 @@ VIZ_OBJ := $(VIZ_SRC:%.c=$(BUILD)/obj/%.o) $(PAGE_C:%.c=%.o)
 SUP_OBJ := $(SUP_SRC:%.c=$(BUILD)/obj/%.o)
 SUP64   := $(SUP_SRC:%.c=$(BUILD)/obj64/%.o)
 MISUSE_OBJ := $(MISUSE_SRC:%.c=$(BUILD)/obj/%.o)
-TESTS   := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%) $(GRAD_SRC:tests/%.c=$(BUILD)/tests/%)
+TESTS   := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(TEST_SRC) $(GRAD_SRC))))
 # Double-precision helper programs the float tests compare against.
-DUMPS   := $(DUMP_SRC:tests/%.c=$(BUILD)/tests/%)
+DUMPS   := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(DUMP_SRC))))
 
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
@@ -95,10 +101,10 @@ $(BUILD)/libqkvcli.a: $(VIZ_OBJ)
 
 # The page's bytes as a NUL-terminated C array, written with od and awk (POSIX),
 # so a cross or sanitizer build needs no tool of its own.
-$(PAGE_C): models/cli/viz/attn_page.html
+$(PAGE_C): cli/viz/attn_page.html
 	@mkdir -p $(dir $@)
 	{ echo '/* Made by the Makefile from $<: edit that file, not this one. */'; \
-	  echo '#include "models/cli/viz/viz_internal.h"'; \
+	  echo '#include "cli/viz/viz_internal.h"'; \
 	  echo 'const unsigned char qkv__attn_page_html[] = {'; \
 	  od -An -v -tu1 $< | awk '{ for (i = 1; i <= NF; i++) printf "%s,", $$i; print "" }'; \
 	  echo '0};'; } > $@.tmp && mv $@.tmp $@
@@ -118,7 +124,7 @@ $(BUILD)/libqkv.so: $(BUILD)/$(SONAME)
 	ln -sf $(notdir $<) $@
 
 # mpi.h and libmpi are the chosen MPI's own: a change of MPICC recompiles this.
-$(BUILD)/obj/models/cli/dist_mpi.o: models/cli/dist_mpi.c $(BUILD)/program-flavour
+$(BUILD)/obj/cli/dist_mpi.o: cli/dist_mpi.c $(BUILD)/program-flavour
 	@mkdir -p $(dir $@)
 	$(MPICC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -132,7 +138,7 @@ $(BUILD)/qkv: $(CLI_OBJ) $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a $(BUILD)/program
 
 # The MPI flavour beside the default one, for the tests (make test builds it
 # when $(MPICC) and $(MPIRUN) are there).
-$(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/obj/models/cli/dist_mpi.o $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a
+$(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/obj/cli/dist_mpi.o $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a
 	$(MPICC) $(SAN) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # Test programs compile and link in one step; PROGRAM.d lists the headers they
@@ -142,22 +148,22 @@ $(BUILD)/qkv-mpi: $(filter-out %/dist_none.o %/dist_mpi.o,$(CLI_OBJ)) $(BUILD)/o
 TEST_DEPS   = -MMD -MP -MT $@ -MF $@.d
 TEST_INPUTS = $(filter %.c %.o,$^) $(filter %.a,$^)
 
-$(BUILD)/tests/test_%: tests/test_%.c $(SUP_OBJ) $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a
+$(BUILD)/tests/test_%: test_%.c $(SUP_OBJ) $(BUILD)/libqkvcli.a $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
-# test_misuse is tests/test_misuse.c (the suite) and the case files, compiled
+# test_misuse is tests/api/test_misuse.c (the suite) and the case files, compiled
 # one by one (each with its own .d) and linked as objects: in an archive they
 # would be dropped, as nothing calls them (each case registers itself from a
 # constructor).
 $(MISUSE_OBJ): BASE += -Itests/support
 $(BUILD)/tests/test_misuse: $(MISUSE_OBJ)
 
-$(BUILD)/tests/dump_%: tests/dump_%.c $(SUP64) $(BUILD)/libqkv64.a
+$(BUILD)/tests/dump_%: dump_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/grad_%: tests/grad_%.c $(SUP64) $(BUILD)/libqkv64.a
+$(BUILD)/tests/grad_%: grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
@@ -205,13 +211,13 @@ sanitize:
 
 # The main job: train the character GPT with the fast recipe for just under
 # three minutes (its final evaluation and save included). Text: $$QKV_DATA, else tiny
-# Shakespeare if data/fetch_shakespeare.sh fetched it, else the offline
+# Shakespeare if data/corpora/fetch_shakespeare.sh fetched it, else the offline
 # default corpus (qkv's own sources and docs, which every checkout has).
 run: $(BUILD)/qkv
 	@data="$${QKV_DATA:-}"; \
 	if [ -z "$$data" ] && [ -f data/tinyshakespeare.txt ]; then data=data/tinyshakespeare.txt; fi; \
-	if [ -z "$$data" ]; then data=$(BUILD)/default_corpus.txt; bash data/default_corpus.sh $$data; \
-	    echo "no data/tinyshakespeare.txt (data/fetch_shakespeare.sh fetches it): training on qkv's own sources"; fi; \
+	if [ -z "$$data" ]; then data=$(BUILD)/default_corpus.txt; bash data/corpora/default_corpus.sh $$data; \
+	    echo "no data/tinyshakespeare.txt (data/corpora/fetch_shakespeare.sh fetches it): training on qkv's own sources"; fi; \
 	$(BUILD)/qkv train --config fast --time 170 --data "$$data" --out $(BUILD)/fast.ckpt --force $(ARGS) && \
 	$(BUILD)/qkv sample --ckpt $(BUILD)/fast.ckpt --tokens 300 --temperature 0.8
 
@@ -254,7 +260,7 @@ test-readme: $(BUILD)/libqkv.a
 clean:
 	rm -rf $(BUILD)
 
--include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/obj/models/cli/dist_mpi.d $(VIZ_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(OBJ64:.o=.d) $(CLI_OBJ:.o=.d) $(BUILD)/obj/cli/dist_mpi.d $(VIZ_OBJ:.o=.d) $(SUP_OBJ:.o=.d) $(SUP64:.o=.d) $(MISUSE_OBJ:.o=.d)
 -include $(TESTS:=.d) $(DUMPS:=.d)
 
 # ---- robustness: fuzzing the checkpoint loader, valgrind on the program ----
@@ -358,7 +364,7 @@ AARCH64_OBJDUMP ?= $(AARCH64_CC:%gcc=%objdump)
 AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
 # The core suites, and the others that run in a second or less under qemu (the
 # rest run the program, or dump programs, as child processes: qemu-user cannot).
-AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(GRAD_SRC:tests/%.c=%) \
+AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(basename $(notdir $(GRAD_SRC))) \
                    test_optim test_nn test_attention_core test_training test_generate
 
 # Any aarch64 build, native or cross. NEON is the baseline there, so the row
@@ -400,16 +406,16 @@ test-aarch64 test-aarch64-quick:
 #               and the sampler, compiled from the same sources, single-threaded
 # Optional like the browser: make test builds it when $(EMCC) is there and says
 # SKIPPED when not. No -fopenmp: the pragmas are ignored, and the library's few
-# omp_* calls find the one-thread answers in models/cli/viz/live/omp.h. Objects
+# omp_* calls find the one-thread answers in cli/viz/live/omp.h. Objects
 # go into an archive, so the link takes only what the module calls (not the
 # page writer, nor the SVG pictures). Debian's emcc runs its JS tools with
 # node, which finds acorn in /usr/share/nodejs.
 EMCC      ?= emcc
 EMCC_ENV  := NODE_PATH=$${NODE_PATH:+$$NODE_PATH:}/usr/share/nodejs
 WASM      := $(BUILD)/wasm
-WASM_SRC  := $(LIB_SRC) $(filter-out models/cli/viz/attn_html.c,$(VIZ_SRC))
+WASM_SRC  := $(LIB_SRC) $(filter-out cli/viz/attn_html.c,$(VIZ_SRC))
 WASM_OBJ  := $(WASM_SRC:%.c=$(WASM)/obj/%.o)
-WASM_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Imodels/cli/viz/live -Iinclude -I. $(WARN) $(MATH) -O3 -msimd128
+WASM_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Icli/viz/live -Iinclude -I. $(WARN) $(MATH) -O3 -msimd128
 WASM_EXPORTS := _live_load,_live_gpt,_live_seq2seq,_live_numbers,_live_generate,_live_error,_malloc,_free
 WASM_LINK := --no-entry -sMODULARIZE=1 -sEXPORT_NAME=qkvLive -sENVIRONMENT=web -sALLOW_MEMORY_GROWTH=1 \
              -sDYNAMIC_EXECUTION=0 -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) -sEXPORTED_RUNTIME_METHODS=ccall,UTF8ToString
@@ -427,11 +433,11 @@ $(WASM)/libqkv_live.a: $(WASM_OBJ)
 	$(EMCC_ENV) emar rcs $@ $^
 
 # The .js loader and its .wasm, side by side (the page embeds both).
-$(WASM)/qkv_live.js: $(WASM)/obj/models/cli/viz/live/live.o $(WASM)/libqkv_live.a
+$(WASM)/qkv_live.js: $(WASM)/obj/cli/viz/live/live.o $(WASM)/libqkv_live.a
 	$(EMCC_ENV) $(EMCC) -O3 $(WASM_LINK) -o $@ $^
 
 wasm-if-there:
 	@if [ -n "$(HAVE_EMCC)" ]; then $(MAKE) --no-print-directory -s wasm BUILD=$(BUILD); \
 	else echo "wasm: SKIPPED: no $(EMCC) (apt-get install emscripten); qkv attn --live needs it"; fi
 
--include $(WASM_OBJ:.o=.d) $(WASM)/obj/models/cli/viz/live/live.d
+-include $(WASM_OBJ:.o=.d) $(WASM)/obj/cli/viz/live/live.d

@@ -1,6 +1,6 @@
 /* Internal: one head of attention as plain loops, written from the formula
  * (attention_plain.c), to read before the fast core (op_attention.c) and to
- * check it against (tests/test_attention_core.c). Not installed. */
+ * check it against (tests/tensor/test_attention_core.c). Not installed. */
 #ifndef QKV_ATTENTION_PLAIN_H
 #define QKV_ATTENTION_PLAIN_H
 

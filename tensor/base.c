@@ -162,3 +162,14 @@ void qkv_free(void *p)
     /* The same test qkv_alloc made: only a custom alloc hook stored a raw pointer. */
     hook_release(hook_alloc == malloc ? p : ((void **)p)[-1]);
 }
+
+int qkv__error_prefix(const char *fmt, ...)
+{
+    char prefix[512], why[512];
+    snprintf(why, sizeof why, "%s", qkv_last_error());
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    return qkv_set_error("%s: %s", prefix, why);
+}

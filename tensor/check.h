@@ -43,4 +43,12 @@ qkv_tensor *qkv__result(const char *fn, qkv_tensor *y);
 /* True, with a message naming fn and arg, when x is NaN or infinite. */
 bool qkv__not_finite(const char *fn, const char *arg, double x);
 
+/* Put a printf-style prefix and ": " before the current error message;
+ * returns -1. (base.c) */
+int qkv__error_prefix(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 #endif

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "tensor/check.h"
-#include "bytes.h"
-#include "internal.h"
+#include "train/bytes.h"
+#include "io/internal.h"
+#include "data/internal.h"
+#include "train/internal.h"
 #include "qkv/file.h"
 
 static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */

@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "internal.h"
+#include "train/internal.h"
 
 /* The sum of squares is split into this many fixed chunks, each summed in
  * order, then the chunk sums in order: the result depends only on the data,

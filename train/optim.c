@@ -7,7 +7,7 @@
 #include "tensor/check.h"
 #include "tensor/kernels/cpu.h"
 #include "tensor/kernels/hot.h"
-#include "internal.h"
+#include "train/internal.h"
 
 /* Square root in the precision of qkv_real. */
 #ifdef QKV_DOUBLE

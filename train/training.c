@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "tensor/check.h"
-#include "bytes.h"
-#include "internal.h"
+#include "train/bytes.h"
+#include "data/internal.h"
+#include "train/internal.h"
 
 /* The range of each field of the run's settings, and what a 0 means where
  * it means a default: the one place both are written (qkv/training.h

@@ -8,7 +8,7 @@
  * program's rather than most programs built on the library: qkv/seq2seq.h
  * (the date-normalisation encoder-decoder) and qkv/dates.h (its data).
  * Include them by name. The program's pictures (plots, attention pictures
- * and pages) are not part of the library: models/cli/viz/.
+ * and pages) are not part of the library: cli/viz/.
  */
 #ifndef QKV_QKV_H
 #define QKV_QKV_H

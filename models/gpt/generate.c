@@ -1,8 +1,8 @@
 /* Generation from the GPT, with or without its key/value cache: the GPT's
- * forward as a qkv_lm for the model-agnostic loop in train/generate.c
+ * forward as a qkv_lm for the model-agnostic loop in decode/generate.c
  * (see qkv/gpt.h). */
 #include "tensor/check.h"
-#include "train/decode.h"
+#include "decode/decode.h"
 #include "internal.h"
 
 /* A GPT as generation sees it: the qkv_lm (first, so a qkv_lm * is a

@@ -1,6 +1,6 @@
 /* Generation from the encoder-decoder: the input encoded once, its memory's
  * keys and values computed once, and the decoder as a qkv_lm for the
- * model-agnostic loop in train/generate.c (see qkv/seq2seq.h). */
+ * model-agnostic loop in decode/generate.c (see qkv/seq2seq.h). */
 #include <string.h>
 
 #include "tensor/check.h"

@@ -1,6 +1,6 @@
 /* Internal: the hot kernels by name, each runnable on its own over buffers
  * the caller owns, so that `qkv bench --ops` can time every kernel on every
- * path (cpu.h) and tests/test_paths.c can compare every path's results with
+ * path (cpu.h) and tests/tensor/test_paths.c can compare every path's results with
  * the portable path's. Each family lives beside its kernels (op_*.c,
  * hot.c, train/optim.c); train/hot_kernels.c lists them all. Not installed. */
 #ifndef QKV_HOT_H

@@ -1,8 +1,8 @@
-/* Misuse cases for the program's pictures (models/cli/viz/viz.h: SVG pictures and the
+/* Misuse cases for the program's pictures (cli/viz/viz.h: SVG pictures and the
  * attention pages): not public API, but they keep its promise, so they are
  * checked the same way (tests/misuse_coverage.sh counts only include/qkv). */
 #include "misuse.h"
-#include "models/cli/viz/viz.h"
+#include "cli/viz/viz.h"
 
 MISUSE(svg_heatmap, null_path)
 {

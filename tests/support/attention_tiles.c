@@ -1,6 +1,6 @@
 /* The tiled attention core (tensor/attention_*.c) against the plain loops of
- * tensor/attention_plain.c, run by both builds: tests/test_attention_core.c
- * (float) and tests/grad_attention_tiles.c (double, to 1e-12). Its output,
+ * tensor/attention_plain.c, run by both builds: tests/tensor/test_attention_core.c
+ * (float) and tests/tensor/grad_attention_tiles.c (double, to 1e-12). Its output,
  * its weights and the gradients of q, k and v, at sizes that cut the tiles
  * of queries and keys unevenly (neither T a multiple of a tile, Tq != Tk, one
  * query, more keys than two tiles), with several heads in both layouts,

@@ -1,6 +1,6 @@
 /* The forward values of the ops over any axis and of broadcasting (qkv/ops.h)
  * against plain loops written from each op's formula, run by both builds:
- * tests/test_axis_ops.c (float) and tests/grad_axis_ops.c (double).
+ * tests/tensor/test_axis_ops.c (float) and tests/tensor/grad_axis_ops.c (double).
  *
  *     int bad = axis_ops_forward_check(1e-5);   // mismatches, each printed to stderr
  *     ck_assert_int_eq(bad, 0);

@@ -3,7 +3,7 @@
  * the documented formula (tests/support/plain_reference.c: no qkv op in a
  * reference). The gradient checks compare a backward with its own forward;
  * these say the forward is the one the headers promise. One suite, built
- * twice: tests/test_definitions.c (float) and tests/grad_definitions.c
+ * twice: tests/tensor/test_definitions.c (float) and tests/tensor/grad_definitions.c
  * (double, tolerances near double rounding) each include it once. */
 #ifndef QKV_DEFINITIONS_SUITE_H
 #define QKV_DEFINITIONS_SUITE_H

@@ -1,4 +1,4 @@
-/* The misuse suite's machinery (tests/test_misuse.c, its cases in
+/* The misuse suite's machinery (tests/api/test_misuse.c, its cases in
  * tests/misuse/): each case calls one public function with a NULL or
  * out-of-range argument, in a child process of its own, and must see the
  * documented failure value and a message that starts with the function's name
