@@ -1,5 +1,5 @@
 /* Multi-head self-attention, with a key/value-cached forward for generation (see qkv/nn.h). */
-#include "tensor/op_attention.h"
+#include "tensor/attention.h"
 #include "internal.h"
 
 int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,

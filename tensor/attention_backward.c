@@ -1,10 +1,68 @@
-/* The backward of the attention core in tiles (FlashAttention-2, Dao 2023):
- * the weights are never stored; each tile's are recomputed from q, k and
- * the forward's log-sum-exp, P = exp(Q·Kᵀ/√d − lse), and with
- * D = rowsum(dO ⊙ O) the softmax's backward is dS = P ⊙ (dP − D). The keys
- * are the outer loop, so that a tile of keys gathers its dK and dV from
- * every query tile that sees it while they are in cache. */
-#include "attention_layout.h"
+/* The attention core, part 4 of 4 (after attention_forward.c): the backward
+ * in tiles (FlashAttention-2, Dao 2023). The weights are never stored; each
+ * tile's are recomputed from q, k and the forward's log-sum-exp,
+ * P = exp(Q·Kᵀ/√d − lse), and with D = rowsum(dO ⊙ O) the softmax's
+ * backward is dS = P ⊙ (dP − D). The keys are the outer loop, so that a
+ * tile of keys gathers its dK and dV from every query tile that sees it
+ * while they are in cache.
+ *
+ * First the row kernels, as the forward's: the weights from the row's
+ * log-sum-exp and the softmax backward of a row. */
+#include "attention.h"
+#include "kernels/cpu.h"
+#include "kernels/vecmath.h"
+
+/* ---- the row kernels ---- */
+
+/* p = exp(s − lse) over a masked row (n): the weights from the row's
+ * log-sum-exp (+inf for a row that sees no key: all 0). p may be s. */
+QKV__KERNEL_BODY void weights_body(qkv_real *p, const qkv_real *s, qkv_real lse, int n)
+{
+#pragma omp simd
+    for (int j = 0; j < n; j++)
+        p[j] = qkv__exp(s[j] - lse);
+}
+QKV__KERNEL(weights, (qkv_real *p, const qkv_real *s, qkv_real lse, int n), (p, s, lse, n))
+
+QKV__KERNEL_BODY void row_grad_body(qkv_real *ds, const qkv_real *dp, const qkv_real *p,
+                                    qkv_real delta, int n)
+{
+    /* dL/ds_j = p_j (dp_j − Σ_k p_k dp_k): the Jacobian of softmax is
+     * diag(p) − p pᵀ, and the sum is dO·O (the caller's delta). */
+#pragma omp simd
+    for (int j = 0; j < n; j++)
+        ds[j] = p[j] * (dp[j] - delta);
+}
+QKV__KERNEL(row_grad, (qkv_real *ds, const qkv_real *dp, const qkv_real *p, qkv_real delta, int n),
+            (ds, dp, p, delta, n))
+
+QKV__KERNEL_BODY void row_grad_drop_body(qkv_real *ds, const qkv_real *dp, const qkv_real *p,
+                                         qkv_real delta, uint64_t key, uint32_t threshold,
+                                         qkv_real scale, int j0, int n)
+{
+    /* Dropout is linear: the gradient of a weight is its output's times z. */
+#pragma omp simd
+    for (int j = 0; j < n; j++)
+        ds[j] = p[j] * (dp[j] * drop_factor(key, threshold, scale, j0 + j) - delta);
+}
+QKV__KERNEL(row_grad_drop,
+            (qkv_real *ds, const qkv_real *dp, const qkv_real *p, qkv_real delta, uint64_t key,
+             uint32_t threshold, qkv_real scale, int j0, int n),
+            (ds, dp, p, delta, key, threshold, scale, j0, n))
+
+/* The softmax backward of one row: ds = p ⊙ (dp ⊙ z − delta), z the dropout
+ * factor (1 when d is NULL or off), delta = Σ_j p_j·(dp ⊙ z)_j = dO·O. ds may
+ * be dp. Where p is 0 (hidden keys) ds is 0. */
+static void softmax_row_grad(qkv_real *ds, const qkv_real *dp, const qkv_real *p, qkv_real delta,
+                             const qkv__attn_drop *d, uint64_t row_key, int j0, int n)
+{
+    if (d && d->on)
+        row_grad_drop(ds, dp, p, delta, row_key, d->threshold, d->scale, j0, n);
+    else
+        row_grad(ds, dp, p, delta, n);
+}
+
+/* ---- the backward of a problem ---- */
 
 /* Scratch per worker: the weights, the weights after dropout and dP/dS
  * (a tile each), then D of one problem's queries. */
@@ -62,7 +120,7 @@ static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
             for (int r = 0; r < m; r++) {
                 qkv_real *pr_row = p + (size_t)r * KEY_TILE;
                 qkv__attn_hide(pr_row, valid ? valid + j0 : NULL, seen_in(pr, i0 + r, j0, nk), nk);
-                qkv__attn_weights(pr_row, pr_row, lse[i0 + r], nk);
+                weights(pr_row, pr_row, lse[i0 + r], nk);
                 if (drop->on)
                     qkv__attn_drop_apply(pz + (size_t)r * KEY_TILE, pr_row, drop,
                                          qkv__attn_drop_row(drop, row0 + r), j0, nk);
@@ -80,7 +138,7 @@ static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
              * scores get no gradient. */
             tile_gemm(false, true, m, nk, d, 1, doi, ld, vj, ldk, 0, ds, KEY_TILE);
             for (int r = 0; r < m; r++)
-                qkv__attn_row_grad(ds + (size_t)r * KEY_TILE, ds + (size_t)r * KEY_TILE,
+                softmax_row_grad(ds + (size_t)r * KEY_TILE, ds + (size_t)r * KEY_TILE,
                                    p + (size_t)r * KEY_TILE, delta[i0 + r], drop,
                                    drop->on ? qkv__attn_drop_row(drop, row0 + r) : 0, j0, nk);
             /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */

@@ -1,12 +1,95 @@
-/* The forward of the attention core in tiles (FlashAttention, Dao et al.
- * 2022): each tile of queries goes through its keys a tile at a time with
- * an online softmax, a running max and sum per query, and its output
- * accumulates rescaled as the max grows. What is kept per query is only
- * the output and the log-sum-exp of its scores: memory linear in T, and
- * the scores never leave the cache. */
+/* The attention core, part 3 of 4 (after op_attention.c): the forward in
+ * tiles (FlashAttention, Dao et al. 2022). Each tile of queries goes through
+ * its keys a tile at a time with an online softmax, a running max and sum
+ * per query, and its output accumulates rescaled as the max grows. What is
+ * kept per query is only the output and the log-sum-exp of its scores:
+ * memory linear in T, and the scores never leave the cache. The backward
+ * (attention_backward.c, last) recomputes the weights from that log-sum-exp.
+ *
+ * First the row kernels a tile runs on each query's row of scores: the mask,
+ * the online softmax, the dropout. Each is a branch-free loop compiled for
+ * every vector path (kernels/cpu.h), so it vectorizes. */
 #include <string.h>
 
-#include "attention_layout.h"
+#include "attention.h"
+#include "kernels/cpu.h"
+#include "kernels/vecmath.h"
+
+/* ---- the row kernels ---- */
+
+QKV__KERNEL_BODY void hide_body(qkv_real *s, const uint8_t *valid, int n_seen, int n)
+{
+    if (valid) {
+#pragma omp simd
+        for (int j = 0; j < n_seen; j++)
+            s[j] = valid[j] ? s[j] : -INFINITY;
+    }
+    for (int j = n_seen; j < n; j++)
+        s[j] = -INFINITY;
+}
+QKV__KERNEL(hide, (qkv_real *s, const uint8_t *valid, int n_seen, int n), (s, valid, n_seen, n))
+
+void qkv__attn_hide(qkv_real *s, const uint8_t *valid, int n_seen, int n)
+{
+    hide(s, valid, n_seen, n);
+}
+
+/* One online-softmax step over a masked row s (n): with the row's running
+ * max *m and sum *l over the keys before, s becomes exp(s − m') for the new
+ * max m' (0 where s is -inf), *l = *l·exp(*m − m') + Σ exp(s − m'), *m = m';
+ * *alpha = exp(m_old − m'), the factor for the output accumulated so far
+ * (1 while every key so far is hidden). A hidden key's score is -inf and
+ * qkv__exp(-inf) is exactly 0 (in the double build too, where it is libm's
+ * exp). */
+QKV__KERNEL_BODY void online_body(qkv_real *s, int n, qkv_real *m, qkv_real *l, qkv_real *alpha)
+{
+    /* The largest visible score so far: subtracting it keeps every exp() <= 1,
+     * and softmax(s) = softmax(s − c) for any c, so nothing else changes. */
+    qkv_real mx = *m;
+#pragma omp simd reduction(max : mx)
+    for (int j = 0; j < n; j++)
+        mx = s[j] > mx ? s[j] : mx;
+    if (mx == -INFINITY) { /* every key so far hidden: no weight anywhere yet */
+        memset(s, 0, (size_t)n * sizeof *s);
+        *alpha = 1;
+        return;
+    }
+    qkv_real sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < n; j++) {
+        qkv_real e = qkv__exp(s[j] - mx);
+        s[j] = e;
+        sum += e;
+    }
+    /* The sum and the output so far were taken against the old max: scale
+     * them to the new one (exp(-inf) = 0 when there was none). */
+    qkv_real a = *m == mx ? 1 : qkv__exp(*m - mx);
+    *l = *l * a + sum;
+    *m = mx;
+    *alpha = a;
+}
+QKV__KERNEL(online, (qkv_real *s, int n, qkv_real *m, qkv_real *l, qkv_real *alpha),
+            (s, n, m, l, alpha))
+
+QKV__KERNEL_BODY void drop_apply_body(qkv_real *pz, const qkv_real *p, uint64_t key,
+                                      uint32_t threshold, qkv_real scale, int j0, int n)
+{
+#pragma omp simd
+    for (int j = 0; j < n; j++)
+        pz[j] = p[j] * drop_factor(key, threshold, scale, j0 + j);
+}
+QKV__KERNEL(drop_apply,
+            (qkv_real *pz, const qkv_real *p, uint64_t key, uint32_t threshold, qkv_real scale,
+             int j0, int n),
+            (pz, p, key, threshold, scale, j0, n))
+
+void qkv__attn_drop_apply(qkv_real *pz, const qkv_real *p, const qkv__attn_drop *d,
+                          uint64_t row_key, int j0, int n)
+{
+    drop_apply(pz, p, row_key, d->threshold, d->scale, j0, n);
+}
+
+/* ---- the tile ---- */
 
 size_t qkv__attention_forward_scratch(void) { return (size_t)QUERY_TILE * (KEY_TILE + 2); }
 
@@ -48,7 +131,7 @@ static void forward_tile(const problem *pr, int e, int i0, int m, const qkv_real
             /* 2. Mask before the softmax: a hidden score is -inf, its weight 0. */
             qkv__attn_hide(sr, valid ? valid + j0 : NULL, seen_in(pr, i0 + r, j0, n), n);
             /* 3. Softmax over the keys, online: weights against the running max. */
-            qkv__attn_online(sr, n, &mx[r], &sum[r], &alpha[r]);
+            online(sr, n, &mx[r], &sum[r], &alpha[r]);
             /* 4. Dropout of the weights (training): the sum above is before it. */
             if (d->on)
                 qkv__attn_drop_apply(sr, sr, d, qkv__attn_drop_row(d, row0 + r), j0, n);
@@ -115,7 +198,7 @@ void qkv__attention_weight_rows(const problem *pr, const qkv_real *q, const qkv_
                 qkv__attn_hide(row, valid, seen_in(pr, i, 0, kend), pr->tk);
                 /* ...and their softmax: exp(s − max) over the row, then / its sum.
                  * A row that sees no key has sum 0 and stays all 0. */
-                qkv__attn_online(row, pr->tk, &mx, &sum, &alpha);
+                online(row, pr->tk, &mx, &sum, &alpha);
                 qkv_real inv = sum > 0 ? 1 / sum : 0;
                 for (int j = 0; j < pr->tk; j++)
                     row[j] *= inv;

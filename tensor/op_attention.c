@@ -1,4 +1,5 @@
-/* The attention core (see qkv/ops.h), one fused node:
+/* The attention core (see qkv/ops.h), part 2 of 4 (after attention.h):
+ * the public calls, one fused node,
  *
  *     O = dropout(softmax(Q·Kᵀ/√d + mask)) · V
  *
@@ -10,14 +11,112 @@
  * by side in the columns of (B, T, H·d) tensors: only where each head's
  * matrix starts differs (struct layout). The T×T weights are never stored:
  * the forward goes through the keys in tiles with an online softmax
- * (attention_forward.c) and keeps each query's log-sum-exp, from which the
- * backward recomputes them tile by tile (attention_backward.c). Layouts,
- * tiles and the OpenMP policy are attention_layout.h; the same formula as
- * plain loops is attention_plain.c. */
+ * (attention_forward.c, next) and keeps each query's log-sum-exp, from which
+ * the backward recomputes them tile by tile (attention_backward.c, last).
+ * The same formula as plain loops is attention_plain.c. */
 #include <string.h>
 
-#include "attention_layout.h"
-#include "op_attention.h"
+#include "attention.h"
+
+/* ---- the mask rules, which qkv_softmax_masked shares ---- */
+
+int qkv__visible_keys(bool causal, int i, int tq, int tk)
+{
+    if (!causal)
+        return tk;
+    int n = i + (tk - tq) + 1;
+    return n < 0 ? 0 : n;
+}
+
+int qkv__check_causal(const char *op, const qkv_mask *mask, int tq, int tk)
+{
+    if (mask && mask->causal && tq > tk)
+        return qkv_set_error("%s: a causal mask over Tq %d queries and Tk %d keys: with Tq > Tk "
+                             "the first %d queries would see no key at all",
+                             op, tq, tk, tq - tk);
+    return 0;
+}
+
+int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t)
+{
+    char s[64];
+    if (mask && mask->causal && t->ndim < 2)
+        return qkv_set_error("%s: a causal mask needs (..., Tq, Tk) scores, at least 2 dims, not %s",
+                             op, qkv_shape_str(t, s, sizeof s));
+    if (mask && mask->key_valid && t->ndim < 3)
+        return qkv_set_error("%s: a key-padding mask needs a batch dim, (B, ..., Tq, Tk), at least "
+                             "3 dims, not %s",
+                             op, qkv_shape_str(t, s, sizeof s));
+    return 0;
+}
+
+/* ---- the checks and the problem ---- */
+
+/* 0 when q, k, v are all there, k and v have one shape, and the mask and
+ * dropout suit scores for q; else -1 with a message naming op. */
+static int check_inputs(const char *op, const qkv_arena *a, qkv_tensor *const in[3],
+                        const qkv_mask *mask, qkv_real dropout, const qkv_rng *rng)
+{
+    if (qkv__check_inputs(op, a, "q k v", 3, in) < 0)
+        return -1;
+    if (!qkv_same_shape(in[1], in[2])) {
+        qkv__shape_error(op, "k and v must have the same shape", in[1], in[2]);
+        return -1;
+    }
+    if (qkv__check_mask(op, mask, in[0]) < 0)
+        return -1;
+    if (!(dropout >= 0 && dropout < 1) || (dropout > 0 && !rng))
+        return qkv_set_error("%s: dropout must be in [0, 1) and needs an rng when > 0; got %g%s",
+                             op, (double)dropout, rng ? "" : " and no rng");
+    return 0;
+}
+
+/* NULL when q (B, ..., Tq, d) and k (B, ..., Tk, d) fit together, else what is wrong. */
+static const char *shape_problem(const qkv_tensor *q, const qkv_tensor *k)
+{
+    int nd = q->ndim;
+    if (nd < 3)
+        return "q needs (B, ..., Tq, d), at least 3 dims";
+    if (k->ndim != nd)
+        return "q and k need the same number of dims";
+    for (int i = 0; i < nd - 2; i++)
+        if (q->shape[i] != k->shape[i])
+            return "q and k leading (batch, head) dims differ";
+    if (q->shape[nd - 1] != k->shape[nd - 1])
+        return "queries and keys must have the same size d";
+    return NULL;
+}
+
+/* 0 when q (B,Tq,C) and k (B,Tk,C) hold n_head heads side by side and the
+ * mask suits them: *pr is then their problem, k's batch entries kv_batch
+ * values apart (0: Tk·C, one after the other), the weights' layout
+ * (B,H,n_rows,Tk). Else -1 naming op. */
+static int heads_problem(const char *op, const qkv_tensor *q, const qkv_tensor *k,
+                         size_t kv_batch, int n_head, const qkv_mask *mask, int n_rows,
+                         problem *pr)
+{
+    if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2]) {
+        qkv__shape_error(op, "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
+        return -1;
+    }
+    int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
+    if (n_head < 1 || C % n_head != 0)
+        return qkv_set_error("%s: width %d is not a multiple of n_head %d", op, C, n_head);
+    if (qkv__check_causal(op, mask, tq, tk) < 0)
+        return -1;
+    /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
+    int d = C / n_head;
+    if (!kv_batch)
+        kv_batch = (size_t)tk * C;
+    *pr = (problem){.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
+                    .causal = mask && mask->causal, .key_valid = mask ? mask->key_valid : NULL,
+                    .per_entry = n_head,
+                    .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
+                    .lp = {(size_t)n_head * n_rows * tk, (size_t)n_rows * tk, tk}};
+    return 0;
+}
+
+/* ---- the node, and the calls that make it ---- */
 
 /* The attention of every problem of pr, laid out like q; the weights (shaped
  * pshape) go to *weights when asked for. */
@@ -70,41 +169,6 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
     return out;
 }
 
-/* 0 when q, k, v are all there, k and v have one shape, and the mask and
- * dropout suit scores for q; else -1 with a message naming op. */
-static int check_inputs(const char *op, const qkv_arena *a, qkv_tensor *const in[3],
-                        const qkv_mask *mask, qkv_real dropout, const qkv_rng *rng)
-{
-    if (qkv__check_inputs(op, a, "q k v", 3, in) < 0)
-        return -1;
-    if (!qkv_same_shape(in[1], in[2])) {
-        qkv__shape_error(op, "k and v must have the same shape", in[1], in[2]);
-        return -1;
-    }
-    if (qkv__check_mask(op, mask, in[0]) < 0)
-        return -1;
-    if (!(dropout >= 0 && dropout < 1) || (dropout > 0 && !rng))
-        return qkv_set_error("%s: dropout must be in [0, 1) and needs an rng when > 0; got %g%s",
-                             op, (double)dropout, rng ? "" : " and no rng");
-    return 0;
-}
-
-/* NULL when q (B, ..., Tq, d) and k (B, ..., Tk, d) fit together, else what is wrong. */
-static const char *shape_problem(const qkv_tensor *q, const qkv_tensor *k)
-{
-    int nd = q->ndim;
-    if (nd < 3)
-        return "q needs (B, ..., Tq, d), at least 3 dims";
-    if (k->ndim != nd)
-        return "q and k need the same number of dims";
-    for (int i = 0; i < nd - 2; i++)
-        if (q->shape[i] != k->shape[i])
-            return "q and k leading (batch, head) dims differ";
-    if (q->shape[nd - 1] != k->shape[nd - 1])
-        return "queries and keys must have the same size d";
-    return NULL;
-}
-
 qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                           const qkv_mask *mask, qkv_real dropout, qkv_rng *rng,
                           qkv_tensor **weights)
@@ -132,37 +196,8 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     return attend(a, &pr, q, k, v, nd, pshape, dropout, rng, weights);
 }
 
-/* 0 when q (B,Tq,C) and k (B,Tk,C) hold n_head heads side by side and the
- * mask suits them: *pr is then their problem, k's batch entries kv_batch
- * values apart (0: Tk·C, one after the other), the weights' layout
- * (B,H,n_rows,Tk). Else -1 naming op. */
-static int heads_problem(const char *op, const qkv_tensor *q, const qkv_tensor *k,
-                         size_t kv_batch, int n_head, const qkv_mask *mask, int n_rows,
-                         problem *pr)
-{
-    if (q->ndim != 3 || k->ndim != 3 || q->shape[0] != k->shape[0] || q->shape[2] != k->shape[2]) {
-        qkv__shape_error(op, "q (B,Tq,C) and k (B,Tk,C) do not fit", q, k);
-        return -1;
-    }
-    int B = q->shape[0], tq = q->shape[1], tk = k->shape[1], C = q->shape[2];
-    if (n_head < 1 || C % n_head != 0)
-        return qkv_set_error("%s: width %d is not a multiple of n_head %d", op, C, n_head);
-    if (qkv__check_causal(op, mask, tq, tk) < 0)
-        return -1;
-    /* Head h of batch entry b: columns [h·d, (h+1)·d) of entry b's rows. */
-    int d = C / n_head;
-    if (!kv_batch)
-        kv_batch = (size_t)tk * C;
-    *pr = (problem){.nb = B, .nh = n_head, .tq = tq, .tk = tk, .d = d,
-                    .causal = mask && mask->causal, .key_valid = mask ? mask->key_valid : NULL,
-                    .per_entry = n_head,
-                    .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
-                    .lp = {(size_t)n_head * n_rows * tk, (size_t)n_rows * tk, tk}};
-    return 0;
-}
-
 /* qkv_attention_heads where the batch entries of k and v start kv_batch
- * values apart (see op_attention.h). */
+ * values apart (see qkv__attention_heads_view in attention.h). */
 static qkv_tensor *attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                                    size_t kv_batch, int n_head, const qkv_mask *mask,
                                    qkv_real dropout, qkv_rng *rng, qkv_tensor **weights)

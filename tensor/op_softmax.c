@@ -1,43 +1,13 @@
-/* softmax and masked softmax over the last dim (see qkv/ops.h), and the mask
- * rules that qkv_attention shares (softmax_kernel.h). */
+/* softmax and masked softmax over the last dim (see qkv/ops.h). The mask
+ * rules, the causal one first, are the attention core's (attention.h). */
 #include <omp.h>
 #include <string.h>
 #include <tgmath.h>
 
+#include "attention.h"
 #include "kernels/cpu.h"
 #include "kernels/hot.h"
 #include "kernels/vecmath.h"
-#include "softmax_kernel.h"
-
-int qkv__check_mask(const char *op, const qkv_mask *mask, const qkv_tensor *t)
-{
-    char s[64];
-    if (mask && mask->causal && t->ndim < 2)
-        return qkv_set_error("%s: a causal mask needs (..., Tq, Tk) scores, at least 2 dims, not %s",
-                             op, qkv_shape_str(t, s, sizeof s));
-    if (mask && mask->key_valid && t->ndim < 3)
-        return qkv_set_error("%s: a key-padding mask needs a batch dim, (B, ..., Tq, Tk), at least "
-                             "3 dims, not %s",
-                             op, qkv_shape_str(t, s, sizeof s));
-    return 0;
-}
-
-int qkv__check_causal(const char *op, const qkv_mask *mask, int tq, int tk)
-{
-    if (mask && mask->causal && tq > tk)
-        return qkv_set_error("%s: a causal mask over Tq %d queries and Tk %d keys: with Tq > Tk "
-                             "the first %d queries would see no key at all",
-                             op, tq, tk, tq - tk);
-    return 0;
-}
-
-int qkv__visible_keys(bool causal, int i, int tq, int tk)
-{
-    if (!causal)
-        return tk;
-    int n = i + (tk - tq) + 1;
-    return n < 0 ? 0 : n;
-}
 
 /* One row of scores x (tk): y = softmax(scale·x) over the keys j < n_seen
  * with valid[j] != 0 (valid NULL: all), and exactly 0 for every other key.

@@ -8,7 +8,7 @@
  * a tile boundary, and queries that see no key at all) and both. */
 #include "attention_tiles.h"
 
-#include "tensor/attention_layout.h"
+#include "tensor/attention.h"
 #include "tensor/attention_plain.h"
 #include "testing.h"
 
