@@ -120,10 +120,10 @@ static void check_case(const gemm_case *c)
             }
     operands o = {A, B, lda, ldb, ldc, sa, sb, sc, C0, C, want, tol};
     for (int path = 0; path < QKV__CPU_N_PATHS; path++)
-        if (qkv__cpu_force(path) == 0)
+        if (qkv_cpu_use(path) == 0)
             for (int threads = 1; threads <= 2; threads++)
                 run_and_verify(c, &o, threads);
-    qkv__cpu_force(-1);
+    qkv_cpu_use(QKV_CPU_DEFAULT);
     free(fa), free(fb), free(fc), free(f0), free(want), free(tol);
 }
 
@@ -314,22 +314,22 @@ END_TEST
 
 START_TEST(test_force_path)
 {
-    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_PORTABLE), 0);
+    ck_assert_int_eq(qkv_cpu_use(QKV__CPU_PORTABLE), 0);
     ck_assert_str_eq(qkv__gemm_active_path()->name, "portable");
-    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_N_PATHS), -1);
-    ck_assert_int_eq(qkv__cpu_force(-1), 0);
+    ck_assert_int_eq(qkv_cpu_use(QKV__CPU_N_PATHS), -1);
+    ck_assert_int_eq(qkv_cpu_use(QKV_CPU_DEFAULT), 0);
     int fastest = 0; /* the default is the fastest path the CPU supports */
-    while (!qkv__cpu_supported(fastest))
+    while (!qkv_cpu_supported(fastest))
         fastest++;
     const char *name = qkv__gemm_active_path()->name;
-    qkv__cpu_force(fastest);
+    qkv_cpu_use(fastest);
     ck_assert_str_eq(qkv__gemm_active_path()->name, name);
     printf("test_gemm: kernels run here:");
     for (int path = 0; path < QKV__CPU_N_PATHS; path++)
-        if (qkv__cpu_force(path) == 0)
+        if (qkv_cpu_use(path) == 0)
             printf(" %s", qkv__gemm_active_path()->name);
     printf("\n");
-    qkv__cpu_force(-1);
+    qkv_cpu_use(QKV_CPU_DEFAULT);
 }
 END_TEST
 
