@@ -1,5 +1,5 @@
-/* Every vector path this CPU runs (tensor/kernels/cpu.h) against the portable
- * one: each hot kernel's results, a short training run's losses, the
+/* Every vector path this CPU runs (qkv/cpu.h) against the portable
+ * one: each hot kernel's results (and the kernels as qkv/profile.h runs them), a short training run's losses, the
  * float-vs-double tour; on each path 1 and 2 threads write byte-identical
  * checkpoints; no path's kernels have fallen back to scalar code (the quick
  * form of `qkv bench --ops`); and the program refuses a path the CPU lacks. */
@@ -71,6 +71,33 @@ START_TEST(test_every_kernel_matches_portable)
     printf("test_paths: %d kernels x paths matched the portable path\n", compared);
     free(want);
     free(got);
+}
+END_TEST
+
+START_TEST(test_public_kernel_api)
+{
+    /* qkv/profile.h's kernels are the registry's, named and bounded alike;
+     * each runs in a space of any size on every path (the 64x64 product has
+     * its own 4096 values: a sanitizer build catches a kernel reading past a
+     * small space), and says how much it did. */
+    int n_kernels;
+    const qkv__hot_kernel *const *kernels = qkv__hot_kernels(&n_kernels);
+    ck_assert_int_eq(qkv_kernel_count(), n_kernels);
+    const size_t sizes[][2] = {{8, 8}, {2048, 512}};
+    for (size_t z = 0; z < 2; z++) {
+        qkv_kernel_space *s = qkv_kernel_space_new(sizes[z][0], (int)sizes[z][1], 3);
+        ck_assert_ptr_nonnull(s);
+        qkv__hot_data d = {.n = sizes[z][0], .cols = (int)sizes[z][1]};
+        for (int k = 0; k < n_kernels; k++) {
+            ck_assert_str_eq(qkv_kernel_name(k), kernels[k]->name);
+            ck_assert_str_eq(qkv_kernel_limit(k), kernels[k]->limit ? kernels[k]->limit : "width");
+            for (int p = 0; p < QKV__CPU_N_PATHS; p++)
+                if (qkv_cpu_use(p) == 0)
+                    ck_assert_double_eq(qkv_kernel_run(s, k, 3), 3.0 * kernels[k]->work(&d));
+        }
+        qkv_kernel_space_free(s);
+    }
+    qkv_cpu_use(QKV_CPU_DEFAULT);
 }
 END_TEST
 
@@ -256,6 +283,7 @@ static Suite *paths_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_choosing_a_path);
     tcase_add_test(tc, test_every_kernel_matches_portable);
+    tcase_add_test(tc, test_public_kernel_api);
     tcase_add_test(tc, test_training_on_every_path);
     tcase_add_test(tc, test_tour_on_every_path);
     tcase_add_test(tc, test_no_scalar_fallback);
