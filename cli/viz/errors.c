@@ -1,6 +1,5 @@
 /* The pictures' messages (see viz_internal.h): worded as the library words
  * its own, through its public qkv_set_error. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,16 +31,12 @@ int viz_fail_in(const char *fn)
     size_t n = strlen(fn);
     if (strncmp(why, fn, n) == 0 && why[n] == ':')
         return -1;
-    return viz_error_prefix("%s", fn);
+    return viz_error_prefix(fn);
 }
 
-int viz_error_prefix(const char *fmt, ...)
+int viz_error_prefix(const char *prefix)
 {
-    char prefix[512], why[1024];
+    char why[1024]; /* qkv_set_error must not read the message it writes */
     snprintf(why, sizeof why, "%s", qkv_last_error());
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
-    va_end(ap);
     return qkv_set_error("%s: %s", prefix, why);
 }

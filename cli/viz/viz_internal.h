@@ -18,12 +18,8 @@ int viz_check_weights(const char *fn, const char *arg, const qkv_tensor *t);
  * a picture reporting a failure of the code it called. -1. */
 int viz_fail_in(const char *fn);
 
-/* Put a printf-style prefix and ": " before the current message; -1. */
-int viz_error_prefix(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
+/* Put prefix and ": " before the current message; -1. */
+int viz_error_prefix(const char *prefix);
 
 /* ---- shared by every picture (svg.c) ---- */
 
