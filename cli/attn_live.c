@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "attn_live.h"
+#include "cli/viz/viz_internal.h"
 #include "qkv/checkpoint.h"
-#include "io/internal.h"
-#include "tensor/check.h"
+#include "qkv/file.h"
 
 /* The module's folder: $QKV_WASM, else PROGRAM_DIR/wasm, into dir. */
 static int module_dir(char *dir, size_t size)
@@ -42,9 +42,9 @@ static int read_module(attn_live *live)
                              "emscripten), or set QKV_WASM to the folder that holds them",
                              js, wasm);
     size_t len;
-    live->module_js = (const char *)qkv__read_file(js, &len);
-    live->wasm = live->module_js ? qkv__read_file(wasm, &live->wasm_len) : NULL;
-    return live->wasm ? 0 : qkv__error_prefix("--live");
+    live->module_js = (const char *)qkv_input_read(js, &len);
+    live->wasm = live->module_js ? qkv_input_read(wasm, &live->wasm_len) : NULL;
+    return live->wasm ? 0 : viz_error_prefix("--live");
 }
 
 /* The weights saved with the library's own writer into a fresh temporary
@@ -69,11 +69,11 @@ static int weights_bytes(attn_live *live, const qkv_gpt *m, const qkv_tokenizer 
     } else {
         rc = qkv_seq2seq_save(s2s, path, 0);
     }
-    if (rc == 0 && !(live->ckpt = qkv__read_file(path, &live->ckpt_len)))
+    if (rc == 0 && !(live->ckpt = qkv_input_read(path, &live->ckpt_len)))
         rc = -1;
     remove(path);
     rmdir(dir);
-    return rc < 0 ? qkv__error_prefix("--live: the weights") : 0;
+    return rc < 0 ? viz_error_prefix("--live: the weights") : 0;
 }
 
 int attn_live_make(attn_live *live, const qkv_gpt *m, const qkv_tokenizer *gpt_vocab,

@@ -6,6 +6,22 @@
 
 #include "qkv/gpt.h"
 
+/* The CPUs the library compiles vector code of its own for, by the same tests
+ * as its kernels (tensor/kernels/cpu.h): on x86-64 each row kernel once per
+ * path, so a wider path must be faster (bench_kernels.c); the FMA loop of
+ * the peak is written for each (bench_gemm.c). The double build has only
+ * plain C. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)
+#define BENCH_X86 1
+#else
+#define BENCH_X86 0
+#endif
+#if defined(__aarch64__) && !defined(QKV_DOUBLE)
+#define BENCH_AARCH64 1
+#else
+#define BENCH_AARCH64 0
+#endif
+
 /* The most threads bench_gemm times: its table has columns for 1 and 2. */
 #define BENCH_GEMM_MAX_THREADS 2
 

@@ -1,8 +1,8 @@
-/* qkv bench, part 1: qkv__gemm's speed on the model's shapes, as a share of
+/* qkv bench, part 1: qkv_gemm's speed on the model's shapes, as a share of
  * the machine's measured fp32 FMA peak.
  *
  * The peak is the best of many short timed runs of a loop of independent
- * FMAs in the active path's vectors (cpu.h: zmm on AVX-512, ymm on AVX2, a
+ * FMAs in the active path's vectors (qkv/cpu.h: zmm on AVX-512, ymm on AVX2, a
  * multiply and an add on SSE2's xmm for the portable path): a peak, since
  * other work on the machine only lowers it. Each GEMM figure is the median of several
  * timed runs after two warm-up runs. */
@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensor/kernels/cpu.h"
-#include "tensor/kernels/gemm.h"
-#include "tensor/kernels/gemm_kernel.h"
 #include "bench.h"
+#include "qkv/cpu.h"
+#include "qkv/gemm.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
@@ -46,7 +45,7 @@ static double largest(const double *v, int n)
     }                                                                                         \
     return s
 
-#if QKV__CPU_X86
+#if BENCH_X86
 #include <immintrin.h>
 
 /* 24 of AVX-512's 32 zmm registers: its kernel's 12×32 tile holds as many. */
@@ -76,11 +75,11 @@ static float mul_add_loop_sse2(long iters)
 /* The active path's FMA loop, its vector width and its chains. */
 static float fma_loop(long iters, int *lanes, int *chains)
 {
-    switch (qkv__cpu_active()) {
-    case QKV__CPU_AVX512:
+    switch (qkv_cpu_active()) {
+    case QKV_CPU_AVX512:
         *lanes = 16, *chains = CHAINS_AVX512;
         return iters ? fma_loop_avx512(iters) : 0;
-    case QKV__CPU_AVX2:
+    case QKV_CPU_AVX2:
         *lanes = 8, *chains = CHAINS_AVX2;
         return iters ? fma_loop_avx2(iters) : 0;
     default:
@@ -88,7 +87,7 @@ static float fma_loop(long iters, int *lanes, int *chains)
         return iters ? mul_add_loop_sse2(iters) : 0;
     }
 }
-#elif QKV__CPU_AARCH64
+#elif BENCH_AARCH64
 #include <arm_neon.h>
 
 /* 24 of NEON's 32 q registers, as many as its GEMM kernel's 8×12 tile holds. */
@@ -144,7 +143,7 @@ typedef struct shape {
     const char *forms; /* which of NN, NT, TN to time */
 } shape;
 
-/* GFLOP/s of qkv__gemm for one shape and form on `threads` threads: the
+/* GFLOP/s of qkv_gemm for one shape and form on `threads` threads: the
  * median of n_runs timed runs, and the best of them in *best. */
 static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_runs, const float *A,
                         const float *B, float *C, double *best)
@@ -157,8 +156,8 @@ static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_run
     for (int r = -2; r < n_runs; r++) { /* two warm-up runs */
         double t0 = cli_now();
         for (int i = 0; i < reps; i++)
-            qkv__gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N,
-                      sc);
+            qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N,
+                     sc);
         if (r >= 0)
             runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
@@ -176,9 +175,11 @@ void bench_gemm(int runs, int max_threads, bool quick)
         cli_use_threads(t);
         peak[t] = measure_peak(t);
     }
-    printf("\nGEMM (qkv__gemm, %s kernel), fp32\n", qkv__gemm_active_path()->name);
-    printf("measured fp32 peak of the %s path: 1 thread %.1f GFLOP/s",
-           qkv__cpu_name(qkv__cpu_active()), peak[1]);
+    /* Every path has a GEMM kernel of its own (the portable one is plain C),
+     * so the kernel is named by the path. */
+    const char *path = qkv_cpu_name(qkv_cpu_active());
+    printf("\nGEMM (qkv__gemm, %s kernel), fp32\n", path);
+    printf("measured fp32 peak of the %s path: 1 thread %.1f GFLOP/s", path, peak[1]);
     if (max_threads > 1)
         printf(", 2 threads %.1f GFLOP/s (%.1f per core)", peak[2], peak[2] / 2);
     printf("\n\n");

@@ -13,11 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tensor/kernels/cpu.h"
-#include "tensor/profile.h"
 #include "args.h"
 #include "bench.h"
 #include "commands.h"
+#include "cpu_path.h"
+#include "qkv/cpu.h"
+#include "qkv/profile.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
@@ -129,7 +130,7 @@ result bench_train(const void *arg)
 /* Descending by forward + backward time, for qsort. */
 static int slower_first(const void *x, const void *y)
 {
-    const qkv__op_time *a = x, *b = y;
+    const qkv_op_time *a = x, *b = y;
     double ta = a->forward + a->backward, tb = b->forward + b->backward;
     return (ta < tb) - (ta > tb);
 }
@@ -146,18 +147,18 @@ static result bench_ops(const void *arg)
     int done = 0;
     for (int i = 0; cr.run && i < tc->warmup + tc->steps; i++) {
         if (i == tc->warmup)
-            qkv__profile_on(true);
-        qkv__profile_mark();
+            qkv_profile_start();
+        qkv_profile_mark();
         double t0 = cli_now();
         if (qkv_training_step(cr.run, NULL, NULL) < 0)
             break;
         if (i >= tc->warmup)
             total += cli_now() - t0, done++;
     }
-    qkv__profile_on(false);
+    qkv_profile_stop();
     int n;
-    const qkv__op_time *rows = qkv__profile_rows(&n);
-    qkv__op_time sorted[64];
+    const qkv_op_time *rows = qkv_profile_rows(&n);
+    qkv_op_time sorted[64];
     n = n < 64 ? n : 64;
     memcpy(sorted, rows, (size_t)n * sizeof *sorted);
     qsort(sorted, (size_t)n, sizeof *sorted, slower_first);
@@ -290,11 +291,11 @@ int cmd_bench(int argc, char **argv)
         steps = 5;
         runs = 3;
     }
-    if (qkv__cpu_use("--cpu ", cpu) < 0)
+    if (cli_cpu_use("--cpu ", cpu) < 0)
         return args_error(&cmd, "%s", qkv_last_error());
     char paths[64];
     printf("vector path: %s (this CPU runs: %s; choose with --cpu or QKV_CPU)\n",
-           qkv__cpu_name(qkv__cpu_active()), qkv__cpu_list(paths, sizeof paths));
+           qkv_cpu_name(qkv_cpu_active()), qkv_cpu_list(paths, sizeof paths));
     print_load();
     int status = 0;
     if (ops) {

@@ -1,14 +1,13 @@
 /* The qkv program: one binary, one subcommand per job. */
 #include "args.h"
 #include "commands.h"
+#include "cpu_path.h"
 #include "dist.h"
 #include "output.h"
 #include "ranks_agree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "tensor/kernels/cpu.h"
 
 static const cli_command commands[] = {
     {"train", cmd_train, "train the character GPT on a text file"},
@@ -30,7 +29,7 @@ int main(int argc, char **argv)
         return 1;
     }
     /* The library alone would run its widest path instead: the program says so and stops. */
-    if (qkv__cpu_use("QKV_CPU=", getenv("QKV_CPU")) < 0) {
+    if (cli_cpu_use("QKV_CPU=", getenv("QKV_CPU")) < 0) {
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
         dist_finish();
         return 1;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "io/internal.h"
+#include "tensor/check.h"
 
 /* What a file that is not a regular one is, for messages. */
 static const char *kind_of(mode_t m)
@@ -104,6 +105,13 @@ unsigned char *qkv__read_file(const char *path, size_t *len)
     }
     fclose(f);
     return buf;
+}
+
+unsigned char *qkv_input_read(const char *path, size_t *len)
+{
+    if (qkv__null("qkv_input_read", "path", path) || qkv__null("qkv_input_read", "len", len))
+        return NULL;
+    return qkv__read_file(path, len);
 }
 
 /* ======================================================== protected inputs */

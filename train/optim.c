@@ -5,16 +5,8 @@
 #include <string.h>
 
 #include "tensor/check.h"
-#include "tensor/kernels/cpu.h"
-#include "tensor/kernels/hot.h"
+#include "tensor/kernels/adamw.h"
 #include "train/internal.h"
-
-/* Square root in the precision of qkv_real. */
-#ifdef QKV_DOUBLE
-#define SQRT sqrt
-#else
-#define SQRT sqrtf
-#endif
 
 qkv_optim_config qkv_adamw_defaults(void)
 {
@@ -132,50 +124,17 @@ int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, d
     return matched;
 }
 
-/* The per-step constants of AdamW, rounded to qkv_real once. */
-typedef struct adamw_coef {
-    qkv_real beta1, beta2;             /* moment decays */
-    qkv_real one_m_beta1, one_m_beta2; /* 1 - beta */
-    qkv_real step_size;                /* lr / (1 - beta1^t) */
-    qkv_real inv_bc2;                  /* 1 / sqrt(1 - beta2^t) */
-    qkv_real eps;
-    qkv_real grad_scale;               /* the gradient clipping's factor (1: none) */
-} adamw_coef;
-
-/* The AdamW update of n values; decay is 1 - lr·wd, or 1 when they are not
- * decayed. Compiled once per vector path (tensor/kernels/cpu.h). */
-QKV__KERNEL_BODY void adamw_chunk_body(qkv_real *restrict w, qkv_real *restrict m,
-                                       qkv_real *restrict v, const qkv_real *restrict g, size_t n,
-                                       const adamw_coef *c, qkv_real decay)
-{
-    const qkv_real beta1 = c->beta1, beta2 = c->beta2, one_m_beta1 = c->one_m_beta1;
-    const qkv_real one_m_beta2 = c->one_m_beta2, step = c->step_size, eps = c->eps;
-    const qkv_real inv_bc2 = c->inv_bc2, scale = c->grad_scale;
-#pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        qkv_real gi = g[i] * scale;
-        m[i] = beta1 * m[i] + one_m_beta1 * gi;
-        v[i] = beta2 * v[i] + one_m_beta2 * gi * gi;
-        qkv_real denom = SQRT(v[i]) * inv_bc2 + eps;
-        w[i] = w[i] * decay - step * m[i] / denom;
-    }
-}
-QKV__KERNEL(adamw_chunk,
-            (qkv_real *restrict w, qkv_real *restrict m, qkv_real *restrict v,
-             const qkv_real *restrict g, size_t n, const adamw_coef *c, qkv_real decay),
-            (w, m, v, g, n, c, decay))
-
 enum { UPDATE_CHUNK = 8192 }; /* values per task of an update loop */
 
 /* One AdamW update of a tensor (n values), in chunks shared out among the
  * threads. A worksharing loop: called inside a parallel region. */
 static void adamw_update(qkv_real *w, qkv_real *m, qkv_real *v, const qkv_real *g, size_t n,
-                         const adamw_coef *c, qkv_real decay)
+                         const qkv__adamw_coef *c, qkv_real decay)
 {
 #pragma omp for schedule(static) nowait
     for (size_t lo = 0; lo < n; lo += UPDATE_CHUNK) {
         size_t len = n - lo < UPDATE_CHUNK ? n - lo : UPDATE_CHUNK;
-        adamw_chunk(w + lo, m + lo, v + lo, g + lo, len, c, decay);
+        qkv__adamw_chunk(w + lo, m + lo, v + lo, g + lo, len, c, decay);
     }
 }
 
@@ -217,7 +176,7 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
         size_t off = it->offset, n = it->t->size;
         double lr_k = lr * o->lr_scale[k], wd = o->decay[k];
         if (cfg->kind == QKV_OPTIM_ADAMW) {
-            const adamw_coef c = {
+            const qkv__adamw_coef c = {
                 .beta1 = (qkv_real)cfg->beta1,
                 .beta2 = (qkv_real)cfg->beta2,
                 .one_m_beta1 = (qkv_real)(1 - cfg->beta1),
@@ -235,17 +194,3 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
     }
     return 0;
 }
-
-/* ---- the kernel on its own, for qkv bench --ops and tests (tensor/kernels/hot.h) ---- */
-
-/* One AdamW step of w = c with the moments m = d, v = e from the gradient a. */
-static void hot_adamw(const qkv__hot_data *d)
-{
-    const adamw_coef c = {0.9f, 0.99f, 0.1f, 0.01f, 1e-3f, 1.2f, 1e-8f, 1};
-    adamw_chunk(d->c, d->d, d->e, d->a, d->n, &c, (qkv_real)0.9999);
-}
-
-const qkv__hot_kernel qkv__hot_adamw[] = {
-    {"adamw", hot_adamw, qkv__hot_values, QKV__HOT_DIVIDER},
-    {0},
-};

@@ -8,8 +8,6 @@
 
 #include "viz_internal.h"
 
-#include "tensor/check.h"
-#include "io/internal.h"
 #include "qkv/file.h"
 
 /* n bytes as base64 (RFC 4648, with padding), which the page's atob reads. */
@@ -86,7 +84,7 @@ static int write_file(const char *path, const char *data, size_t len)
 {
     qkv_output *o = qkv_output_open(path);
     if (!o)
-        return qkv__error_prefix("attn html");
+        return viz_error_prefix("attn html");
     /* One large fwrite goes past the stream's buffer: when it fails, only its
      * errno says why (a full disk, a file too large), so it is kept here; the
      * commit would see just the stream's error flag. */
@@ -97,7 +95,7 @@ static int write_file(const char *path, const char *data, size_t len)
         return qkv_set_error("attn html: cannot write '%s': %s (the file there, if any, is left "
                              "as it was)", path, strerror(err));
     }
-    return qkv_output_commit(o) < 0 ? qkv__error_prefix("attn html") : 0;
+    return qkv_output_commit(o) < 0 ? viz_error_prefix("attn html") : 0;
 }
 
 int qkv__attn_page_write(const char *path, const qkv__attn_page *p, const attn_live *live)
@@ -123,8 +121,8 @@ static int write_page(const qkv__attn_page *p, void *user)
 /* live, checked: NULL, or every part there. */
 static int check_live(const char *who, const attn_live *live)
 {
-    if (live && (qkv__null(who, "live->module_js", live->module_js) ||
-                 qkv__null(who, "live->wasm", live->wasm) || qkv__null(who, "live->ckpt", live->ckpt)))
+    if (live && (viz_null(who, "live->module_js", live->module_js) ||
+                 viz_null(who, "live->wasm", live->wasm) || viz_null(who, "live->ckpt", live->ckpt)))
         return -1;
     return 0;
 }
@@ -133,7 +131,7 @@ int attn_html_gpt_live(const char *path, const qkv_gpt *m, const qkv_tokenizer *
                        const char *text, const attn_live *live)
 {
     const char *who = live ? "attn_html_gpt_live" : "attn_html_gpt";
-    if (qkv__null(who, "path", path) || check_live(who, live) < 0)
+    if (viz_null(who, "path", path) || check_live(who, live) < 0)
         return -1;
     page_dest d = {path, live};
     return qkv__attn_record_gpt(who, m, vocab, text, write_page, &d);
@@ -148,7 +146,7 @@ int attn_html_seq2seq_live(const char *path, const qkv_seq2seq *m, const char *i
                            const attn_live *live)
 {
     const char *who = live ? "attn_html_seq2seq_live" : "attn_html_seq2seq";
-    if (qkv__null(who, "path", path) || check_live(who, live) < 0)
+    if (viz_null(who, "path", path) || check_live(who, live) < 0)
         return -1;
     page_dest d = {path, live};
     return qkv__attn_record_seq2seq(who, m, input, NULL, write_page, &d);

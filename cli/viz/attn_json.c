@@ -9,7 +9,6 @@
 
 #include "viz_internal.h"
 
-#include "io/internal.h"
 
 /* Grow *buf (of *cap bytes, *len used) to hold need bytes; false when out of
  * memory (the buffer is then left as it was). */

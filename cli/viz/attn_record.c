@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tensor/check.h"
-#include "models/seq2seq/internal.h"
+#include "qkv/seq2seq.h"
 #include "viz_internal.h"
 
 /* A record of up to n calls, from arena a; NULL when out of memory. */
@@ -41,7 +40,7 @@ static int check_calls(const char *who, qkv_arena *a, qkv_attn_record *rec, int 
 int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer *vocab,
                          const char *text, qkv__attn_page_fn fn, void *user)
 {
-    if (qkv__null(who, "m", m) || qkv__null(who, "vocab", vocab) || qkv__null(who, "text", text))
+    if (viz_null(who, "m", m) || viz_null(who, "vocab", vocab) || viz_null(who, "text", text))
         return -1;
     size_t len = strlen(text);
     int L = m->cfg.n_layer, V = m->cfg.vocab_size;
@@ -75,7 +74,7 @@ int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer 
             rc = fn(&page, user);
     }
     qkv_arena_free(&a);
-    return rc < 0 ? qkv__fail_in(who) : 0;
+    return rc < 0 ? viz_fail_in(who) : 0;
 }
 
 /* The page of the encoder-decoder once the forward has recorded its calls:
@@ -128,7 +127,7 @@ static qkv_tensor *forced(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_
 int qkv__attn_record_seq2seq(const char *who, const qkv_seq2seq *m, const char *input,
                              const char *output, qkv__attn_page_fn fn, void *user)
 {
-    if (qkv__null(who, "m", m) || qkv__null(who, "input", input))
+    if (viz_null(who, "m", m) || viz_null(who, "input", input))
         return -1;
     int L = m->cfg.n_layer, Ts = m->cfg.max_src, V = m->vocab_size, rc = -1, Tt;
     qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
@@ -166,7 +165,7 @@ int qkv__attn_record_seq2seq(const char *who, const qkv_seq2seq *m, const char *
         chars[0] = chars[1] = '?', chars[2] = '\n';
         memcpy(chars + QKV_SEQ2SEQ_N_SPECIAL, m->chars.byte, (size_t)m->chars.size);
     } else {
-        if (qkv__seq2seq_replay(m, &ctx, src, valid, Ts, rows, &Tt) < 0)
+        if ((Tt = qkv_seq2seq_replay(m, &ctx, src, valid, Ts, rows)) < 0)
             goto done;
         /* Decoder position t writes rows[t]; the last one may write EOS (⏎). */
         size_t n = strlen(rows);
@@ -189,5 +188,5 @@ done:
     qkv_set_record_weights(had);
     qkv_arena_free(&a);
     qkv_seq2seq_batch_free(b);
-    return rc < 0 ? qkv__fail_in(who) : 0;
+    return rc < 0 ? viz_fail_in(who) : 0;
 }

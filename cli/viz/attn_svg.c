@@ -2,8 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tensor/check.h"
-#include "cli/viz/viz.h"
+#include "viz_internal.h"
 
 static int draw_weights(const char *path, const qkv_tensor *weights, const attn_svg_spec *spec)
 {
@@ -54,8 +53,8 @@ static int draw_weights(const char *path, const qkv_tensor *weights, const attn_
 int attn_svg(const char *path, const qkv_tensor *weights, const attn_svg_spec *spec)
 {
     const char *fn = "attn_svg";
-    if (qkv__null(fn, "path", path) || qkv__check_input(fn, "weights", weights) < 0 ||
-        qkv__null(fn, "spec", spec))
+    if (viz_null(fn, "path", path) || viz_check_weights(fn, "weights", weights) < 0 ||
+        viz_null(fn, "spec", spec))
         return -1;
-    return draw_weights(path, weights, spec) < 0 ? qkv__fail_in(fn) : 0;
+    return draw_weights(path, weights, spec) < 0 ? viz_fail_in(fn) : 0;
 }

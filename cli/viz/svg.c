@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tensor/check.h"
 #include "qkv/file.h"
 
 #define REPLACEMENT_CHAR "\xEF\xBF\xBD" /* U+FFFD '�' */
@@ -311,9 +310,9 @@ static int heatmap(const char *path, const svg_heatmap_spec *h)
 
 int svg_heatmap(const char *path, const svg_heatmap_spec *spec)
 {
-    if (qkv__null("svg_heatmap", "path", path) || qkv__null("svg_heatmap", "spec", spec))
+    if (viz_null("svg_heatmap", "path", path) || viz_null("svg_heatmap", "spec", spec))
         return -1;
-    return heatmap(path, spec) < 0 ? qkv__fail_in("svg_heatmap") : 0;
+    return heatmap(path, spec) < 0 ? viz_fail_in("svg_heatmap") : 0;
 }
 
 /* ---- line plot ---- */
@@ -449,8 +448,8 @@ static int lines(const char *path, const char *title, const char *x_label, const
 int svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
               int n_series, const svg_series *series)
 {
-    if (qkv__null("svg_lines", "path", path))
+    if (viz_null("svg_lines", "path", path))
         return -1;
-    return lines(path, title, x_label, y_label, n_series, series) < 0 ? qkv__fail_in("svg_lines")
+    return lines(path, title, x_label, y_label, n_series, series) < 0 ? viz_fail_in("svg_lines")
                                                                       : 0;
 }

@@ -1,8 +1,25 @@
-/* Internal to cli/viz/: what the picture writers share. Not installed. */
+/* Internal to the program's pictures (cli/viz/, and cli/attn_live.c, the live
+ * page's parts): what the picture writers share. Not installed. */
 #ifndef QKV_VIZ_INTERNAL_H
 #define QKV_VIZ_INTERNAL_H
 
 #include "cli/viz/viz.h"
+
+/* ---- the pictures' messages (errors.c), worded as the library's ---- */
+
+/* True, with the message "fn: arg is NULL", when p is NULL. */
+bool viz_null(const char *fn, const char *arg, const void *p);
+
+/* 0 when t is a tensor with values; else -1 with a message naming fn and
+ * arg (for a NULL t, a failed call before: its message follows). */
+int viz_check_weights(const char *fn, const char *arg, const qkv_tensor *t);
+
+/* Put "fn: " before the current message, unless it already starts with fn:
+ * a picture reporting a failure of the code it called. -1. */
+int viz_fail_in(const char *fn);
+
+/* Put prefix and ": " before the current message; -1. */
+int viz_error_prefix(const char *prefix);
 
 /* ---- shared by every picture (svg.c) ---- */
 

@@ -20,7 +20,8 @@
  *         fprintf(stderr, "%s\n", qkv_last_error());
  *
  * Inputs: qkv_input_open opens a file for reading without blocking on a FIFO or
- * a device, and refuses anything that is not a regular file.
+ * a device, and refuses anything that is not a regular file; qkv_input_read
+ * reads a whole one into memory.
  *
  * The registries (protected inputs, held locks) are per process; call these
  * from one thread at a time.
@@ -76,6 +77,12 @@ void qkv_output_abort(qkv_output *o);
 /* Open the regular file at path for reading ("rb") without blocking, whatever it is:
  * a FIFO, a device or a directory is refused. NULL with a message naming path. */
 FILE *qkv_input_open(const char *path);
+
+/* The whole regular file at path (qkv_input_open's rules) in one block, freed
+ * with qkv_free, with its length in *len and a NUL after its last byte, so a
+ * text file is a string. NULL with a message naming the path and the reason;
+ * an empty file is returned with *len = 0. */
+unsigned char *qkv_input_read(const char *path, size_t *len);
 
 QKV_END_DECLS
 

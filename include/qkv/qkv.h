@@ -1,6 +1,7 @@
 /* qkv/qkv.h — the library in one include: tensors and autograd, the nn
  * modules, training (the run, optimizers, batches, checkpoints), generation,
- * safe file output and the character GPT.
+ * safe file output, the character GPT, and the kernels' vector path, matrix
+ * product and timings.
  *
  *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
  *
@@ -16,9 +17,11 @@
 #include "qkv/arena.h"
 #include "qkv/base.h"
 #include "qkv/checkpoint.h"
+#include "qkv/cpu.h"
 #include "qkv/custom.h"
 #include "qkv/data.h"
 #include "qkv/file.h"
+#include "qkv/gemm.h"
 #include "qkv/generate.h"
 #include "qkv/gradcheck.h"
 #include "qkv/gpt.h"
@@ -26,6 +29,7 @@
 #include "qkv/ops.h"
 #include "qkv/optim.h"
 #include "qkv/params.h"
+#include "qkv/profile.h"
 #include "qkv/rng.h"
 #include "qkv/tensor.h"
 #include "qkv/training.h"

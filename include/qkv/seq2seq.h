@@ -283,5 +283,15 @@ int qkv_seq2seq_training_model(qkv_seq2seq *m, const qkv_seq2seq_task *task,
 qkv_tensor *qkv_seq2seq_cross_weights(const qkv_seq2seq *m, const qkv_ctx *ctx, const char *input,
                                       int layer, char *output);
 
+/* Greedy-decode the padded input src (1,Ts) (padding masked by src_valid, or
+ * NULL) into output (max_tgt + 1 bytes), then replay that decoding
+ * teacher-forced with ctx, whose record (ctx->record, if any) then holds every
+ * attention call of the replay in order: the encoder's layers, then each
+ * decoder layer's self- and cross-attention; row t of a decoder call is the
+ * position that produced token t. Memory comes from ctx->arena. The number of
+ * decoder positions Tt (>= 1), or -1 with a message. */
+int qkv_seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
+                       const uint8_t *src_valid, int Ts, char *output);
+
 QKV_END_DECLS
 #endif

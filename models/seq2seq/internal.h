@@ -28,14 +28,6 @@ qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, con
 /* Final decoder norm, then the lm head (tied to dec.wte unless untied): x (B,T,C) -> (B,T,V). */
 qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x);
 
-/* Greedy-decode the input src (1,Ts) (padding masked by src_valid) into
- * output (max_tgt + 1 bytes), then replay the decoding teacher-forced with ctx
- * (whose record, if any, sees every attention of that replay: the encoder's
- * layers, then each decoder layer's self- and cross-attention): *Tt decoder
- * positions. 0 or -1. */
-int qkv__seq2seq_replay(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
-                        const uint8_t *src_valid, int Ts, char *output, int *Tt);
-
 /* qkv_seq2seq_accuracy on `batches` batches of `batch` pairs (one stream
  * from seed), or, with a run, on the batches qkv_training_eval_more allows:
  * its evaluation, which a signal or a deadline can end between batches. */

@@ -1,4 +1,4 @@
-/* The run-time choice of vector path (see cpu.h). */
+/* The run-time choice of vector path (see qkv/cpu.h and cpu.h). */
 #include "cpu.h"
 
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <cpuid.h>
 #endif
 
-#include "qkv/base.h"
+#include "tensor/check.h"
 
 static const char *const names[QKV__CPU_N_PATHS] = {
     [QKV__CPU_AVX512] = "avx512",
@@ -17,17 +17,25 @@ static const char *const names[QKV__CPU_N_PATHS] = {
     [QKV__CPU_PORTABLE] = "portable",
 };
 
-/* Set before main by choose_at_load; qkv__cpu_force changes it. */
+/* Set before main by choose_at_load; qkv_cpu_use changes it. */
 qkv__cpu_path qkv__cpu_current = QKV__CPU_PORTABLE;
 
-const char *qkv__cpu_name(int path)
+/* Whether path is a path's id; if not, a message naming fn. */
+static bool is_path(const char *fn, int path)
 {
-    return path >= 0 && path < QKV__CPU_N_PATHS ? names[path] : NULL;
+    if (path >= 0 && path < QKV__CPU_N_PATHS)
+        return true;
+    qkv_set_error("%s: path %d is no path's id (0 to %d, qkv/cpu.h)", fn, path,
+                  QKV__CPU_N_PATHS - 1);
+    return false;
 }
 
-bool qkv__cpu_supported(int path)
+const char *qkv_cpu_name(int path) { return is_path("qkv_cpu_name", path) ? names[path] : NULL; }
+
+/* Whether this CPU (and build) can run the path id p (in range). */
+static bool runs(int p)
 {
-    switch (path) {
+    switch (p) {
     case QKV__CPU_PORTABLE:
         return true;
 #if QKV__CPU_X86
@@ -45,11 +53,15 @@ bool qkv__cpu_supported(int path)
     }
 }
 
-bool qkv__cpu_avx512_halved(void)
+bool qkv_cpu_supported(int path) { return is_path("qkv_cpu_supported", path) && runs(path); }
+
+int qkv_cpu_active(void) { return qkv__cpu_current; }
+
+bool qkv_cpu_avx512_halved(void)
 {
 #if QKV__CPU_X86
     unsigned a, b, c, d;
-    if (!qkv__cpu_supported(QKV__CPU_AVX512) || !__get_cpuid(1, &a, &b, &c, &d))
+    if (!runs(QKV__CPU_AVX512) || !__get_cpuid(1, &a, &b, &c, &d))
         return false;
     unsigned family = (a >> 8 & 0xF) == 0xF ? 0xF + (a >> 20 & 0xFF) : a >> 8 & 0xF;
     return __builtin_cpu_is("amd") && family == 0x19; /* Zen 4; Zen 3 has no AVX-512 */
@@ -58,7 +70,8 @@ bool qkv__cpu_avx512_halved(void)
 #endif
 }
 
-int qkv__cpu_parse(const char *name)
+/* The path named name, or -1 (name NULL or unknown), without a message. */
+static int parse(const char *name)
 {
     for (int p = 0; name && p < QKV__CPU_N_PATHS; p++)
         if (strcmp(name, names[p]) == 0)
@@ -66,12 +79,29 @@ int qkv__cpu_parse(const char *name)
     return -1;
 }
 
-const char *qkv__cpu_list(char *buf, int size)
+int qkv_cpu_find(const char *name)
 {
+    if (qkv__null("qkv_cpu_find", "name", name))
+        return -1;
+    int p = parse(name);
+    if (p < 0)
+        qkv_set_error("qkv_cpu_find: no path is called '%s' (avx512, avx2, neon or portable)",
+                      name);
+    return p;
+}
+
+const char *qkv_cpu_list(char *buf, int size)
+{
+    if (qkv__null("qkv_cpu_list", "buf", buf))
+        return NULL;
+    if (size < 1) {
+        qkv_set_error("qkv_cpu_list: size %d leaves no room (at least 1)", size);
+        return NULL;
+    }
     int used = 0;
     buf[0] = 0;
     for (int p = 0; p < QKV__CPU_N_PATHS && used < size; p++)
-        if (qkv__cpu_supported(p))
+        if (runs(p))
             used += snprintf(buf + used, (size_t)(size - used), "%s%s", used ? " " : "", names[p]);
     return buf;
 }
@@ -80,17 +110,17 @@ const char *qkv__cpu_list(char *buf, int size)
 static qkv__cpu_path widest(void)
 {
     int p = 0;
-    while (!qkv__cpu_supported(p))
+    while (!runs(p))
         p++;
     return (qkv__cpu_path)p;
 }
 
 /* QKV_CPU's path when it names one this CPU supports, else the widest (the
- * qkv program refuses such a QKV_CPU with a message; see qkv__cpu_use). */
+ * qkv program refuses such a QKV_CPU with a message). */
 static qkv__cpu_path default_path(void)
 {
-    int p = qkv__cpu_parse(getenv("QKV_CPU"));
-    return p >= 0 && qkv__cpu_supported(p) ? (qkv__cpu_path)p : widest();
+    int p = parse(getenv("QKV_CPU"));
+    return p >= 0 && runs(p) ? (qkv__cpu_path)p : widest();
 }
 
 /* Choose before main (and before any thread), so every reader sees one value. */
@@ -102,28 +132,20 @@ __attribute__((constructor)) static void choose_at_load(void)
     qkv__cpu_current = default_path();
 }
 
-int qkv__cpu_force(int path)
+int qkv_cpu_use(int path)
 {
-    if (path == -1) {
+    const char *fn = "qkv_cpu_use";
+    if (path == QKV_CPU_DEFAULT) {
         qkv__cpu_current = default_path();
         return 0;
     }
-    if (!qkv__cpu_supported(path))
+    if (!is_path(fn, path))
         return -1;
+    if (!runs(path)) {
+        char list[64];
+        return qkv_set_error("%s: this CPU does not run %s (it runs: %s)", fn, names[path],
+                             qkv_cpu_list(list, sizeof list));
+    }
     qkv__cpu_current = (qkv__cpu_path)path;
     return 0;
-}
-
-int qkv__cpu_use(const char *what, const char *name)
-{
-    if (!name || !*name)
-        return 0;
-    int p = qkv__cpu_parse(name);
-    if (p >= 0 && qkv__cpu_force(p) == 0)
-        return 0;
-    char list[64];
-    return qkv_set_error("%s%s: %s (this CPU runs: %s)", what, name,
-                         p < 0 ? "no such path (avx512, avx2, neon or portable)"
-                               : "this CPU does not support it",
-                         qkv__cpu_list(list, sizeof list));
 }

@@ -1,62 +1,31 @@
-/* Internal: which vector instructions the hot kernels use — one choice, made
- * at run time, that every kernel family (GEMM, activations, norms, softmax,
- * AdamW, elementwise) follows, so any path the CPU supports can be forced,
- * measured and tested on one machine. Not installed.
- *
- *   QKV_CPU=avx512|avx2|portable in the environment picks a path when the
- *   library loads (one the CPU lacks leaves the widest it has; the qkv
- *   program refuses it with a message); tests and `qkv bench --cpu` switch
- *   with qkv__cpu_force.
+/* Internal: the kernels' side of the vector path (qkv/cpu.h): the active
+ * path as a plain load, and the macros that compile a kernel once per path.
+ * Not installed. Tests and `qkv bench --cpu` switch paths with qkv_cpu_use.
  *
  * A row kernel is written once, as an always-inlined body, and QKV__KERNEL
  * compiles it once per path (each with that path's target) behind a switch
- * on the active path. A new path (NEON on aarch64) is one more enum entry,
- * one more case in cpu.c and, where it has its own code, in QKV__KERNEL. */
-#ifndef QKV_CPU_H
-#define QKV_CPU_H
+ * on the active path. A new path is one more id in qkv/cpu.h, one more case
+ * in cpu.c and, where it has its own code, in QKV__KERNEL. */
+#ifndef QKV_KERNELS_CPU_H
+#define QKV_KERNELS_CPU_H
 
 #include <stdbool.h>
 
-/* The paths, widest first: the default is the first one the CPU supports. */
+#include "qkv/cpu.h"
+
+/* The paths, widest first (their ids are qkv/cpu.h's): the default is the
+ * first one the CPU supports. */
 typedef enum qkv__cpu_path {
-    QKV__CPU_AVX512,   /* x86-64 with AVX-512F and FMA: 16 floats per vector */
-    QKV__CPU_AVX2,     /* x86-64 with AVX2 and FMA: 8 floats */
-    QKV__CPU_NEON,     /* aarch64 (NEON and FMA are its baseline): 4 floats */
-    QKV__CPU_PORTABLE, /* plain C at the build's baseline (SSE2 on x86-64): any CPU */
-    QKV__CPU_N_PATHS
+    QKV__CPU_AVX512 = QKV_CPU_AVX512,
+    QKV__CPU_AVX2 = QKV_CPU_AVX2,
+    QKV__CPU_NEON = QKV_CPU_NEON,
+    QKV__CPU_PORTABLE = QKV_CPU_PORTABLE,
+    QKV__CPU_N_PATHS = QKV_CPU_PATHS
 } qkv__cpu_path;
 
 /* The path every kernel uses now (read on every kernel call: a plain load). */
 extern qkv__cpu_path qkv__cpu_current;
 static inline qkv__cpu_path qkv__cpu_active(void) { return qkv__cpu_current; }
-
-/* "avx512", "avx2", "portable"; NULL for an id out of range. */
-const char *qkv__cpu_name(int path);
-
-/* Whether this CPU (and build) can run path. */
-bool qkv__cpu_supported(int path);
-
-/* The path named name, or -1 (name NULL or unknown). */
-int qkv__cpu_parse(const char *name);
-
-/* Make every kernel use path (-1: the default, QKV_CPU's or the widest the
- * CPU has). -1 when the path is out of range or the CPU lacks it. Not
- * thread-safe: call it while no kernel runs. */
-int qkv__cpu_force(int path);
-
-/* qkv__cpu_force by name, for the program's QKV_CPU and --cpu: -1 with a
- * message (qkv_last_error) naming what this CPU supports when name is unknown
- * or unsupported; name NULL or "" keeps the default. `what` starts the
- * message ("QKV_CPU=", "--cpu "). */
-int qkv__cpu_use(const char *what, const char *name);
-
-/* The supported paths' names, widest first, space-separated, into buf. */
-const char *qkv__cpu_list(char *buf, int size);
-
-/* Whether the core runs a 512-bit vector as two 256-bit halves (AMD Zen 4,
- * family 19h): AVX-512 then does no more arithmetic per cycle than AVX2, only
- * in fewer instructions, so a kernel the width bounds is not twice as fast. */
-bool qkv__cpu_avx512_halved(void);
 
 /* ---- one kernel body, compiled once per path ---- */
 

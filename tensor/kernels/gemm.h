@@ -1,6 +1,6 @@
 /* Internal: the matrix-multiply kernel every matmul in qkv goes through. */
-#ifndef QKV_GEMM_H
-#define QKV_GEMM_H
+#ifndef QKV_KERNELS_GEMM_H
+#define QKV_KERNELS_GEMM_H
 
 #include "qkv/base.h"
 

@@ -1,8 +1,10 @@
 /* Internal: the hot kernels by name, each runnable on its own over buffers
- * the caller owns, so that `qkv bench --ops` can time every kernel on every
- * path (cpu.h) and tests/tensor/test_paths.c can compare every path's results with
+ * the caller owns, so that qkv/profile.h (and `qkv bench --ops` through it)
+ * can time every kernel on every path (qkv/cpu.h) and
+ * tests/tensor/test_paths.c can compare every path's results with
  * the portable path's. Each family lives beside its kernels (op_*.c,
- * hot.c, train/optim.c); train/hot_kernels.c lists them all. Not installed. */
+ * hot.c, adamw.c); hot_kernels.c lists them all and runs them for
+ * qkv/profile.h. Not installed. */
 #ifndef QKV_HOT_H
 #define QKV_HOT_H
 
@@ -66,9 +68,9 @@ extern const qkv__hot_kernel qkv__hot_softmax[];    /* op_softmax.c */
 extern const qkv__hot_kernel qkv__hot_elementwise[]; /* op_elementwise.c */
 extern const qkv__hot_kernel qkv__hot_affine[];      /* op_affine.c: the bias */
 extern const qkv__hot_kernel qkv__hot_gemm[];        /* hot.c: tiled, and one row */
-extern const qkv__hot_kernel qkv__hot_adamw[];      /* train/optim.c */
+extern const qkv__hot_kernel qkv__hot_adamw[];       /* adamw.c: the optimizer's update */
 
-/* Every hot kernel, family after family (train/hot_kernels.c): *n of them. */
+/* Every hot kernel, family after family (hot_kernels.c): *n of them. */
 const qkv__hot_kernel *const *qkv__hot_kernels(int *n);
 
 #endif

@@ -149,6 +149,36 @@ START_TEST(test_inputs_do_not_block)
 }
 END_TEST
 
+/* A whole input in memory: every byte (a NUL inside too), its length, a NUL
+ * after the end; an empty file is empty; what qkv_input_open refuses, this
+ * refuses with the same reason. */
+START_TEST(test_reading_a_whole_input)
+{
+    const char bytes[] = {'a', 0, 'b', '\n'};
+    FILE *f = fopen(at("whole.bin"), "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, sizeof bytes, f), sizeof bytes);
+    fclose(f);
+    size_t len = 99;
+    unsigned char *got = qkv_input_read(at("whole.bin"), &len);
+    ck_assert_msg(got, "%s", qkv_last_error());
+    ck_assert_uint_eq(len, sizeof bytes);
+    ck_assert_int_eq(memcmp(got, bytes, sizeof bytes), 0);
+    ck_assert_int_eq(got[len], 0);
+    qkv_free(got);
+    put_text(at("empty.txt"), "");
+    got = qkv_input_read(at("empty.txt"), &len);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_str_eq((const char *)got, "");
+    qkv_free(got);
+    ck_assert_ptr_null(qkv_input_read(dir, &len));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "Is a directory"));
+    unlink(at("whole.bin"));
+    unlink(at("empty.txt"));
+}
+END_TEST
+
 /* A small checkpoint for the lock tests. */
 static int save_small(const char *path, uint64_t seed)
 {
@@ -272,6 +302,7 @@ static Suite *file_suite(void)
     tcase_add_test(tc, test_commit_replaces_abort_keeps);
     tcase_add_test(tc, test_refused_targets);
     tcase_add_test(tc, test_inputs_do_not_block);
+    tcase_add_test(tc, test_reading_a_whole_input);
     tcase_add_test(tc, test_the_lock_keeps_a_second_writer_out);
     tcase_add_test(tc, test_concurrent_savers_never_corrupt_the_file);
     suite_add_tcase(s, tc);

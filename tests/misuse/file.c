@@ -13,3 +13,9 @@ MISUSE(qkv_output_publish, null_output) { FAILS_INT(qkv_output_publish(NULL), "o
 MISUSE(qkv_output_commit, null_output) { FAILS_INT(qkv_output_commit(NULL), "o is NULL"); }
 MISUSE(qkv_output_abort, null_output) { HARMLESS((qkv_output_abort(NULL), 0)); }
 MISUSE(qkv_input_open, null_path) { FAILS_NULL(qkv_input_open(NULL), "path is NULL"); }
+MISUSE(qkv_input_read, null_path)
+{
+    size_t len;
+    FAILS_NULL(qkv_input_read(NULL, &len), "path is NULL");
+}
+MISUSE(qkv_input_read, null_len) { FAILS_NULL(qkv_input_read(text_path(), NULL), "len is NULL"); }

@@ -374,3 +374,43 @@ MISUSE(qkv_seq2seq_lm_free, not_made_by_lm_new)
     qkv_lm lm = FLAT;
     REFUSES(qkv_seq2seq_lm_free(&lm), "not made by qkv_seq2seq_lm_new");
 }
+
+/* What the replay is given besides the argument each case gets wrong: a row of
+ * padding ids is enough to be refused. */
+static int32_t src_row[64];
+MISUSE(qkv_seq2seq_replay, null_model)
+{
+    char out[64];
+    FAILS_INT(qkv_seq2seq_replay(NULL, ctx(), src_row, NULL, 4, out), "m is NULL");
+}
+MISUSE(qkv_seq2seq_replay, null_ctx)
+{
+    char out[64];
+    FAILS_INT(qkv_seq2seq_replay(s2s(), NULL, src_row, NULL, 4, out), "ctx is NULL");
+}
+MISUSE(qkv_seq2seq_replay, null_src)
+{
+    char out[64];
+    FAILS_INT(qkv_seq2seq_replay(s2s(), ctx(), NULL, NULL, 4, out), "src is NULL");
+}
+MISUSE(qkv_seq2seq_replay, null_output)
+{
+    FAILS_INT(qkv_seq2seq_replay(s2s(), ctx(), src_row, NULL, 4, NULL), "output is NULL");
+}
+MISUSE(qkv_seq2seq_replay, no_arena)
+{
+    char out[64];
+    qkv_ctx c = *ctx();
+    c.arena = NULL;
+    FAILS_INT(qkv_seq2seq_replay(s2s(), &c, src_row, NULL, 4, out), "arena is NULL");
+}
+MISUSE(qkv_seq2seq_replay, too_many_positions)
+{
+    char out[64];
+    FAILS_INT(qkv_seq2seq_replay(s2s(), ctx(), src_row, NULL, 64, out), "Ts 64");
+}
+MISUSE(qkv_seq2seq_replay, no_positions)
+{
+    char out[64];
+    FAILS_INT(qkv_seq2seq_replay(s2s(), ctx(), src_row, NULL, 0, out), "Ts 0");
+}

@@ -493,6 +493,44 @@ START_TEST(test_attention_picture_has_one_cell_per_weight)
 }
 END_TEST
 
+/* The replay decodes as qkv_seq2seq_translate does, and records every
+ * attention of the teacher-forced pass in order: the encoder's L, then each
+ * decoder layer's self-attention (Tt queries over Tt keys) and
+ * cross-attention (Tt queries over the Ts input positions). */
+START_TEST(test_replay_records_every_attention_of_the_decoding)
+{
+    qkv_seq2seq *m = tiny_model(6);
+    sharpen(m, 10);
+    int L = m->cfg.n_layer;
+    qkv_arena *a = qkv_arena_new(1 << 20);
+    qkv_attn_record rec = {.calls = qkv_arena_calloc(a, 3 * (size_t)L * sizeof *rec.calls),
+                           .cap = 3 * L};
+    qkv_ctx ctx = {.arena = a, .record = &rec};
+    qkv_seq2seq_batch *b = qkv_seq2seq_batch_new(m, 1);
+    const char *in[1] = {"hello"};
+    ck_assert_int_eq(qkv_seq2seq_batch_fill(m, b, 1, in, NULL), 0);
+    char out[13], want[13], *outs[1] = {want};
+    int Tt = qkv_seq2seq_replay(m, &ctx, b->src, b->src_valid, b->Ts, out);
+    ck_assert_msg(Tt > 0, "%s", qkv_last_error());
+    ck_assert_int_eq(qkv_seq2seq_translate(m, 1, in, outs), 0);
+    ck_assert_str_eq(out, want);
+    int ended = (int)strlen(out) + 1;
+    ck_assert_int_eq(Tt, ended < m->cfg.max_tgt ? ended : m->cfg.max_tgt);
+    ck_assert_int_eq(rec.n, 3 * L);
+    for (int l = 0; l < L; l++) {
+        const qkv_attn_call *self = &rec.calls[L + 2 * l], *cross = self + 1;
+        ck_assert_int_eq(rec.calls[l].q->shape[1], b->Ts);
+        ck_assert_int_eq(self->q->shape[1], Tt);
+        ck_assert_int_eq(self->k->shape[1], Tt);
+        ck_assert_int_eq(cross->q->shape[1], Tt);
+        ck_assert_int_eq(cross->k->shape[1], b->Ts);
+    }
+    qkv_seq2seq_batch_free(b);
+    qkv_arena_free(&a);
+    qkv_seq2seq_free(m);
+}
+END_TEST
+
 START_TEST(test_bad_inputs_are_errors)
 {
     qkv_seq2seq *m = tiny_model(7);
@@ -531,6 +569,7 @@ static Suite *seq2seq_suite(void)
     tcase_add_test(tc, test_config_round_trip_and_errors);
     tcase_add_test(tc, test_zeroed_cross_attention_ignores_the_input);
     tcase_add_test(tc, test_attention_picture_has_one_cell_per_weight);
+    tcase_add_test(tc, test_replay_records_every_attention_of_the_decoding);
     tcase_add_test(tc, test_bad_inputs_are_errors);
     suite_add_tcase(s, tc);
     return s;

@@ -56,7 +56,7 @@ START_TEST(test_same_as_two_gemms)
     static const int shapes[][3] = {{768, 128, 128}, {768, 128, 512}, {100, 37, 65},
                                     {5, 3, 7},       {300, 20, 700},  {1, 64, 64}};
     for (int path = 0; path < QKV__CPU_N_PATHS; path++) {
-        if (qkv__cpu_force(path) != 0)
+        if (qkv_cpu_use(path) != 0)
             continue;
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int threads = 1; threads <= 2; threads++)
@@ -64,7 +64,7 @@ START_TEST(test_same_as_two_gemms)
                     check_linear_backward(shapes[s][0], shapes[s][1], shapes[s][2], (qkv_real)beta,
                                           threads);
     }
-    qkv__cpu_force(-1);
+    qkv_cpu_use(QKV_CPU_DEFAULT);
 }
 END_TEST
 

@@ -1,5 +1,5 @@
-/* Every vector path this CPU runs (tensor/kernels/cpu.h) against the portable
- * one: each hot kernel's results, a short training run's losses, the
+/* Every vector path this CPU runs (qkv/cpu.h) against the portable
+ * one: each hot kernel's results (and the kernels as qkv/profile.h runs them), a short training run's losses, the
  * float-vs-double tour; on each path 1 and 2 threads write byte-identical
  * checkpoints; no path's kernels have fallen back to scalar code (the quick
  * form of `qkv bench --ops`); and the program refuses a path the CPU lacks. */
@@ -47,10 +47,10 @@ START_TEST(test_every_kernel_matches_portable)
         const qkv__hot_kernel *k = kernels[ki];
         fill(want);
         qkv__hot_data dw = data_in(want);
-        ck_assert_int_eq(qkv__cpu_force(QKV__CPU_PORTABLE), 0);
+        ck_assert_int_eq(qkv_cpu_use(QKV__CPU_PORTABLE), 0);
         k->run(&dw);
         for (int p = 0; p < QKV__CPU_N_PATHS; p++) {
-            if (p == QKV__CPU_PORTABLE || qkv__cpu_force(p) != 0)
+            if (p == QKV__CPU_PORTABLE || qkv_cpu_use(p) != 0)
                 continue;
             fill(got);
             qkv__hot_data dg = data_in(got);
@@ -63,14 +63,41 @@ START_TEST(test_every_kernel_matches_portable)
                     worst = err, at = i;
             }
             ck_assert_msg(worst <= 1e-5, "%s on %s: value %zu is %g, portable %g", k->name,
-                          qkv__cpu_name(p), at, (double)got[at], (double)want[at]);
+                          qkv_cpu_name(p), at, (double)got[at], (double)want[at]);
             compared++;
         }
     }
-    qkv__cpu_force(-1);
+    qkv_cpu_use(QKV_CPU_DEFAULT);
     printf("test_paths: %d kernels x paths matched the portable path\n", compared);
     free(want);
     free(got);
+}
+END_TEST
+
+START_TEST(test_public_kernel_api)
+{
+    /* qkv/profile.h's kernels are the registry's, named and bounded alike;
+     * each runs in a space of any size on every path (the 64x64 product has
+     * its own 4096 values: a sanitizer build catches a kernel reading past a
+     * small space), and says how much it did. */
+    int n_kernels;
+    const qkv__hot_kernel *const *kernels = qkv__hot_kernels(&n_kernels);
+    ck_assert_int_eq(qkv_kernel_count(), n_kernels);
+    const size_t sizes[][2] = {{8, 8}, {2048, 512}};
+    for (size_t z = 0; z < 2; z++) {
+        qkv_kernel_space *s = qkv_kernel_space_new(sizes[z][0], (int)sizes[z][1], 3);
+        ck_assert_ptr_nonnull(s);
+        qkv__hot_data d = {.n = sizes[z][0], .cols = (int)sizes[z][1]};
+        for (int k = 0; k < n_kernels; k++) {
+            ck_assert_str_eq(qkv_kernel_name(k), kernels[k]->name);
+            ck_assert_str_eq(qkv_kernel_limit(k), kernels[k]->limit ? kernels[k]->limit : "width");
+            for (int p = 0; p < QKV__CPU_N_PATHS; p++)
+                if (qkv_cpu_use(p) == 0)
+                    ck_assert_double_eq(qkv_kernel_run(s, k, 3), 3.0 * kernels[k]->work(&d));
+        }
+        qkv_kernel_space_free(s);
+    }
+    qkv_cpu_use(QKV_CPU_DEFAULT);
 }
 END_TEST
 
@@ -143,21 +170,21 @@ START_TEST(test_training_on_every_path)
     for (int options = 0; options < 2; options++) {
         double portable = NAN;
         for (int p = QKV__CPU_N_PATHS - 1; p >= 0; p--) { /* the portable path first */
-            if (qkv__cpu_force(p) != 0)
+            if (qkv_cpu_use(p) != 0)
                 continue;
             double l1 = train(c, options, 1, 40, one), l2 = train(c, options, 2, 40, two);
             ck_assert_msg(same_bytes(one, two), "%s, options %d: 1 and 2 threads differ",
-                          qkv__cpu_name(p), options);
+                          qkv_cpu_name(p), options);
             ck_assert(l1 == l2);
             if (p == QKV__CPU_PORTABLE)
                 portable = l1;
             ck_assert_msg(fabs(l1 - portable) < 1e-5, "%s, options %d: loss %.9f, portable %.9f",
-                          qkv__cpu_name(p), options, l1, portable);
+                          qkv_cpu_name(p), options, l1, portable);
             printf("test_paths: %s, options %d: loss after 40 steps %.9f (portable %.9f)\n",
-                   qkv__cpu_name(p), options, l1, portable);
+                   qkv_cpu_name(p), options, l1, portable);
         }
     }
-    qkv__cpu_force(-1);
+    qkv_cpu_use(QKV_CPU_DEFAULT);
     qkv_test_remove_tmpdir(dir);
     qkv_corpus_free(c);
     unlink(text);
@@ -181,12 +208,12 @@ START_TEST(test_tour_on_every_path)
 {
     /* The float-vs-double op tour (test_precision) with each path forced. */
     for (int p = 0; p < QKV__CPU_N_PATHS; p++) {
-        if (!qkv__cpu_supported(p))
+        if (!qkv_cpu_supported(p))
             continue;
         char cmd[512];
         snprintf(cmd, sizeof cmd, "QKV_CPU=%s CK_VERBOSITY=silent %s/tests/test_precision",
-                 qkv__cpu_name(p), build_dir());
-        ck_assert_msg(run(cmd) == 0, "the tour fails on %s: %s", qkv__cpu_name(p), cmd);
+                 qkv_cpu_name(p), build_dir());
+        ck_assert_msg(run(cmd) == 0, "the tour fails on %s: %s", qkv_cpu_name(p), cmd);
     }
 }
 END_TEST
@@ -210,27 +237,32 @@ END_TEST
 
 START_TEST(test_choosing_a_path)
 {
-    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_PORTABLE), 0);
+    ck_assert_int_eq(qkv_cpu_use(QKV__CPU_PORTABLE), 0);
     ck_assert_int_eq(qkv__cpu_active(), QKV__CPU_PORTABLE);
-    ck_assert_int_eq(qkv__cpu_force(QKV__CPU_N_PATHS), -1);
+    ck_assert_int_eq(qkv_cpu_use(QKV__CPU_N_PATHS), -1);
     ck_assert_int_eq(qkv__cpu_active(), QKV__CPU_PORTABLE); /* a refused path changes nothing */
-    ck_assert_int_eq(qkv__cpu_force(-1), 0);
-    ck_assert_int_eq(qkv__cpu_parse("avx2"), QKV__CPU_AVX2);
-    ck_assert_int_eq(qkv__cpu_parse("AVX2"), -1);
-    ck_assert_int_eq(qkv__cpu_parse(NULL), -1);
-    ck_assert_int_eq(qkv__cpu_use("--cpu ", "sse9"), -1);
-    ck_assert_msg(strstr(qkv_last_error(), "--cpu sse9") && strstr(qkv_last_error(), "portable"),
+    ck_assert_int_eq(qkv_cpu_use(QKV_CPU_DEFAULT), 0);
+    ck_assert_int_eq(qkv_cpu_find("avx2"), QKV__CPU_AVX2);
+    ck_assert_int_eq(qkv_cpu_find("AVX2"), -1);
+    ck_assert_int_eq(qkv_cpu_find(NULL), -1);
+    ck_assert_int_eq(qkv_cpu_find("sse9"), -1);
+    ck_assert_msg(strstr(qkv_last_error(), "'sse9'") && strstr(qkv_last_error(), "portable"),
                   "%s", qkv_last_error());
+    /* A failed find handed on is refused, not taken for the default. */
+    ck_assert_int_eq(qkv_cpu_use(QKV__CPU_PORTABLE), 0);
+    ck_assert_int_eq(qkv_cpu_use(qkv_cpu_find("sse9")), -1);
+    ck_assert_int_eq(qkv__cpu_active(), QKV__CPU_PORTABLE);
+    ck_assert_int_eq(qkv_cpu_use(QKV_CPU_DEFAULT), 0);
     char list[64];
-    printf("test_paths: this CPU runs %s\n", qkv__cpu_list(list, sizeof list));
+    printf("test_paths: this CPU runs %s\n", qkv_cpu_list(list, sizeof list));
     /* The program: a named path is used and said; an unknown or unsupported one refused. */
     char cmd[512];
     for (int p = 0; p < QKV__CPU_N_PATHS; p++) {
         snprintf(cmd, sizeof cmd,
                  "QKV_CPU=%s %s/qkv bench --no-gemm --no-train --no-sample 2>&1 | "
                  "grep -q '^vector path: %s '",
-                 qkv__cpu_name(p), build_dir(), qkv__cpu_name(p));
-        ck_assert_msg((run(cmd) == 0) == qkv__cpu_supported(p), "%s", cmd);
+                 qkv_cpu_name(p), build_dir(), qkv_cpu_name(p));
+        ck_assert_msg((run(cmd) == 0) == qkv_cpu_supported(p), "%s", cmd);
     }
     snprintf(cmd, sizeof cmd, "QKV_CPU=sse9 %s/qkv bench --no-gemm --no-train --no-sample "
              "2>&1 >/dev/null | grep -q 'QKV_CPU=sse9: no such path'", build_dir());
@@ -251,6 +283,7 @@ static Suite *paths_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_choosing_a_path);
     tcase_add_test(tc, test_every_kernel_matches_portable);
+    tcase_add_test(tc, test_public_kernel_api);
     tcase_add_test(tc, test_training_on_every_path);
     tcase_add_test(tc, test_tour_on_every_path);
     tcase_add_test(tc, test_no_scalar_fallback);

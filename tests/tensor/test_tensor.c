@@ -457,7 +457,7 @@ START_TEST(test_affine_act_is_the_two_ops)
     qkv_rng rng;
     qkv_rng_seed(&rng, 3);
     for (int path = 0; path < QKV__CPU_N_PATHS; path++)
-        if (qkv__cpu_force(path) == 0)
+        if (qkv_cpu_use(path) == 0)
             for (int act = QKV__GELU; act <= QKV__RELU2; act++)
                 for (int s = 0; s < 3; s++)
                     for (int bias = 0; bias < 2; bias++)
@@ -469,7 +469,7 @@ START_TEST(test_affine_act_is_the_two_ops)
                             check_affine_act((qkv__activation)act, shapes[s][0], shapes[s][1],
                                              shapes[s][2], bias, &rng, where);
                         }
-    qkv__cpu_force(-1);
+    qkv_cpu_use(QKV_CPU_DEFAULT);
 }
 END_TEST
 
