@@ -56,20 +56,33 @@ static const qkv_real GELU_C = (qkv_real)0.044715;
  * small enough to share out. */
 enum { ACT_CHUNK = 4096 };
 
-/* tanh(k·(v + c·v³)), GELU's inner tanh, on the given path: AVX2's copies
- * take the FMA form (vecmath.h), about half the instructions, so GELU costs
- * an AVX2 training step half as much. The other paths keep the form the
- * AVX-512 checkpoints' bytes were made with (their copies compute the same
- * bits as the portable path's); AVX2's GELU is within 3e-7 of it. */
-static inline __attribute__((always_inline)) qkv_real gelu_tanh(qkv__cpu_path path, qkv_real v)
+/* tanh(u) on the given path: AVX2's copies take the FMA form (vecmath.h),
+ * about half the instructions, so GELU costs an AVX2 training step half as
+ * much. The other paths keep the form the AVX-512 checkpoints' bytes were
+ * made with (their copies compute the same bits as the portable path's);
+ * AVX2's GELU is within 3e-7 of it. */
+static inline __attribute__((always_inline)) qkv_real tanh_on(qkv__cpu_path path, qkv_real u)
 {
-    qkv_real u = GELU_K * (v + GELU_C * v * v * v);
     return path == QKV__CPU_AVX2 ? qkv__tanh_fma(u) : qkv__tanh(u);
 }
 
-/* act(v): 0.5·v·(1 + tanh(k·(v + c·v³))), or max(v, 0)² (the select before
- * the product, so that no product is conditional and the loop vectorizes).
- * Always inlined with a constant act: the switch folds to one case. */
+/* tanh(k·(v + c·v³)), GELU's inner tanh. */
+static inline __attribute__((always_inline)) qkv_real gelu_tanh(qkv__cpu_path path, qkv_real v)
+{
+    return tanh_on(path, GELU_K * (v + GELU_C * v * v * v));
+}
+
+/* SiLU's σ(v) as 0.5·(1 + t), t = tanh(v/2): the tanh GELU vectorizes with,
+ * no division; t is what the backward needs too. */
+static inline __attribute__((always_inline)) qkv_real silu_tanh(qkv__cpu_path path, qkv_real v)
+{
+    return tanh_on(path, (qkv_real)0.5 * v);
+}
+
+/* act(v): 0.5·v·(1 + tanh(k·(v + c·v³))), max(v, 0)² (the select before
+ * the product, so that no product is conditional and the loop vectorizes),
+ * or v·σ(v) = 0.5·v·(1 + tanh(v/2)). Always inlined with a constant act: the
+ * switch folds to one case. */
 static inline __attribute__((always_inline)) qkv_real activate(qkv__cpu_path path,
                                                                qkv_activation act, qkv_real v)
 {
@@ -80,6 +93,8 @@ static inline __attribute__((always_inline)) qkv_real activate(qkv__cpu_path pat
         qkv_real r = v > 0 ? v : 0;
         return r * r;
     }
+    case QKV_ACTIVATION_SILU:
+        return (qkv_real)0.5 * v * (1 + silu_tanh(path, v));
     }
     return (qkv_real)0.5 * v * (1 + gelu_tanh(path, v));
 }
@@ -95,7 +110,9 @@ static inline __attribute__((always_inline)) qkv_real gelu_slope(qkv__cpu_path p
 
 /* dy · act'(v). For relu², 2·v·dy where v > 0 and exactly 0 elsewhere (smooth
  * at 0, where both sides' slope is 0), whatever dy is: the product is taken
- * first and then selected, so the loop vectorizes. */
+ * first and then selected, so the loop vectorizes. For SiLU, with σ =
+ * 0.5·(1 + t) and σ' = σ·(1 − σ) = 0.25·(1 − t²), t = tanh(v/2):
+ * silu'(v) = σ + v·σ' = 0.5·(1 + t) + 0.25·v·(1 − t²). */
 static inline __attribute__((always_inline)) qkv_real pass_back(qkv__cpu_path path,
                                                                 qkv_activation act, qkv_real v,
                                                                 qkv_real dy)
@@ -106,6 +123,10 @@ static inline __attribute__((always_inline)) qkv_real pass_back(qkv__cpu_path pa
     case QKV_ACTIVATION_RELU2: {
         qkv_real g = 2 * v * dy;
         return v > 0 ? g : 0;
+    }
+    case QKV_ACTIVATION_SILU: {
+        qkv_real t = silu_tanh(path, v);
+        return dy * ((qkv_real)0.5 * (1 + t) + (qkv_real)0.25 * v * (1 - t * t));
     }
     }
     return dy * gelu_slope(path, v);
@@ -253,6 +274,8 @@ qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV
 
 qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV_ACTIVATION_GELU); }
 
+qkv_tensor *qkv_silu(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV_ACTIVATION_SILU); }
+
 /* ---- dropout ---- */
 
 typedef struct drop_ctx {
@@ -313,8 +336,18 @@ qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, b
 
 /* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
 
-static void hot_gelu(const qkv__hot_data *d) { forward_chunk(QKV_ACTIVATION_GELU, d->b, d->a, d->n); }
-static void hot_relu2(const qkv__hot_data *d) { forward_chunk(QKV_ACTIVATION_RELU2, d->b, d->a, d->n); }
+static void hot_gelu(const qkv__hot_data *d)
+{
+    forward_chunk(QKV_ACTIVATION_GELU, d->b, d->a, d->n);
+}
+static void hot_relu2(const qkv__hot_data *d)
+{
+    forward_chunk(QKV_ACTIVATION_RELU2, d->b, d->a, d->n);
+}
+static void hot_silu(const qkv__hot_data *d)
+{
+    forward_chunk(QKV_ACTIVATION_SILU, d->b, d->a, d->n);
+}
 static void hot_gelu_back(const qkv__hot_data *d)
 {
     backward_chunk(QKV_ACTIVATION_GELU, d->c, d->b, d->a, d->n, true);
@@ -322,6 +355,10 @@ static void hot_gelu_back(const qkv__hot_data *d)
 static void hot_relu2_back(const qkv__hot_data *d)
 {
     backward_chunk(QKV_ACTIVATION_RELU2, d->c, d->b, d->a, d->n, false);
+}
+static void hot_silu_back(const qkv__hot_data *d)
+{
+    backward_chunk(QKV_ACTIVATION_SILU, d->c, d->b, d->a, d->n, false);
 }
 
 const qkv__hot_kernel qkv__hot_activation[] = {
@@ -331,5 +368,7 @@ const qkv__hot_kernel qkv__hot_activation[] = {
      * AVX2 and SSE2 both ran at its store rate in half the runs (8 values/ns). */
     {"relu2 forward", hot_relu2, qkv__hot_values, QKV__HOT_STORES},
     {"relu2 backward (+=)", hot_relu2_back, qkv__hot_values, QKV__HOT_STORES},
+    {"silu forward", hot_silu, qkv__hot_values, QKV__HOT_PORTS},
+    {"silu backward (+=)", hot_silu_back, qkv__hot_values, QKV__HOT_PORTS},
     {0},
 };

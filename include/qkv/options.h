@@ -49,7 +49,8 @@ QKV_BEGIN_DECLS
 /* The MLP's nonlinearity (qkv/ops.h has each as an op of its own). */
 #define QKV_ACTIVATIONS(V)                                                                    \
     V(QKV_ACTIVATION_GELU, gelu, "GELU, tanh form: qkv_gelu")                                 \
-    V(QKV_ACTIVATION_RELU2, relu2, "ReLU², max(x, 0)²: qkv_relu2")
+    V(QKV_ACTIVATION_RELU2, relu2, "ReLU², max(x, 0)²: qkv_relu2")                            \
+    V(QKV_ACTIVATION_SILU, silu, "SiLU (swish), x·σ(x): qkv_silu")
 
 #define QKV_MODEL_OPTIONS(FLAG, CHOICE)                                                       \
     FLAG(no_bias, "--no-bias", "Linear layers and LayerNorms without biases")                 \

@@ -161,11 +161,12 @@ static int collect(int32_t tok, void *ud)
 }
 
 /* The model options one value at a time, then together (index 0: none). */
-static const qkv_model_options option_sets[7] = {
+static const qkv_model_options option_sets[8] = {
     {0},
     {.positions = QKV_POSITIONS_ROPE},
     {.norm = QKV_NORM_RMSNORM},
     {.activation = QKV_ACTIVATION_RELU2},
+    {.activation = QKV_ACTIVATION_SILU},
     {.qk_norm = true},
     {.untied = true},
     {.positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
@@ -471,9 +472,9 @@ static Suite *gpt_suite(void)
     tcase_add_test(tc, test_tiny_model_overfits_short_text);
     tcase_add_test(tc, test_resume_is_bit_exact);
     tcase_add_test(tc, test_steady_training_step_allocates_nothing);
-    tcase_add_loop_test(tc, test_cached_generation_equals_uncached, 0, 7);
+    tcase_add_loop_test(tc, test_cached_generation_equals_uncached, 0, 8);
     tcase_add_loop_test(tc, test_checkpoint_from_before_the_options_loads, 0, 3);
-    tcase_add_loop_test(tc, test_options_save_and_load, 0, 7);
+    tcase_add_loop_test(tc, test_options_save_and_load, 0, 8);
     tcase_add_test(tc, test_option_flags_round_trip_and_errors);
     tcase_add_test(tc, test_sampling_options);
     tcase_add_test(tc, test_config_round_trip_and_errors);

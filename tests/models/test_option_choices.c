@@ -102,6 +102,10 @@ START_TEST(test_each_value_in_its_bit_planes)
             ck_assert_int_eq(unpack_word(want, &d), 0);
             ck_assert(memcmp(&d.opts, &o, sizeof o) == 0);
         }
+    /* SiLU, value 2 of row 3: bit 8·1 + 3, no bit of a word of bools (a qkv
+     * from before the choices refuses the checkpoint instead of misreading it). */
+    qkv_gpt_config silu = config_with((qkv_model_options){.activation = QKV_ACTIVATION_SILU});
+    ck_assert_uint_eq(word_of(&silu), 0x800);
 }
 END_TEST
 

@@ -17,6 +17,8 @@ double ref_gelu(double x)
 
 double ref_relu2(double x) { return x > 0 ? x * x : 0; }
 
+double ref_silu(double x) { return x / (1 + exp(-x)); }
+
 double ref_activation(qkv_activation act, double x)
 {
     switch (act) {
@@ -24,6 +26,8 @@ double ref_activation(qkv_activation act, double x)
         break;
     case QKV_ACTIVATION_RELU2:
         return ref_relu2(x);
+    case QKV_ACTIVATION_SILU:
+        return ref_silu(x);
     }
     return ref_gelu(x);
 }

@@ -18,6 +18,9 @@ double ref_gelu(double x);
 /* max(x, 0)². */
 double ref_relu2(double x);
 
+/* x·σ(x) = x / (1 + e^−x). */
+double ref_silu(double x);
+
 /* The MLP's activation act (qkv/options.h) of x: one of the above. */
 double ref_activation(qkv_activation act, double x);
 

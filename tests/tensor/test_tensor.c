@@ -411,7 +411,15 @@ END_TEST
 /* act(a, x) as the op of its own that the fused product stands for. */
 static qkv_tensor *unfused_act(qkv_arena *a, qkv_activation act, qkv_tensor *x)
 {
-    return act == QKV_ACTIVATION_RELU2 ? qkv_relu2(a, x) : qkv_gelu(a, x);
+    switch (act) { /* every value named: one without its op here is a -Wswitch warning */
+    case QKV_ACTIVATION_GELU:
+        break;
+    case QKV_ACTIVATION_RELU2:
+        return qkv_relu2(a, x);
+    case QKV_ACTIVATION_SILU:
+        return qkv_silu(a, x);
+    }
+    return qkv_gelu(a, x);
 }
 
 /* The fused Linear + act of an M×K x and an N×K w (and an N bias when asked)
@@ -453,12 +461,14 @@ START_TEST(test_affine_act_is_the_two_ops)
      * cache block, at 1 and 2 threads, on every GEMM kernel this CPU runs (each
      * hands the epilogue blocks of its own shape). */
     static const int shapes[][3] = {{3, 40, 24}, {70, 150, 45}, {200, 96, 700}};
-    static const char *const names[] = {[QKV_ACTIVATION_GELU] = "gelu", [QKV_ACTIVATION_RELU2] = "relu2"};
+#define NAME(constant, word, help) [constant] = #word,
+    static const char *const names[] = {QKV_ACTIVATIONS(NAME)};
+#undef NAME
     qkv_rng rng;
     qkv_rng_seed(&rng, 3);
     for (int path = 0; path < QKV__CPU_N_PATHS; path++)
         if (qkv__cpu_force(path) == 0)
-            for (int act = QKV_ACTIVATION_GELU; act <= QKV_ACTIVATION_RELU2; act++)
+            for (int act = 0; act < QKV_N_ACTIVATIONS; act++)
                 for (int s = 0; s < 3; s++)
                     for (int bias = 0; bias < 2; bias++)
                         for (int threads = 1; threads <= 2; threads++) {
