@@ -148,6 +148,16 @@ START_TEST(test_config_checks_refuse_a_value_past_the_last)
     qkv_block block;
     ck_assert_int_eq(qkv_block_init(&block, p, "h.0", &b, true), -1);
     ck_assert_error("'h.0", "option activation is");
+    /* A value set after the checks: the forward refuses it too (it picks the op). */
+    b.opts.activation = QKV_ACTIVATION_SILU;
+    ck_assert_int_eq(qkv_mlp_init(&mlp, p, "mlp", &b), 0);
+    qkv_test_env f = qkv_test_env_new(3);
+    ck_assert_int_eq(qkv_params_alloc(p, &f.rng), 0);
+    mlp.opts.activation = QKV_N_ACTIVATIONS;
+    qkv_ctx ctx = {.arena = f.a};
+    ck_assert_ptr_null(qkv_mlp_forward(&mlp, &ctx, qkv_randn(f.a, QKV_SHAPE(2, 8), 1, &f.rng)));
+    ck_assert_error("qkv_mlp_forward: opts.activation is", "not one of its");
+    qkv_arena_free(&f.a);
     qkv_params_free(&p);
 }
 END_TEST
