@@ -56,18 +56,18 @@ static int s2s_train(int argc, char **argv)
     const char *task_name = "dates";
     int layers = 2, heads = 4, embd = 64;
     double dropout = 0;
-    qkv_model_options opts = {0};
+    model_option_args opt_args = {0};
     const arg_spec head[] = {
         {"--task", ARG_STR, &task_name, 0, 0, "NAME", "the generated task"},
     };
     enum { N_SIZES = 4 };
-    arg_spec model[N_SIZES + QKV_N_MODEL_OPTIONS] = {
+    arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
         {"--layers", ARG_INT, &layers, 1, 256, "L", "encoder blocks, and as many decoder blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
         {"--dropout", ARG_REAL, &dropout, 0, QKV_DROPOUT_MAX, "P", "dropout probability in training"},
     };
-    int n_model = N_SIZES + model_option_specs(&opts, model + N_SIZES);
+    int n_model = N_SIZES + model_option_specs(&opt_args, model + N_SIZES);
     arg_spec specs[sizeof head / sizeof *head + sizeof model / sizeof *model + RUN_SPECS_MAX];
     int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model, n_model, specs);
     const arg_cmd cmd = {"s2s train", "Train the encoder-decoder on pairs drawn fresh from the "
@@ -81,6 +81,9 @@ static int s2s_train(int argc, char **argv)
         return args_error(&cmd, "runs on one process: data parallelism over MPI is qkv train's");
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
+    qkv_model_options opts;
+    if ((rc = model_options_choose(&cmd, &opt_args, &(qkv_model_options){0}, &opts)) >= 0)
+        return rc;
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
     if (!task)
         return args_error(&cmd, "--task: %s", qkv_last_error());

@@ -55,7 +55,7 @@ typedef struct preset {
     const char *name;
     int iters, batch, block, layers, heads, embd;
     double dropout, lr, min_lr, wsd;
-    qkv_model_options opts; /* turned on under the flags given */
+    qkv_model_options opts; /* under the flags given */
 } preset;
 
 /* The first is the default. */
@@ -67,7 +67,8 @@ static const preset presets[] = {
      * the rate, and a context of 128 at baby's tokens per step; 10000 steps is
      * about 5 minutes on 2 cores (or give --time). */
     {"fast", 10000,  6, 128, 4, 4, 128, 0.0, 2e-3, 2e-4, 0.3,
-     {.rope = true, .rmsnorm = true, .relu2 = true, .qk_norm = true}},
+     {.positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
+      .activation = QKV_ACTIVATION_RELU2, .qk_norm = true}},
 };
 
 /* How qkv train words and bounds its run options. */
@@ -90,20 +91,20 @@ int cmd_train(int argc, char **argv)
     const char *data = getenv("QKV_DATA"), *config = dp->name;
     int block = dp->block, layers = dp->layers, heads = dp->heads, embd = dp->embd;
     double dropout = dp->dropout;
-    qkv_model_options opts = {0};
+    model_option_args opt_args = {0};
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby, small or fast; flags below override it"},
     };
     enum { N_SIZES = 5 };
-    arg_spec model[N_SIZES + QKV_N_MODEL_OPTIONS] = {
+    arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
         {"--block", ARG_INT, &block, 1, 65536, "T", "context length"},
         {"--layers", ARG_INT, &layers, 1, 256, "L", "transformer blocks"},
         {"--heads", ARG_INT, &heads, 1, 4096, "H", "attention heads (must divide --embd)"},
         {"--embd", ARG_INT, &embd, 1, 65536, "C", "model width"},
         {"--dropout", ARG_REAL, &dropout, 0, QKV_DROPOUT_MAX, "P", "dropout probability in training"},
     };
-    int n_model = N_SIZES + model_option_specs(&opts, model + N_SIZES);
+    int n_model = N_SIZES + model_option_specs(&opt_args, model + N_SIZES);
     arg_spec specs[sizeof head / sizeof *head + sizeof model / sizeof *model + RUN_SPECS_MAX];
     int n_specs = run_specs(&ro, head, (int)(sizeof head / sizeof *head), model, n_model, specs);
     const arg_cmd cmd = {"train", "Train the character GPT on a text file. In a `make MPI=1` build, "
@@ -135,7 +136,9 @@ int cmd_train(int argc, char **argv)
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (!args_given(&cmd, reals[i].flag))
             *reals[i].dest = reals[i].value;
-    model_options_add(&opts, &ps->opts);
+    qkv_model_options opts;
+    if ((rc = model_options_choose(&cmd, &opt_args, &ps->opts, &opts)) >= 0)
+        return rc;
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)

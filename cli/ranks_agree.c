@@ -153,7 +153,7 @@ static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
     term(r, "model width", "--embd %d", m->n_embd);
     term_real(r, "dropout", "--dropout", m->dropout);
     for (int i = 0; i < QKV_N_MODEL_OPTIONS; i++)
-        term(r, model_option_flag(i), "%s", model_option_on(&m->opts, i) ? "on" : "off");
+        term(r, model_option_flag(i), "%s", model_option_word(&m->opts, i));
     const qkv_train_config *c = &run->cfg;
     term(r, "run length", "--iters %d", c->iters);
     term(r, "global batch", "--batch %d", c->batch_size);

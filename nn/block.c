@@ -4,8 +4,9 @@
 
 int qkv__norm_init(qkv_ln *m, qkv_params *p, const char *name, const qkv_block_config *cfg)
 {
-    return cfg->opts.rmsnorm ? qkv_rmsnorm_init(m, p, name, cfg->n_embd)
-                             : qkv_ln_init(m, p, name, cfg->n_embd, !cfg->opts.no_bias);
+    return cfg->opts.norm == QKV_NORM_RMSNORM
+               ? qkv_rmsnorm_init(m, p, name, cfg->n_embd)
+               : qkv_ln_init(m, p, name, cfg->n_embd, !cfg->opts.no_bias);
 }
 
 /* The block's norm under the name "<prefix>.<suffix>". */

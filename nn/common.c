@@ -70,6 +70,12 @@ int qkv__check_config(const char *who, const char *name, const qkv_block_config 
     if (!(cfg->dropout >= 0 && cfg->dropout <= QKV_DROPOUT_MAX))
         return qkv_set_error("%s '%s': dropout %g is not in [0, %g]", who, name,
                              (double)cfg->dropout, QKV_DROPOUT_MAX);
+    int v[QKV_N_MODEL_OPTIONS];
+    qkv__options_get(&cfg->opts, v);
+    char what[QKV_PARAM_NAME_MAX + 4];
+    snprintf(what, sizeof what, " '%s'", name);
+    if (qkv__check_option_values(who, what, v) < 0)
+        return -1;
     if (!(cfg->init_std >= 0 && isfinite(cfg->init_std)))
         return qkv_set_error("%s '%s': init_std %g must be finite and >= 0 (0 = 0.02)", who, name,
                              (double)cfg->init_std);

@@ -25,9 +25,9 @@ int qkv__linear_sub(qkv_linear *m, qkv_params *p, const char *prefix, const char
 qkv_tensor *qkv__linear_part(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x, int first,
                              int count);
 
-/* act(the Linear m of x), GELU or ReLU² fused into the product (linear.c). */
+/* act(the Linear m of x), the activation fused into the product (linear.c). */
 qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x,
-                            qkv__activation act);
+                            qkv_activation act);
 
 /* 0 when an init's arguments are there (m, p, name); else -1 naming fn. */
 int qkv__check_init(const char *fn, const void *m, const qkv_params *p, const char *name);
@@ -45,8 +45,23 @@ int qkv__check_dropout(const char *fn, const qkv_ctx *ctx, qkv_real p);
  * module kind (who), its name and the numbers at fault. */
 int qkv__check_config(const char *who, const char *name, const qkv_block_config *cfg);
 
+/* ---- the model options as values, row by row of QKV_MODEL_OPTIONS (options.c) ---- */
+
+/* Option i's name, its field's: "activation". */
+const char *qkv__option_name(int i);
+
+/* o's options as values into v: a flag 0 or 1, a choice its value. */
+void qkv__options_get(const qkv_model_options *o, int v[QKV_N_MODEL_OPTIONS]);
+
+/* The options of values v (each checked by qkv__check_option_values) into o. */
+void qkv__options_set(qkv_model_options *o, const int v[QKV_N_MODEL_OPTIONS]);
+
+/* 0 when every value of v is one of its option's; else -1 with "<who><what>:
+ * option activation is 7, not one of its 3 values" ("gpt", " config"). */
+int qkv__check_option_values(const char *who, const char *what, const int v[QKV_N_MODEL_OPTIONS]);
+
 /* The norm of cfg's blocks and model ends, "<name>.weight" (and, for a
- * LayerNorm with biases, "<name>.bias"): RMSNorm with cfg->opts.rmsnorm,
+ * LayerNorm with biases, "<name>.bias"): RMSNorm when cfg->opts.norm is,
  * else LayerNorm (block.c). 0 or -1. */
 int qkv__norm_init(qkv_ln *m, qkv_params *p, const char *name, const qkv_block_config *cfg);
 

@@ -47,7 +47,7 @@ qkv_tensor *qkv_linear_forward(const qkv_linear *m, const qkv_ctx *ctx, qkv_tens
 }
 
 qkv_tensor *qkv__linear_act(const qkv_linear *m, const qkv_ctx *ctx, qkv_tensor *x,
-                            qkv__activation act)
+                            qkv_activation act)
 {
     if (check_input("qkv_linear_forward", m, ctx, x) < 0) /* the messages the unfused forward gives */
         return NULL;

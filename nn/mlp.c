@@ -21,8 +21,14 @@ qkv_tensor *qkv_mlp_forward(const qkv_mlp *m, const qkv_ctx *ctx, qkv_tensor *x)
         qkv__check_dropout("qkv_mlp_forward", ctx, m->dropout) < 0 ||
         qkv__check_input("qkv_mlp_forward", "x", x) < 0)
         return NULL;
-    /* Widen to 4C, bend with GELU or ReLU² (fused into the product), project back to C. */
-    qkv_tensor *h = qkv__linear_act(&m->c_fc, ctx, x, m->opts.relu2 ? QKV__RELU2 : QKV__GELU);
+    /* m->opts may have changed since qkv_mlp_init checked it: the value picks the op. */
+    if (m->opts.activation >= QKV_N_ACTIVATIONS) {
+        qkv_set_error("qkv_mlp_forward: opts.activation is %d, not one of its %d values",
+                      m->opts.activation, QKV_N_ACTIVATIONS);
+        return NULL;
+    }
+    /* Widen to 4C, bend with the activation (fused into the product), project back to C. */
+    qkv_tensor *h = qkv__linear_act(&m->c_fc, ctx, x, (qkv_activation)m->opts.activation);
     qkv_tensor *y = qkv_linear_forward(&m->c_proj, ctx, h);
     return qkv__result("qkv_mlp_forward", qkv_dropout(ctx->arena, y, m->dropout, ctx->rng, ctx->train));
 }

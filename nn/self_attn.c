@@ -12,7 +12,7 @@ int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
     *m = (qkv_self_attn){.n_embd = C, .n_head = cfg->n_head, .causal = causal,
                          .dropout = cfg->dropout, .opts = cfg->opts};
     int D = C / cfg->n_head;
-    if (cfg->opts.rope && D % 2 != 0)
+    if (cfg->opts.positions == QKV_POSITIONS_ROPE && D % 2 != 0)
         return qkv_set_error("qkv_self_attn_init: '%s': RoPE turns pairs of coordinates, but the "
                              "head size %d is odd", name, D);
     bool bias = !cfg->opts.no_bias;
@@ -58,7 +58,7 @@ static int project_qkv(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x
     }
     /* RoPE: queries and keys turned by their position, so that q_t·k_s sees
      * only t − s. The values are not rotated: they carry content, not place. */
-    if (m->opts.rope) {
+    if (m->opts.positions == QKV_POSITIONS_ROPE) {
         *q = qkv_rope(ctx->arena, *q, H, pos0);
         *k = qkv_rope(ctx->arena, *k, H, pos0);
     }

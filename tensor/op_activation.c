@@ -1,4 +1,4 @@
-/* relu, relu², gelu and dropout (see qkv/ops.h). */
+/* relu, the MLP's activations (gelu, relu², ...) and dropout (see qkv/ops.h). */
 #include "activation.h"
 #include "graph.h"
 #include "kernels/cpu.h"
@@ -47,7 +47,7 @@ qkv_tensor *qkv_relu(qkv_arena *a, qkv_tensor *x)
     return qkv__unary(a, x, "qkv_relu", relu_forward, relu_backward);
 }
 
-/* ---- the MLP's activations, gelu and relu², which a product can fuse ---- */
+/* ---- the MLP's activations (qkv/options.h's QKV_ACTIVATIONS), which a product can fuse ---- */
 
 static const qkv_real GELU_K = (qkv_real)0.7978845608028654; /* sqrt(2/pi) */
 static const qkv_real GELU_C = (qkv_real)0.044715;
@@ -56,25 +56,45 @@ static const qkv_real GELU_C = (qkv_real)0.044715;
  * small enough to share out. */
 enum { ACT_CHUNK = 4096 };
 
-/* tanh(k·(v + c·v³)), GELU's inner tanh, on the given path: AVX2's copies
- * take the FMA form (vecmath.h), about half the instructions, so GELU costs
- * an AVX2 training step half as much. The other paths keep the form the
- * AVX-512 checkpoints' bytes were made with (their copies compute the same
- * bits as the portable path's); AVX2's GELU is within 3e-7 of it. */
-static inline __attribute__((always_inline)) qkv_real gelu_tanh(qkv__cpu_path path, qkv_real v)
+/* tanh(u) on the given path: AVX2's copies take the FMA form (vecmath.h),
+ * about half the instructions, so GELU costs an AVX2 training step half as
+ * much. The other paths keep the form the AVX-512 checkpoints' bytes were
+ * made with (their copies compute the same bits as the portable path's);
+ * AVX2's GELU is within 3e-7 of it. */
+static inline __attribute__((always_inline)) qkv_real tanh_on(qkv__cpu_path path, qkv_real u)
 {
-    qkv_real u = GELU_K * (v + GELU_C * v * v * v);
     return path == QKV__CPU_AVX2 ? qkv__tanh_fma(u) : qkv__tanh(u);
 }
 
-/* act(v): 0.5·v·(1 + tanh(k·(v + c·v³))), or max(v, 0)² (the select before
- * the product, so that no product is conditional and the loop vectorizes). */
-static inline __attribute__((always_inline)) qkv_real activate(qkv__cpu_path path,
-                                                               qkv__activation act, qkv_real v)
+/* tanh(k·(v + c·v³)), GELU's inner tanh. */
+static inline __attribute__((always_inline)) qkv_real gelu_tanh(qkv__cpu_path path, qkv_real v)
 {
-    if (act == QKV__RELU2) {
+    return tanh_on(path, GELU_K * (v + GELU_C * v * v * v));
+}
+
+/* SiLU's σ(v) as 0.5·(1 + t), t = tanh(v/2): the tanh GELU vectorizes with,
+ * no division; t is what the backward needs too. */
+static inline __attribute__((always_inline)) qkv_real silu_tanh(qkv__cpu_path path, qkv_real v)
+{
+    return tanh_on(path, (qkv_real)0.5 * v);
+}
+
+/* act(v): 0.5·v·(1 + tanh(k·(v + c·v³))), max(v, 0)² (the select before
+ * the product, so that no product is conditional and the loop vectorizes),
+ * or v·σ(v) = 0.5·v·(1 + tanh(v/2)). Always inlined with a constant act: the
+ * switch folds to one case. */
+static inline __attribute__((always_inline)) qkv_real activate(qkv__cpu_path path,
+                                                               qkv_activation act, qkv_real v)
+{
+    switch (act) {
+    case QKV_ACTIVATION_GELU:
+        break;
+    case QKV_ACTIVATION_RELU2: {
         qkv_real r = v > 0 ? v : 0;
         return r * r;
+    }
+    case QKV_ACTIVATION_SILU:
+        return (qkv_real)0.5 * v * (1 + silu_tanh(path, v));
     }
     return (qkv_real)0.5 * v * (1 + gelu_tanh(path, v));
 }
@@ -90,14 +110,24 @@ static inline __attribute__((always_inline)) qkv_real gelu_slope(qkv__cpu_path p
 
 /* dy · act'(v). For relu², 2·v·dy where v > 0 and exactly 0 elsewhere (smooth
  * at 0, where both sides' slope is 0), whatever dy is: the product is taken
- * first and then selected, so the loop vectorizes. */
+ * first and then selected, so the loop vectorizes. For SiLU, with σ =
+ * 0.5·(1 + t) and σ' = σ·(1 − σ) = 0.25·(1 − t²), t = tanh(v/2):
+ * silu'(v) = σ + v·σ' = 0.5·(1 + t) + 0.25·v·(1 − t²). */
 static inline __attribute__((always_inline)) qkv_real pass_back(qkv__cpu_path path,
-                                                                qkv__activation act, qkv_real v,
+                                                                qkv_activation act, qkv_real v,
                                                                 qkv_real dy)
 {
-    if (act == QKV__RELU2) {
+    switch (act) {
+    case QKV_ACTIVATION_GELU:
+        break;
+    case QKV_ACTIVATION_RELU2: {
         qkv_real g = 2 * v * dy;
         return v > 0 ? g : 0;
+    }
+    case QKV_ACTIVATION_SILU: {
+        qkv_real t = silu_tanh(path, v);
+        return dy * ((qkv_real)0.5 * (1 + t) + (qkv_real)0.25 * v * (1 - t * t));
+    }
     }
     return dy * gelu_slope(path, v);
 }
@@ -105,7 +135,7 @@ static inline __attribute__((always_inline)) qkv_real pass_back(qkv__cpu_path pa
 /* y = act(x) for n values; always inlined with a constant act, so that each
  * activation's loop holds its own arithmetic alone. */
 static inline __attribute__((always_inline)) void forward_values(qkv__cpu_path path,
-                                                                 qkv__activation act,
+                                                                 qkv_activation act,
                                                                  qkv_real *y, const qkv_real *x,
                                                                  size_t n)
 {
@@ -116,7 +146,7 @@ static inline __attribute__((always_inline)) void forward_values(qkv__cpu_path p
 
 /* dx += dy · act'(x), or dx = dy · act'(x) when assigning; inlined like forward_values. */
 static inline __attribute__((always_inline)) void backward_values(qkv__cpu_path path,
-                                                                  qkv__activation act,
+                                                                  qkv_activation act,
                                                                   qkv_real *dx,
                                                                   const qkv_real *dy,
                                                                   const qkv_real *x, size_t n,
@@ -134,29 +164,37 @@ static inline __attribute__((always_inline)) void backward_values(qkv__cpu_path 
 }
 
 /* y = act(x) for n values, in the active path's vectors (kernels/cpu.h). */
-QKV__KERNEL_BODY void forward_chunk_body(qkv__cpu_path path, qkv__activation act, qkv_real *y,
+QKV__KERNEL_BODY void forward_chunk_body(qkv__cpu_path path, qkv_activation act, qkv_real *y,
                                          const qkv_real *x, size_t n)
 {
-    if (act == QKV__RELU2)
-        forward_values(path, QKV__RELU2, y, x, n);
-    else
-        forward_values(path, QKV__GELU, y, x, n);
+    switch (act) { /* a loop of its own for each activation */
+#define FORWARD(constant, word, help)                                                              \
+    case constant:                                                                                 \
+        forward_values(path, constant, y, x, n);                                                   \
+        break;
+        QKV_ACTIVATIONS(FORWARD)
+#undef FORWARD
+    }
 }
-QKV__KERNEL_BY_PATH(forward_chunk, (qkv__activation act, qkv_real *y, const qkv_real *x, size_t n),
+QKV__KERNEL_BY_PATH(forward_chunk, (qkv_activation act, qkv_real *y, const qkv_real *x, size_t n),
             (act, y, x, n))
 
 /* dx (+)= dy · act'(x) for n values, in the active path's vectors. */
-QKV__KERNEL_BODY void backward_chunk_body(qkv__cpu_path path, qkv__activation act, qkv_real *dx,
+QKV__KERNEL_BODY void backward_chunk_body(qkv__cpu_path path, qkv_activation act, qkv_real *dx,
                                           const qkv_real *dy, const qkv_real *x, size_t n,
                                           bool assign)
 {
-    if (act == QKV__RELU2)
-        backward_values(path, QKV__RELU2, dx, dy, x, n, assign);
-    else
-        backward_values(path, QKV__GELU, dx, dy, x, n, assign);
+    switch (act) {
+#define BACKWARD(constant, word, help)                                                             \
+    case constant:                                                                                 \
+        backward_values(path, constant, dx, dy, x, n, assign);                                     \
+        break;
+        QKV_ACTIVATIONS(BACKWARD)
+#undef BACKWARD
+    }
 }
 QKV__KERNEL_BY_PATH(backward_chunk,
-            (qkv__activation act, qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n,
+            (qkv_activation act, qkv_real *dx, const qkv_real *dy, const qkv_real *x, size_t n,
              bool assign),
             (act, dx, dy, x, n, assign))
 
@@ -164,7 +202,7 @@ QKV__KERNEL_BY_PATH(backward_chunk,
 static size_t chunk_at(size_t lo, size_t n) { return n - lo < ACT_CHUNK ? n - lo : ACT_CHUNK; }
 
 /* y = act(x) for n values, chunks shared out among the threads. */
-static void forward_all(qkv__activation act, qkv_real *y, const qkv_real *x, size_t n)
+static void forward_all(qkv_activation act, qkv_real *y, const qkv_real *x, size_t n)
 {
 #pragma omp parallel for schedule(static) if (n >= QKV__PAR_MIN)
     for (size_t lo = 0; lo < n; lo += ACT_CHUNK)
@@ -172,7 +210,7 @@ static void forward_all(qkv__activation act, qkv_real *y, const qkv_real *x, siz
 }
 
 /* The backward of y = act(x): x's gradient assigned when fresh, else added to. */
-static void backward_all(qkv__activation act, qkv_node *nd)
+static void backward_all(qkv_activation act, qkv_node *nd)
 {
     qkv_tensor *x = nd->in[0];
     qkv_real *dx = x->grad;
@@ -184,27 +222,26 @@ static void backward_all(qkv__activation act, qkv_node *nd)
         backward_chunk(act, dx + lo, dy + lo, x->data + lo, chunk_at(lo, n), assign);
 }
 
-static void gelu_forward(qkv_real *y, const qkv_real *x, size_t n)
-{
-    forward_all(QKV__GELU, y, x, n);
-}
+/* Each activation's forward and backward as the graph calls them:
+ * gelu_forward, gelu_backward, relu2_forward, ... */
+#define STEPS(constant, word, help)                                                                \
+    static void word##_forward(qkv_real *y, const qkv_real *x, size_t n)                           \
+    {                                                                                              \
+        forward_all(constant, y, x, n);                                                            \
+    }                                                                                              \
+    static void word##_backward(qkv_node *n) { backward_all(constant, n); }
+QKV_ACTIVATIONS(STEPS)
+#undef STEPS
 
-static void relu2_forward(qkv_real *y, const qkv_real *x, size_t n)
-{
-    forward_all(QKV__RELU2, y, x, n);
-}
-
-static void gelu_backward(qkv_node *n) { backward_all(QKV__GELU, n); }
-static void relu2_backward(qkv_node *n) { backward_all(QKV__RELU2, n); }
-
-/* What the graph records for each activation. */
+/* What the graph records for each activation: the op qkv_<word>. */
 static const struct {
     const char *op;
     qkv__unary_forward_fn forward;
     qkv__backward_fn backward;
 } acts[] = {
-    [QKV__GELU] = {"qkv_gelu", gelu_forward, gelu_backward},
-    [QKV__RELU2] = {"qkv_relu2", relu2_forward, relu2_backward},
+#define ACT(constant, word, help) [constant] = {"qkv_" #word, word##_forward, word##_backward},
+    QKV_ACTIVATIONS(ACT)
+#undef ACT
 };
 
 /* Mark y's node (if any) as one whose backward honours `fresh`; returns y. */
@@ -215,12 +252,12 @@ static qkv_tensor *assigning(qkv_tensor *y)
     return y;
 }
 
-void qkv__activation_values(qkv__activation act, qkv_real *y, const qkv_real *x, size_t n)
+void qkv__activation_values(qkv_activation act, qkv_real *y, const qkv_real *x, size_t n)
 {
     forward_chunk(act, y, x, n);
 }
 
-qkv_tensor *qkv__activation_computed(qkv_arena *a, qkv__activation act, qkv_tensor *x,
+qkv_tensor *qkv__activation_computed(qkv_arena *a, qkv_activation act, qkv_tensor *x,
                                      qkv_tensor *y)
 {
     qkv__record(a, y, acts[act].op, acts[act].backward, 1, &x);
@@ -228,14 +265,16 @@ qkv_tensor *qkv__activation_computed(qkv_arena *a, qkv__activation act, qkv_tens
 }
 
 /* act(x) as an op of its own. */
-static qkv_tensor *activation(qkv_arena *a, qkv_tensor *x, qkv__activation act)
+static qkv_tensor *activation(qkv_arena *a, qkv_tensor *x, qkv_activation act)
 {
     return assigning(qkv__unary(a, x, acts[act].op, acts[act].forward, acts[act].backward));
 }
 
-qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV__RELU2); }
+qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV_ACTIVATION_RELU2); }
 
-qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV__GELU); }
+qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV_ACTIVATION_GELU); }
+
+qkv_tensor *qkv_silu(qkv_arena *a, qkv_tensor *x) { return activation(a, x, QKV_ACTIVATION_SILU); }
 
 /* ---- dropout ---- */
 
@@ -297,15 +336,29 @@ qkv_tensor *qkv_dropout(qkv_arena *a, qkv_tensor *x, qkv_real p, qkv_rng *rng, b
 
 /* ---- the kernels on their own, for qkv bench --ops and tests (kernels/hot.h) ---- */
 
-static void hot_gelu(const qkv__hot_data *d) { forward_chunk(QKV__GELU, d->b, d->a, d->n); }
-static void hot_relu2(const qkv__hot_data *d) { forward_chunk(QKV__RELU2, d->b, d->a, d->n); }
+static void hot_gelu(const qkv__hot_data *d)
+{
+    forward_chunk(QKV_ACTIVATION_GELU, d->b, d->a, d->n);
+}
+static void hot_relu2(const qkv__hot_data *d)
+{
+    forward_chunk(QKV_ACTIVATION_RELU2, d->b, d->a, d->n);
+}
+static void hot_silu(const qkv__hot_data *d)
+{
+    forward_chunk(QKV_ACTIVATION_SILU, d->b, d->a, d->n);
+}
 static void hot_gelu_back(const qkv__hot_data *d)
 {
-    backward_chunk(QKV__GELU, d->c, d->b, d->a, d->n, true);
+    backward_chunk(QKV_ACTIVATION_GELU, d->c, d->b, d->a, d->n, true);
 }
 static void hot_relu2_back(const qkv__hot_data *d)
 {
-    backward_chunk(QKV__RELU2, d->c, d->b, d->a, d->n, false);
+    backward_chunk(QKV_ACTIVATION_RELU2, d->c, d->b, d->a, d->n, false);
+}
+static void hot_silu_back(const qkv__hot_data *d)
+{
+    backward_chunk(QKV_ACTIVATION_SILU, d->c, d->b, d->a, d->n, false);
 }
 
 const qkv__hot_kernel qkv__hot_activation[] = {
@@ -315,5 +368,7 @@ const qkv__hot_kernel qkv__hot_activation[] = {
      * AVX2 and SSE2 both ran at its store rate in half the runs (8 values/ns). */
     {"relu2 forward", hot_relu2, qkv__hot_values, QKV__HOT_STORES},
     {"relu2 backward (+=)", hot_relu2_back, qkv__hot_values, QKV__HOT_STORES},
+    {"silu forward", hot_silu, qkv__hot_values, QKV__HOT_PORTS},
+    {"silu backward (+=)", hot_silu_back, qkv__hot_values, QKV__HOT_PORTS},
     {0},
 };

@@ -34,7 +34,7 @@ typedef struct finish_ctx {
     const qkv_real *b;   /* (N) or NULL */
     qkv_real *g;         /* (M, N) or NULL */
     int ldg;             /* N */
-    qkv__activation act; /* what g holds */
+    qkv_activation act; /* what g holds */
 } finish_ctx;
 
 /* c[j] += b[j] for n values: the bias on one row of a block. */
@@ -63,7 +63,7 @@ static void finish_block(void *ctx, qkv_real *c, int ldc, int row, int col, int 
  * is), each block finished (bias, act) by the product itself while it is in
  * cache. */
 static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b,
-                          qkv_tensor **g, qkv__activation act)
+                          qkv_tensor **g, qkv_activation act)
 {
     qkv_tensor *in[3] = {x, w, b};
     if (qkv__check_inputs("qkv_affine", a, "x w b", b ? 3 : 2, in) < 0)
@@ -94,11 +94,11 @@ static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
 
 qkv_tensor *qkv_affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b)
 {
-    return affine(a, x, w, b, NULL, QKV__GELU);
+    return affine(a, x, w, b, NULL, QKV_ACTIVATION_GELU);
 }
 
 qkv_tensor *qkv__affine_act(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b,
-                            qkv__activation act)
+                            qkv_activation act)
 {
     qkv_tensor *g = NULL, *y = affine(a, x, w, b, &g, act);
     return y ? qkv__activation_computed(a, act, y, g) : NULL;

@@ -81,14 +81,15 @@ typedef struct qkv_gpt_config {
     int n_head;     /* attention heads per block; n_embd must be a multiple */
     int n_embd;     /* C: width of the residual stream */
     double dropout; /* dropout probability in training; 0 = none; [0, QKV_DROPOUT_MAX] */
-    qkv_model_options opts; /* the options (qkv/options.h); all false, the zero value, is
+    qkv_model_options opts; /* the options (qkv/options.h); all zero, the zero value, is
                                GPT-2's layout (and every checkpoint written before them) */
 } qkv_gpt_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). The last
  * field is a word of flags, the options in QKV_MODEL_OPTIONS' order from
- * bit 0: no_bias (alone in the first checkpoints), rope, rmsnorm, relu2,
- * qk_norm, untied, ... */
+ * bit 0: no_bias (alone in the first checkpoints), positions, norm,
+ * activation, qk_norm, untied, ...; bit k of an option's value is bit 8·k
+ * of its place (a value 0 or 1 is the bit, as when each option was a bool). */
 #define QKV_GPT_CONFIG_BYTES 32
 
 /* Write cfg as QKV_GPT_CONFIG_BYTES portable bytes (little-endian fields). */
@@ -106,7 +107,7 @@ typedef struct qkv_gpt {
     qkv_gpt_config cfg;     /* the sizes */
     qkv_params *params;     /* every parameter, by name, in one flat buffer */
     qkv_embed wte;          /* token embedding (V, C); also the lm head */
-    qkv_embed wpe;          /* position embedding (block_size, C); unused with opts.rope */
+    qkv_embed wpe;          /* position embedding (block_size, C); unused with RoPE */
     qkv_block *h;           /* n_layer causal blocks */
     qkv_ln ln_f;            /* final LayerNorm (or RMSNorm) */
     qkv_linear lm_head;     /* with cfg.opts.untied: C -> V, no bias; else unused */

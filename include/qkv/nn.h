@@ -89,7 +89,7 @@ typedef struct qkv_block_config {
                          a key/value cache has n_layer layers); 0 = 1, a block on its own */
     qkv_real dropout; /* in training: attention-weight, residual and MLP dropout probability;
                          0 = none; [0, QKV_DROPOUT_MAX] */
-    qkv_model_options opts; /* the options (qkv/options.h); all false, the zero value, is
+    qkv_model_options opts; /* the options (qkv/options.h); all zero, the zero value, is
                                GPT-2's block, biases included; untied does not concern a block */
     qkv_real init_std;      /* std of the weights' normal init (the residual projections get
                                init_std/√(2·n_layer)); 0 = 0.02, GPT-2's */
@@ -147,7 +147,7 @@ typedef struct qkv_mlp {
     qkv_linear c_fc;   /* C -> 4C */
     qkv_linear c_proj; /* 4C -> C, a residual projection (smaller init) */
     qkv_real dropout;  /* on the output, in training */
-    qkv_model_options opts; /* the block's options; opts.relu2: ReLU² instead of GELU */
+    qkv_model_options opts; /* the block's options; opts.activation: its nonlinearity */
 } qkv_mlp;
 
 /* Declare "<name>.c_fc.*" and "<name>.c_proj.*". 0 or -1. */
@@ -184,15 +184,16 @@ typedef struct qkv_self_attn {
     int n_embd, n_head;
     bool causal;       /* position t sees only positions <= t */
     qkv_real dropout;  /* attention-weight and output dropout, in training */
-    qkv_model_options opts; /* the block's options; opts.rope: rotate q and k by position before
-                               the scores; opts.qk_norm: RMS-normalise each head's q and k */
+    qkv_model_options opts; /* the block's options; rope positions: rotate q and k by
+                               position before the scores; opts.qk_norm: RMS-normalise each
+                               head's q and k */
     qkv_ln q_norm;     /* with qk_norm: RMSNorm over a head's d, scale (d) shared by the heads */
     qkv_ln k_norm;     /* the same for the keys */
 } qkv_self_attn;
 
 /* Declare "<name>.c_attn.*" and "<name>.c_proj.*" (with cfg->opts.qk_norm also
  * "<name>.q_norm.weight", "<name>.k_norm.weight"). Error when n_embd is not a
- * multiple of n_head, or with cfg->opts.rope when the head size is odd. 0 or -1. */
+ * multiple of n_head, or with rope positions when the head size is odd. 0 or -1. */
 int qkv_self_attn_init(qkv_self_attn *m, qkv_params *p, const char *name,
                        const qkv_block_config *cfg, bool causal);
 

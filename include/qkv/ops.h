@@ -58,6 +58,9 @@ qkv_tensor *qkv_relu2(qkv_arena *a, qkv_tensor *x);
 /* GELU, tanh form: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). */
 qkv_tensor *qkv_gelu(qkv_arena *a, qkv_tensor *x);
 
+/* SiLU (swish): x·σ(x), σ(x) = 1/(1 + e^−x) (LLaMA's MLP, as SwiGLU's gate). */
+qkv_tensor *qkv_silu(qkv_arena *a, qkv_tensor *x);
+
 /* Inverted dropout: in training each value is zeroed with probability p and
  * the rest scaled by 1/(1-p), drawing from rng; with train false (or p == 0)
  * it returns x itself. p in [0, 1). */

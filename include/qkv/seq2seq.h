@@ -11,11 +11,11 @@
  * and the task learns as well with it.
  *
  * Every model option (qkv/options.h) applies as in the GPT: no_bias to every
- * Linear and LayerNorm (the cross-attention's too); rope to the encoder's and
- * the decoder's self-attention, which then need no wpe tables (the
- * cross-attention's queries and keys come from two sequences whose positions
- * do not compare, so they are not rotated); rmsnorm to every norm (both
- * ln_f); relu2 to every MLP; qk_norm to every self-attention; untied gives
+ * Linear and LayerNorm (the cross-attention's too); rope positions to the
+ * encoder's and the decoder's self-attention, which then need no wpe tables
+ * (the cross-attention's queries and keys come from two sequences whose
+ * positions do not compare, so they are not rotated); norm to every norm
+ * (both ln_f); activation to every MLP; qk_norm to every self-attention; untied gives
  * the decoder an lm head "dec.lm_head.weight" (V, C) of its own.
  *
  * Token ids: 0 PAD, 1 BOS, 2 EOS, then one id per character of the model's
@@ -81,8 +81,8 @@ typedef struct qkv_seq2seq_config {
 } qkv_seq2seq_config;
 
 /* Bytes of a serialised config (the checkpoint's config blob). The last
- * field is a word of flags, the options in QKV_MODEL_OPTIONS' order from bit
- * 0 (0 in the checkpoints written before the options). */
+ * field is a word of flags, the options' values as in qkv/gpt.h's (0 in the
+ * checkpoints written before the options). */
 #define QKV_SEQ2SEQ_CONFIG_BYTES 32
 
 /* Write cfg as QKV_SEQ2SEQ_CONFIG_BYTES portable bytes (little-endian fields). */
@@ -104,11 +104,11 @@ typedef struct qkv_seq2seq {
     int vocab_size;          /* V: N_SPECIAL + chars.size */
     qkv_params *params;      /* every parameter, by name, in one flat buffer */
     qkv_embed enc_wte;       /* encoder token embedding (V, C) */
-    qkv_embed enc_wpe;       /* encoder position embedding (max_src, C); unused with opts.rope */
+    qkv_embed enc_wpe;       /* encoder position embedding (max_src, C); unused with RoPE */
     qkv_block *enc;          /* n_layer unmasked blocks */
     qkv_ln enc_ln_f;         /* LayerNorm of the encoder's output (the memory) */
     qkv_embed dec_wte;       /* decoder token embedding (V, C); also the lm head unless untied */
-    qkv_embed dec_wpe;       /* decoder position embedding (max_tgt, C); unused with opts.rope */
+    qkv_embed dec_wpe;       /* decoder position embedding (max_tgt, C); unused with RoPE */
     qkv_cross_block *dec;    /* n_layer decoder blocks with cross-attention */
     qkv_ln dec_ln_f;         /* LayerNorm before the lm head */
     qkv_linear lm_head;      /* with cfg.opts.untied: C -> V, no bias; else unused */

@@ -18,7 +18,7 @@ void qkv_gpt_config_pack(const qkv_gpt_config *cfg, uint8_t out[QKV_GPT_CONFIG_B
     for (int i = 0; i < 5; i++)
         qkv__put_u32(out + 4 * i, (uint32_t)fields[i]);
     qkv__put_f64(out + 20, cfg->dropout);
-    /* The first checkpoints hold only no_bias (bit 0): every later option off. */
+    /* The first checkpoints hold only no_bias (bit 0): every later option 0. */
     qkv__put_u32(out + 28, qkv__options_word(&cfg->opts));
 }
 
@@ -88,7 +88,7 @@ static qkv_gpt *declare(const qkv_gpt_config *cfg)
         goto fail;
     /* Declaration order is nanoGPT's; it fixes the order of init draws and of the checkpoint. */
     if (qkv_embed_init(&m->wte, m->params, "wte", cfg->vocab_size, cfg->n_embd, 0.02) < 0 ||
-        (!cfg->opts.rope &&
+        (cfg->opts.positions != QKV_POSITIONS_ROPE &&
          qkv_embed_init(&m->wpe, m->params, "wpe", cfg->block_size, cfg->n_embd, 0.02) < 0))
         goto fail;
     for (int l = 0; l < cfg->n_layer; l++) {
@@ -149,7 +149,8 @@ qkv_tensor *qkv__gpt_embed(const qkv_gpt *m, const qkv_ctx *ctx, const int32_t *
         return NULL;
     }
     /* With RoPE the positions enter in attention instead, as rotations. */
-    return qkv__embed_tokens(&m->wte, m->cfg.opts.rope ? NULL : &m->wpe, ctx, idx, B, T, pos0,
+    bool rope = m->cfg.opts.positions == QKV_POSITIONS_ROPE;
+    return qkv__embed_tokens(&m->wte, rope ? NULL : &m->wpe, ctx, idx, B, T, pos0,
                              (qkv_real)m->cfg.dropout);
 }
 

@@ -111,7 +111,7 @@ static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *
     if (!m->params || !m->enc || !m->dec)
         goto fail;
     /* The declaration order fixes the order of init draws and of the checkpoint. */
-    bool rope = cfg->opts.rope;
+    bool rope = cfg->opts.positions == QKV_POSITIONS_ROPE;
     if (embed_init(&m->enc_wte, &m->enc_wpe, m->params, "enc", V, cfg->max_src, C, rope) < 0)
         goto fail;
     char name[QKV_PARAM_NAME_MAX];
@@ -201,7 +201,8 @@ static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_emb
                       B, T, pos0, positions);
         return NULL;
     }
-    return qkv__embed_tokens(wte, m->cfg.opts.rope ? NULL : wpe, ctx, ids, B, T, pos0,
+    bool rope = m->cfg.opts.positions == QKV_POSITIONS_ROPE;
+    return qkv__embed_tokens(wte, rope ? NULL : wpe, ctx, ids, B, T, pos0,
                              (qkv_real)m->cfg.dropout);
 }
 

@@ -160,10 +160,17 @@ static int collect(int32_t tok, void *ud)
     return 0;
 }
 
-/* The model options one at a time, then all together (index 0: none). */
-static const qkv_model_options option_sets[7] = {
-    {0}, {.rope = true}, {.rmsnorm = true}, {.relu2 = true}, {.qk_norm = true}, {.untied = true},
-    {.rope = true, .rmsnorm = true, .relu2 = true, .qk_norm = true, .untied = true},
+/* The model options one value at a time, then together (index 0: none). */
+static const qkv_model_options option_sets[8] = {
+    {0},
+    {.positions = QKV_POSITIONS_ROPE},
+    {.norm = QKV_NORM_RMSNORM},
+    {.activation = QKV_ACTIVATION_RELU2},
+    {.activation = QKV_ACTIVATION_SILU},
+    {.qk_norm = true},
+    {.untied = true},
+    {.positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
+     .activation = QKV_ACTIVATION_RELU2, .qk_norm = true, .untied = true},
 };
 
 /* base with the options of option_sets[i]. */
@@ -292,10 +299,24 @@ static void put_f64(uint8_t *p, double d)
     put_u32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* A checkpoint as qkv wrote it before the model options and the schedule
- * choice existed: an 88-byte config blob, the model's 32 bytes (the last
- * word only no_bias) then the run's 56. It must load and resume with every
- * option off and the cosine schedule. */
+/* Flag words as qkv wrote them when every option was a bool (bit i: row i
+ * on), and the options they mean now: no_bias alone (the first
+ * checkpoints'), --rope --rmsnorm --relu2 (bits 1-3), all six. */
+static const struct {
+    uint32_t word;
+    qkv_model_options opts;
+} bool_words[] = {
+    {0x01, {.no_bias = true}},
+    {0x0e, {.positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
+            .activation = QKV_ACTIVATION_RELU2}},
+    {0x3f, {.no_bias = true, .positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
+            .activation = QKV_ACTIVATION_RELU2, .qk_norm = true, .untied = true}},
+};
+
+/* A checkpoint as qkv wrote it before the schedule choice existed: an
+ * 88-byte config blob, the model's 32 bytes (the last word a word of bools,
+ * bool_words[_i]) then the run's 56. It must load and resume with the
+ * options the bools meant and the cosine schedule. */
 START_TEST(test_checkpoint_from_before_the_options_loads)
 {
     char *path;
@@ -303,7 +324,7 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     char ckpt[80];
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", path);
     qkv_gpt_config mc = tiny_config(c->tok.size, 0);
-    mc.opts.no_bias = true;
+    mc.opts = bool_words[_i].opts;
     qkv_train_config tc = tiny_train(20);
     test_run *t = gpt_run_new(&mc, &tc, c);
     ck_assert_qkv(t);
@@ -315,7 +336,7 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     for (int i = 0; i < 5; i++)
         put_u32(blob + 4 * i, (uint32_t)sizes[i]);
     put_f64(blob + 20, mc.dropout);
-    put_u32(blob + 28, 1); /* no_bias */
+    put_u32(blob + 28, bool_words[_i].word);
     const int ints[4] = {tc.iters, tc.batch_size, tc.warmup, tc.eval_iters};
     for (int i = 0; i < 4; i++)
         put_u32(blob + 32 + 4 * i, (uint32_t)ints[i]);
@@ -333,8 +354,7 @@ START_TEST(test_checkpoint_from_before_the_options_loads)
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     ck_assert_qkv(m);
-    const qkv_model_options *o = &m->cfg.opts;
-    ck_assert(o->no_bias && !o->rope && !o->rmsnorm && !o->relu2 && !o->qk_norm && !o->untied);
+    ck_assert(memcmp(&m->cfg.opts, &mc.opts, sizeof mc.opts) == 0);
     ck_assert_uint_eq(m->params->total, t->model->params->total);
     ck_assert_int_eq(memcmp(m->params->data, t->model->params->data,
                             m->params->total * sizeof(qkv_real)), 0);
@@ -374,9 +394,7 @@ START_TEST(test_options_save_and_load)
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     ck_assert_qkv(m);
-    ck_assert(m->cfg.opts.rope == mc.opts.rope && m->cfg.opts.rmsnorm == mc.opts.rmsnorm &&
-              m->cfg.opts.relu2 == mc.opts.relu2 && m->cfg.opts.qk_norm == mc.opts.qk_norm &&
-              m->cfg.opts.untied == mc.opts.untied);
+    ck_assert(memcmp(&m->cfg.opts, &mc.opts, sizeof mc.opts) == 0);
     qkv_arena *a = qkv_arena_new(1 << 20);
     qkv_ctx ctx = {.arena = a};
     const int32_t ids[5] = {1, 2, 3, 4, 5};
@@ -454,9 +472,9 @@ static Suite *gpt_suite(void)
     tcase_add_test(tc, test_tiny_model_overfits_short_text);
     tcase_add_test(tc, test_resume_is_bit_exact);
     tcase_add_test(tc, test_steady_training_step_allocates_nothing);
-    tcase_add_loop_test(tc, test_cached_generation_equals_uncached, 0, 7);
-    tcase_add_test(tc, test_checkpoint_from_before_the_options_loads);
-    tcase_add_loop_test(tc, test_options_save_and_load, 0, 7);
+    tcase_add_loop_test(tc, test_cached_generation_equals_uncached, 0, 8);
+    tcase_add_loop_test(tc, test_checkpoint_from_before_the_options_loads, 0, 3);
+    tcase_add_loop_test(tc, test_options_save_and_load, 0, 8);
     tcase_add_test(tc, test_option_flags_round_trip_and_errors);
     tcase_add_test(tc, test_sampling_options);
     tcase_add_test(tc, test_config_round_trip_and_errors);

@@ -116,7 +116,7 @@ END_TEST
 static qkv_tensor *f_affine_relu2(qkv_arena *a, qkv_tensor **in, void *ud)
 {
     (void)ud;
-    return qkv__affine_act(a, in[0], in[1], in[2], QKV__RELU2);
+    return qkv__affine_act(a, in[0], in[1], in[2], QKV_ACTIVATION_RELU2);
 }
 
 START_TEST(test_affine_relu2_grad)

@@ -76,21 +76,28 @@ START_TEST(test_elementwise)
 }
 END_TEST
 
+static double ref_relu(double v) { return v > 0 ? v : 0; }
+
 START_TEST(test_activations)
 {
+    static const struct {
+        const char *name;
+        qkv_tensor *(*op)(qkv_arena *, qkv_tensor *);
+        double (*ref)(double);
+    } acts[] = {{"relu", qkv_relu, ref_relu},
+                {"relu2", qkv_relu2, ref_relu2},
+                {"gelu", qkv_gelu, ref_gelu},
+                {"silu", qkv_silu, ref_silu}};
     qkv_test_env f = qkv_test_env_new(2);
     qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(4, 50), 2, &f.rng);
     x->data[0] = 0;
     double *want = want_n(x->size);
-    for (int act = 0; act < 3; act++) {
-        for (size_t i = 0; i < x->size; i++) {
-            double v = x->data[i];
-            want[i] = act == 0 ? (v > 0 ? v : 0) : act == 1 ? ref_relu2(v) : ref_gelu(v);
-        }
-        qkv_tensor *y = act == 0 ? qkv_relu(f.a, x) : act == 1 ? qkv_relu2(f.a, x)
-                                                              : qkv_gelu(f.a, x);
-        /* The float GELU's tanh is a polynomial, ~1e-7 absolute (kernels/vecmath.h). */
-        expect_close(y, want, x->size, TOL, act == 0 ? "relu" : act == 1 ? "relu2" : "gelu");
+    for (size_t k = 0; k < sizeof acts / sizeof *acts; k++) {
+        for (size_t i = 0; i < x->size; i++)
+            want[i] = acts[k].ref(x->data[i]);
+        /* The float GELU's and SiLU's tanh is a polynomial, ~1e-7 absolute
+         * (kernels/vecmath.h). */
+        expect_close(acts[k].op(f.a, x), want, x->size, TOL, acts[k].name);
     }
     free(want);
     qkv_arena_free(&f.a);
@@ -556,6 +563,7 @@ START_TEST(test_gpt_logits_every_option)
         {"rope", {.rope = true}},
         {"rmsnorm", {.rmsnorm = true}},
         {"relu2", {.relu2 = true}},
+        {"silu", {.activation = QKV_ACTIVATION_SILU}},
         {"qk_norm", {.qk_norm = true}},
         {"untied", {.untied = true}},
         {"no_bias", {.no_bias = true}},

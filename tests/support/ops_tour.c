@@ -127,10 +127,12 @@ int ops_tour(int passes, tour_report_fn report, void *ud)
     if (weights) /* for inspection only: no gradient flows through it */
         report(ud, "attention weights", weights->data, weights->size);
 
-    /* The Linear as one node, and the modern options' ops (--relu2, --rmsnorm,
-     * --rope), feeding multi-head attention with the heads side by side. */
+    /* The Linear as one node, and the modern options' ops (--activation
+     * relu2 or silu, --norm rmsnorm, --positions rope), feeding multi-head
+     * attention with the heads side by side. */
     qkv_tensor *lin = check(&t, "affine", qkv_affine(t.a, h, w, bias));
     check(&t, "relu2", qkv_relu2(t.a, lin));
+    check(&t, "silu", qkv_silu(t.a, lin));
     qkv_tensor *rms = check(&t, "rmsnorm", qkv_rmsnorm(t.a, lin, bias, 1e-5));
     qkv_tensor *rq = check(&t, "rope", qkv_rope(t.a, rms, H, 1));
     qkv_tensor *rk = qkv_rope(t.a, x, H, 0);

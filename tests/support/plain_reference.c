@@ -17,6 +17,21 @@ double ref_gelu(double x)
 
 double ref_relu2(double x) { return x > 0 ? x * x : 0; }
 
+double ref_silu(double x) { return x / (1 + exp(-x)); }
+
+double ref_activation(qkv_activation act, double x)
+{
+    switch (act) {
+    case QKV_ACTIVATION_GELU:
+        break;
+    case QKV_ACTIVATION_RELU2:
+        return ref_relu2(x);
+    case QKV_ACTIVATION_SILU:
+        return ref_silu(x);
+    }
+    return ref_gelu(x);
+}
+
 void ref_layernorm_row(double *y, const double *x, const qkv_real *w, const qkv_real *b, int C,
                        double eps)
 {
@@ -159,7 +174,7 @@ static void ref_norm(double *y, const double *x, const qkv_gpt *m, const char *n
     const qkv_real *w = ref_param(m->params, "%s.weight", name);
     const qkv_real *b = ref_param(m->params, "%s.bias", name);
     for (int r = 0; r < rows; r++) {
-        if (m->cfg.opts.rmsnorm)
+        if (m->cfg.opts.norm == QKV_NORM_RMSNORM)
             ref_rmsnorm_row(y + (size_t)r * C, x + (size_t)r * C, w, C, 1e-5);
         else
             ref_layernorm_row(y + (size_t)r * C, x + (size_t)r * C, w, b, C, 1e-5);
@@ -175,17 +190,18 @@ void ref_gpt_logits(double *logits, const qkv_gpt *m, const int32_t *ids, int B,
     double *y = alloc_doubles((size_t)rows * C), *f = alloc_doubles((size_t)rows * 4 * C);
     /* Token rows, plus position rows unless the positions enter as rotations. */
     const qkv_real *wte = ref_param(p, "wte.weight"), *wpe = ref_param(p, "wpe.weight");
+    bool rope = c->opts.positions == QKV_POSITIONS_ROPE;
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < C; j++)
             x[(size_t)r * C + j] = wte[(size_t)ids[r] * C + j] +
-                                   (c->opts.rope ? 0 : wpe[(size_t)(r % T) * C + j]);
+                                   (rope ? 0 : wpe[(size_t)(r % T) * C + j]);
     char name[QKV_PARAM_NAME_MAX];
     for (int l = 0; l < c->n_layer; l++) {
         /* x + attn(ln_1(x)), then x + mlp(ln_2(x)). */
         snprintf(name, sizeof name, "h.%d.ln_1", l);
         ref_norm(h, x, m, name, rows);
         snprintf(name, sizeof name, "h.%d.attn", l);
-        ref_self_attn(y, NULL, p, name, h, B, T, C, c->n_head, true, c->opts.rope, c->opts.qk_norm, NULL);
+        ref_self_attn(y, NULL, p, name, h, B, T, C, c->n_head, true, rope, c->opts.qk_norm, NULL);
         for (size_t i = 0; i < (size_t)rows * C; i++)
             x[i] += y[i];
         snprintf(name, sizeof name, "h.%d.ln_2", l);
@@ -193,7 +209,7 @@ void ref_gpt_logits(double *logits, const qkv_gpt *m, const int32_t *ids, int B,
         ref_linear(f, h, ref_param(p, "h.%d.mlp.c_fc.weight", l),
                    ref_param(p, "h.%d.mlp.c_fc.bias", l), rows, C, 4 * C);
         for (size_t i = 0; i < (size_t)rows * 4 * C; i++)
-            f[i] = c->opts.relu2 ? ref_relu2(f[i]) : ref_gelu(f[i]);
+            f[i] = ref_activation((qkv_activation)c->opts.activation, f[i]);
         ref_linear(y, f, ref_param(p, "h.%d.mlp.c_proj.weight", l),
                    ref_param(p, "h.%d.mlp.c_proj.bias", l), rows, 4 * C, C);
         for (size_t i = 0; i < (size_t)rows * C; i++)

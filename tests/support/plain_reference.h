@@ -18,6 +18,12 @@ double ref_gelu(double x);
 /* max(x, 0)². */
 double ref_relu2(double x);
 
+/* x·σ(x) = x / (1 + e^−x). */
+double ref_silu(double x);
+
+/* The MLP's activation act (qkv/options.h) of x: one of the above. */
+double ref_activation(qkv_activation act, double x);
+
 /* One row of C values: (x − mean)/sqrt(var + eps)·w + b, var the mean square
  * deviation; w, b may be NULL (1 and 0). */
 void ref_layernorm_row(double *y, const double *x, const qkv_real *w, const qkv_real *b, int C,

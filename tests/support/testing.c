@@ -107,8 +107,10 @@ qkv_model_options qkv_test_every_option(void)
 {
     return (qkv_model_options){
 #define ON(field, flag, help) .field = true,
-        QKV_MODEL_OPTIONS(ON)
+#define FIRST_PAST_GPT2(field, alias, values, help) .field = 1,
+        QKV_MODEL_OPTIONS(ON, FIRST_PAST_GPT2)
 #undef ON
+#undef FIRST_PAST_GPT2
     };
 }
 

@@ -67,7 +67,8 @@ void qkv_test_fill_pipe(int fd);
 /* dir/name in a static buffer (three slots, so three can be held at once). */
 const char *qkv_test_path(const char *dir, const char *name);
 
-/* Every model option of qkv/options.h turned on. */
+/* Every model option of qkv/options.h turned on: each flag on, each choice
+ * its first value past GPT-2's (rope, rmsnorm, relu2). */
 qkv_model_options qkv_test_every_option(void);
 
 #endif

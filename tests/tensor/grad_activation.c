@@ -1,5 +1,5 @@
-/* relu, gelu and dropout (double build): values, gradients against finite
- * differences, and dropout's modes, statistics and errors. */
+/* relu, gelu, silu and dropout (double build): values, gradients against
+ * finite differences, and dropout's modes, statistics and errors. */
 #include <omp.h>
 
 #include "error_text.h"
@@ -23,6 +23,12 @@ static qkv_tensor *f_gelu(qkv_arena *a, qkv_tensor **in, void *ud)
 {
     (void)ud;
     return qkv_gelu(a, in[0]);
+}
+
+static qkv_tensor *f_silu(qkv_arena *a, qkv_tensor **in, void *ud)
+{
+    (void)ud;
+    return qkv_silu(a, in[0]);
 }
 
 /* Dropout with p = *ud, re-seeding its own rng so every gradcheck probe
@@ -126,6 +132,39 @@ END_TEST
 START_TEST(test_gelu_grad)
 {
     check_random_inputs(f_gelu, 21, 2, false); /* std 2 reaches both tails */
+}
+END_TEST
+
+/* ---- silu ---- */
+
+/* x·σ(x) with σ(x) = 1/(1 + e^−x), and the slope σ(x)·(1 + x·(1 − σ(x))) as
+ * the backward of a sum gives it: from the definition, not from the tanh
+ * form the op computes with; through both tails, where σ is 0 or 1. */
+START_TEST(test_silu_values_and_slope)
+{
+    enum { N = 9 };
+    const qkv_real xs[N] = {-30, -4, -1, -0.25, 0, 0.25, 1, 4, 30};
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    qkv_tensor *x = qkv_from_array(a, QKV_SHAPE(N), xs);
+    qkv_set_requires_grad(x, true);
+    qkv_tensor *y = qkv_silu(a, x);
+    ck_assert_qkv(y);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, y)), 0);
+    for (int i = 0; i < N; i++) {
+        double v = xs[i], s = 1 / (1 + exp(-v));
+        ck_assert_msg(fabs(y->data[i] - v * s) <= 1e-13, "silu(%g) = %.17g, want %.17g", v,
+                      (double)y->data[i], v * s);
+        ck_assert_msg(fabs(x->grad[i] - s * (1 + v * (1 - s))) <= 1e-13,
+                      "silu'(%g) = %.17g, want %.17g", v, (double)x->grad[i],
+                      s * (1 + v * (1 - s)));
+    }
+    qkv_arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_silu_grad)
+{
+    check_random_inputs(f_silu, 28, 2, false); /* std 2: both tails and the dip near -1.28 */
 }
 END_TEST
 
@@ -254,6 +293,8 @@ static Suite *activation_suite(void)
     tcase_add_test(tc, test_relu_grad);
     tcase_add_test(tc, test_gelu_values);
     tcase_add_test(tc, test_gelu_grad);
+    tcase_add_test(tc, test_silu_values_and_slope);
+    tcase_add_test(tc, test_silu_grad);
     tcase_add_test(tc, test_dropout_grad);
     tcase_add_test(tc, test_dropout_eval_and_p0_return_x);
     tcase_add_test(tc, test_dropout_mask_statistics);

@@ -409,14 +409,22 @@ START_TEST(test_tensor_used_twice_gets_both_contributions)
 END_TEST
 
 /* act(a, x) as the op of its own that the fused product stands for. */
-static qkv_tensor *unfused_act(qkv_arena *a, qkv__activation act, qkv_tensor *x)
+static qkv_tensor *unfused_act(qkv_arena *a, qkv_activation act, qkv_tensor *x)
 {
-    return act == QKV__RELU2 ? qkv_relu2(a, x) : qkv_gelu(a, x);
+    switch (act) { /* every value named: one without its op here is a -Wswitch warning */
+    case QKV_ACTIVATION_GELU:
+        break;
+    case QKV_ACTIVATION_RELU2:
+        return qkv_relu2(a, x);
+    case QKV_ACTIVATION_SILU:
+        return qkv_silu(a, x);
+    }
+    return qkv_gelu(a, x);
 }
 
 /* The fused Linear + act of an M×K x and an N×K w (and an N bias when asked)
  * gives the same bits as the two ops, its values and every gradient. */
-static void check_affine_act(qkv__activation act, int M, int N, int K, bool bias, qkv_rng *rng,
+static void check_affine_act(qkv_activation act, int M, int N, int K, bool bias, qkv_rng *rng,
                              const char *where)
 {
     qkv_arena *a = qkv_arena_new(1 << 20);
@@ -453,12 +461,14 @@ START_TEST(test_affine_act_is_the_two_ops)
      * cache block, at 1 and 2 threads, on every GEMM kernel this CPU runs (each
      * hands the epilogue blocks of its own shape). */
     static const int shapes[][3] = {{3, 40, 24}, {70, 150, 45}, {200, 96, 700}};
-    static const char *const names[] = {[QKV__GELU] = "gelu", [QKV__RELU2] = "relu2"};
+#define NAME(constant, word, help) [constant] = #word,
+    static const char *const names[] = {QKV_ACTIVATIONS(NAME)};
+#undef NAME
     qkv_rng rng;
     qkv_rng_seed(&rng, 3);
     for (int path = 0; path < QKV__CPU_N_PATHS; path++)
         if (qkv_cpu_use(path) == 0)
-            for (int act = QKV__GELU; act <= QKV__RELU2; act++)
+            for (int act = 0; act < QKV_N_ACTIVATIONS; act++)
                 for (int s = 0; s < 3; s++)
                     for (int bias = 0; bias < 2; bias++)
                         for (int threads = 1; threads <= 2; threads++) {
@@ -466,7 +476,7 @@ START_TEST(test_affine_act_is_the_two_ops)
                             char where[96];
                             snprintf(where, sizeof where, "%s, %s, shape %d, bias %d, threads %d",
                                      qkv__gemm_active_path()->name, names[act], s, bias, threads);
-                            check_affine_act((qkv__activation)act, shapes[s][0], shapes[s][1],
+                            check_affine_act((qkv_activation)act, shapes[s][0], shapes[s][1],
                                              shapes[s][2], bias, &rng, where);
                         }
     qkv_cpu_use(QKV_CPU_DEFAULT);
