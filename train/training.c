@@ -244,8 +244,10 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
 static int check_model(const qkv_training_model *model)
 {
-    if (!model->kind || !model->params || !model->loss)
-        return qkv_set_error("training: the model needs a kind, params and a loss");
+    const char *missing = !model->kind ? "kind" : !model->params ? "params" : !model->loss ? "loss" : NULL;
+    if (missing)
+        return qkv_set_error("training: model->%s is NULL: a model needs a kind, params and a "
+                             "loss", missing);
     if (model->n_rngs < 0 || model->n_rngs > QKV_TRAINING_MAX_RNGS ||
         (model->n_rngs > 0 && !model->rngs))
         return qkv_set_error("training: %d model streams (0 to %d, with pointers)",
@@ -316,10 +318,15 @@ static qkv_training *new_run(const char *fn, const qkv_training_model *model,
         qkv_rng_seed(model->rngs[i], c->seed + 1 + (uint64_t)i);
     }
     t->model.rngs = NULL; /* the run's list is t->rngs */
-    /* Room for the extension whatever grad_accum a save finds in t->cfg. */
+    /* Room for the extension whatever grad_accum a save finds in t->cfg, and
+     * then a copy of the kind: the caller's string may live no longer than
+     * this call (a rebuild's plug->kind = ck->kind). */
     size_t extra = extension_bytes(2, model->rng_names, model->n_rngs);
-    uint8_t *blob = qkv_alloc(model->config_len + QKV_TRAIN_CONFIG_BYTES + extra);
+    size_t at_kind = model->config_len + QKV_TRAIN_CONFIG_BYTES + extra;
+    uint8_t *blob = qkv_alloc(at_kind + strlen(model->kind) + 1);
     t->model.config = blob;
+    if (blob)
+        t->model.kind = strcpy((char *)blob + at_kind, model->kind);
     if (!blob || !(t->opt = qkv_optim_new(model->params, &oc)) ||
         !(t->arena = qkv_arena_new(model->arena_bytes ? model->arena_bytes : (size_t)16 << 20))) {
         qkv_training_free(t);
@@ -451,6 +458,8 @@ static int loss_backward(qkv_training *t, double *value)
     else if (!qkv_last_error()[0])
         qkv_set_error("qkv_training_step: step %lld: the '%s' model's loss returned NULL and "
                       "left no message", (long long)t->step, t->model.kind);
+    else
+        qkv__error_prefix("qkv_training_step: step %lld", (long long)t->step);
     int rc = loss ? qkv_backward(t->arena, loss) : -1;
     *value = loss ? loss->data[0] : NAN;
     qkv_arena_reset(t->arena); /* the graph is used up; the gradients live in p */
@@ -660,6 +669,12 @@ int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
     stream_names names;
     if (read_run(fn, &saved, &names, ck, t->model.config_len) < 0)
         return -1;
+    /* A run makes one optimizer step per step: another count would resume
+     * AdamW's bias correction somewhere else than the run it continues. */
+    if (ck->optim_step != ck->step)
+        return qkv_set_error("%s: the checkpoint's optimizer is at step %lld but its run at step "
+                             "%lld: a saved run has made one update per step",
+                             fn, (long long)ck->optim_step, (long long)ck->step);
     qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS];
     if (match_streams(fn, t, &names, rngs) < 0)
         return -1;
