@@ -178,7 +178,7 @@ static void progress(const train_loop *l, loop_state *st, int64_t s)
         printf("  elapsed %4.0fs  left %4.0fs\n", elapsed, fmax(l->opts->budget - elapsed, 0));
     else
         printf("  ETA %4.0fs\n", elapsed / (double)(s - st->start_step) * (double)(total - s));
-    log_add(&st->log, (double)s, mean, NAN);
+    log_add(&st->log, (double)s, mean, NAN, NAN);
     st->loss_sum = 0;
     st->loss_n = 0;
     st->t_last = now;
@@ -199,10 +199,12 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
            dt);
     loss_log *log = &st->log;
     if (!isnan(st->last.val)) {
-        if (log->n && log->step[log->n - 1] == (double)s)
+        if (log->n && log->step[log->n - 1] == (double)s) {
             log->val[log->n - 1] = st->last.val;
-        else
-            log_add(log, (double)s, st->last.train, st->last.val);
+            log->share[log->n - 1] = st->last.share;
+        } else {
+            log_add(log, (double)s, st->last.train, st->last.val, st->last.share);
+        }
     }
     st->eval_time += dt;
     st->n_evals++;
