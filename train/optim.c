@@ -245,21 +245,16 @@ static void sgd_update(qkv_real *restrict w, qkv_real *restrict vel, const qkv_r
     }
 }
 
-/* 0 when lr with each parameter's scale and decay makes a finite update
- * that shrinks a weight it decays, never flips or grows it (lr·wd <= 1); else
- * -1 naming the parameter and the numbers (a group's lr_scale of 1e300 would
+/* 0 when lr with each parameter's scale is a rate qkv_real holds; else -1
+ * naming the parameter and the numbers (lr 1e30 x lr_scale 1e10 would
  * otherwise leave the weight at ±inf with no error). */
 static int check_rates(const char *fn, const qkv_optim *o, const qkv_params *p, double lr)
 {
     for (int k = 0; k < p->count; k++) {
-        double lr_k = lr * o->lr_scale[k], shrink = lr_k * o->decay[k];
+        double lr_k = lr * o->lr_scale[k];
         if (!(lr_k <= REAL_MAX))
             return qkv_set_error("%s: lr %g x lr_scale %g of '%s' is not a finite rate", fn, lr,
                                  o->lr_scale[k], p->items[k].name);
-        if (!(shrink <= 1))
-            return qkv_set_error("%s: lr %g x lr_scale %g x weight_decay %g of '%s' is %g: above "
-                                 "1 the decay flips or grows the weight", fn, lr, o->lr_scale[k],
-                                 o->decay[k], p->items[k].name, shrink);
     }
     return 0;
 }

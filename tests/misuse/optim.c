@@ -78,11 +78,11 @@ MISUSE(qkv_optim_new, weight_decay_that_blows_up)
     cfg.weight_decay = 1e300;
     FAILS_NULL(qkv_optim_new(params(), &cfg), "weight_decay 1e+300");
 }
-/* A decay of lr·wd above 1 flips and grows the weight: refused at the step. */
-MISUSE(qkv_optim_step, decay_above_one)
+/* A rate beyond qkv_real's range, from a scale within its own: refused at the step. */
+MISUSE(qkv_optim_step, rate_beyond_the_real_range)
 {
-    MISUSE_ASSERT(qkv_optim_set_group(optim(), params(), "w", 1, 1000) == 1);
-    FAILS_INT(qkv_optim_step(optim(), params(), 0.01), "weight_decay 1000 of 'w' is 10");
+    MISUSE_ASSERT(qkv_optim_set_group(optim(), params(), "w", 1e6, 0) == 1);
+    FAILS_INT(qkv_optim_step(optim(), params(), 1e300), "lr 1e+300 x lr_scale 1e+06 of 'w'");
     MISUSE_ASSERT(isfinite(params()->data[0]));
 }
 /* Parameters of their own, a weight of n values and a bias of 1. */
