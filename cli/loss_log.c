@@ -26,9 +26,12 @@ int log_add(loss_log *l, double step, double train, double val, double share)
 {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 256;
-        bool ok = grow(&l->step, cap) & grow(&l->train, cap) & grow(&l->val, cap) &
-                  grow(&l->share, cap);
-        if (!ok)
+        /* Every array grows, whatever an earlier one did: each keeps its values. */
+        int ok = grow(&l->step, cap);
+        ok += grow(&l->train, cap);
+        ok += grow(&l->val, cap);
+        ok += grow(&l->share, cap);
+        if (ok < 4)
             return -1;
         l->cap = cap;
     }

@@ -272,7 +272,8 @@ static int lost(const train_loop *l, loop_state *st)
         return 1;
     if (st->saved_step != l->run->step && save(l, &st->log) < 0)
         return 1;
-    say_resume(l, ferror(stdout) || dist_rank() != 0 ? stderr : stdout); /* only rank 0's stdout is kept */
+    /* Only rank 0's stdout is kept. */
+    say_resume(l, ferror(stdout) || dist_rank() != 0 ? stderr : stdout);
     return cli_interrupted ? cli_signal_status() : 1;
 }
 

@@ -266,7 +266,10 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
 static int check_model(const qkv_training_model *model)
 {
-    const char *missing = !model->kind ? "kind" : !model->params ? "params" : !model->loss ? "loss" : NULL;
+    const char *missing = !model->kind     ? "kind"
+                          : !model->params ? "params"
+                          : !model->loss   ? "loss"
+                                           : NULL;
     if (missing)
         return qkv_set_error("training: model->%s is NULL: a model needs a kind, params and a "
                              "loss", missing);

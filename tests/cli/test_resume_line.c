@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "cli_text.h"
 #include "testing.h"
 
 static qkv_cli cli;
@@ -23,12 +24,7 @@ static char text_path[128]; /* a short English text, repeated: the corpus */
 static void setup(void)
 {
     qkv_cli_open(&cli, "qkv_resume_line");
-    snprintf(text_path, sizeof text_path, "%s/text.txt", cli.root);
-    FILE *f = fopen(text_path, "wb");
-    ck_assert_ptr_nonnull(f);
-    for (int i = 0; i < 60; i++)
-        fputs("the quick brown fox jumps over the lazy dog; attention is all you need.\n", f);
-    ck_assert_int_eq(fclose(f), 0);
+    qkv_cli_write_text(&cli, text_path, sizeof text_path, 60);
 }
 
 static void teardown(void) { qkv_cli_close(&cli); }
