@@ -9,6 +9,55 @@
 #include "qkv/qkv.h"
 #include "threads.h"
 
+/* The most bytes of activations one forward of the evaluation may take: a
+ * --batch whose rows need more is evaluated in chunks of rows (at least one),
+ * so the memory stays bounded whatever --batch (a block-8192 model at
+ * --batch 20000 was killed by the OOM killer). */
+#define CHUNK_BYTES ((double)(256 << 20))
+
+/* Rows of T tokens that one forward of m takes within CHUNK_BYTES, at most
+ * batch: an upper bound of a no-grad forward's activations per token (each
+ * block's dozen widths of the residual stream, its attention's rows, the
+ * logits and their softmax) times T. */
+static int chunk_rows(const qkv_gpt *m, int batch)
+{
+    const qkv_gpt_config *c = &m->cfg;
+    double per_token = (16.0 * c->n_embd + (double)c->n_head * c->block_size) * c->n_layer +
+                       4.0 * c->vocab_size;
+    double rows = CHUNK_BYTES / (per_token * sizeof(qkv_real) * c->block_size);
+    return rows >= batch ? batch : rows >= 1 ? (int)rows : 1;
+}
+
+/* The mean loss of m over iters batches of `batch` windows from split of c
+ * (drawn as qkv_batcher_next draws them: the same windows in the same
+ * order, whatever the chunk), each batch forwarded rows rows at a time
+ * through x and y (rows·T ids each). NAN with a message on failure. */
+static double mean_loss(const qkv_gpt *m, const qkv_corpus *c, qkv_split split, int batch,
+                        int iters, uint64_t seed, int rows, qkv_arena *arena, int32_t *x,
+                        int32_t *y)
+{
+    int T = m->cfg.block_size;
+    qkv_batcher s;
+    if (qkv_batcher_init(&s, c, split, rows, T, seed) < 0)
+        return NAN;
+    bool was = qkv_set_grad_enabled(false);
+    qkv_ctx ctx = {.arena = arena};
+    double sum = 0;
+    for (int i = 0; i < iters && !isnan(sum); i++) {
+        double batch_sum = 0; /* the chunks' mean losses, weighted by their rows */
+        for (int done = 0; done < batch && !isnan(batch_sum); done += s.batch_size) {
+            s.batch_size = batch - done < rows ? batch - done : rows;
+            qkv_batcher_next(&s, x, y);
+            qkv_tensor *loss = qkv_gpt_loss(m, &ctx, x, y, s.batch_size, T);
+            batch_sum += loss ? (double)loss->data[0] * s.batch_size : NAN;
+            qkv_arena_reset(arena);
+        }
+        sum += batch_sum / batch;
+    }
+    qkv_set_grad_enabled(was);
+    return sum / iters;
+}
+
 int cmd_eval(int argc, char **argv)
 {
     const char *ckpt = NULL, *data = getenv("QKV_DATA");
@@ -36,28 +85,25 @@ int cmd_eval(int argc, char **argv)
     qkv_tokenizer vocab;
     qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
     qkv_corpus *c = m ? qkv_corpus_load(data, &vocab) : NULL;
-    int T = m ? m->cfg.block_size : 0;
+    int T = m ? m->cfg.block_size : 0, rows = m ? chunk_rows(m, batch) : 0;
     qkv_arena *arena = c ? qkv_arena_new((size_t)16 << 20) : NULL;
-    /* The batch's inputs and targets; qkv_alloc says what it could not get. */
-    size_t ids = (size_t)batch * (size_t)T * sizeof(int32_t);
+    /* A chunk's inputs and targets; qkv_alloc says what it could not get. */
+    size_t ids = (size_t)rows * (size_t)T * sizeof(int32_t);
     int32_t *x = arena ? qkv_alloc(ids) : NULL, *y = x ? qkv_alloc(ids) : NULL;
     if (arena && !y) {
         char why[512];
         snprintf(why, sizeof why, "%s", qkv_last_error());
-        qkv_set_error("--batch %d of %d-token sequences needs 2 x %zu bytes for its token ids: %s",
-                      batch, T, ids, why);
+        qkv_set_error("%d %d-token sequences at a time need 2 x %zu bytes for their token ids: %s",
+                      rows, T, ids, why);
     }
     double loss[2] = {0, 0};
     rc = 1;
     if (y) {
         rc = 0;
-        for (int split = 0; split < 2 && rc == 0; split++) {
-            qkv_batcher s;
-            if (qkv_batcher_init(&s, c, (qkv_split)split, batch, T, (uint64_t)seed + (uint64_t)split) < 0)
+        for (int split = 0; split < 2 && rc == 0; split++)
+            if (isnan(loss[split] = mean_loss(m, c, (qkv_split)split, batch, iters,
+                                              (uint64_t)seed + (uint64_t)split, rows, arena, x, y)))
                 rc = 1;
-            else if (isnan(loss[split] = qkv_gpt_mean_loss(m, &s, iters, arena, x, y)))
-                rc = 1;
-        }
     }
     if (rc)
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());

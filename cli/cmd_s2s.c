@@ -114,6 +114,7 @@ static int s2s_train(int argc, char **argv)
         cli_release_outputs();
         return fail("train");
     }
+    run_note(&ro, run); /* a resumed run's own --eval-every and --log-every */
     const qkv_seq2seq_config *mc = &m->cfg;
     const qkv_train_config *tc = &run->cfg;
     printf("task %s: inputs up to %d characters, outputs up to %d, alphabet of %d\n", task->name,

@@ -172,6 +172,7 @@ int cmd_train(int argc, char **argv)
         if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
             run = qkv_training_new(&tm, &tc);
     }
+    run_note(&ro, run); /* a resumed run's own --eval-every and --log-every */
     /* Every rank built the same run, or none trains (see ranks_agree.h). */
     if (ranks_agree("qkv train", run, m, corpus, &ro) < 0) {
         qkv_training_free(run);

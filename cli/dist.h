@@ -11,6 +11,7 @@
 #ifndef QKV_CLI_DIST_H
 #define QKV_CLI_DIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "qkv/base.h"
@@ -46,6 +47,12 @@ int dist_gather(const void *mine, void *all, size_t n);
 /* The largest of every rank's v: a vote where any rank can say "stop" or
  * "failed". Every rank gets the same answer. */
 int dist_max(int v);
+
+/* Whether this rank is cut off from the others: a collective that a signal
+ * interrupted was given up (dist_mpi.c says why). From then on every
+ * collective fails at once (dist_max gives this rank's own value), and the
+ * rank saves on its own what it holds. False in the default build. */
+bool dist_lost(void);
 
 /* End every rank with status, after an error one rank cannot recover from
  * with the others still inside a collective. Does not return. */

@@ -13,27 +13,32 @@
 #include "qkv/qkv.h"
 #include "cli/viz/viz.h"
 
-/* Append one point to the log, growing it; 0 or -1 when out of memory. */
-int log_add(loss_log *l, double step, double train, double val)
+/* Grow *a to cap values; whether it worked (*a is kept either way). */
+static bool grow(double **a, int cap)
+{
+    double *p = realloc(*a, (size_t)cap * sizeof *p);
+    if (p)
+        *a = p;
+    return p != NULL;
+}
+
+int log_add(loss_log *l, double step, double train, double val, double share)
 {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 256;
-        double *s = realloc(l->step, (size_t)cap * sizeof *s);
-        if (s)
-            l->step = s;
-        double *t = realloc(l->train, (size_t)cap * sizeof *t);
-        if (t)
-            l->train = t;
-        double *v = realloc(l->val, (size_t)cap * sizeof *v);
-        if (v)
-            l->val = v;
-        if (!s || !t || !v)
+        /* Every array grows, whatever an earlier one did: each keeps its values. */
+        int ok = grow(&l->step, cap);
+        ok += grow(&l->train, cap);
+        ok += grow(&l->val, cap);
+        ok += grow(&l->share, cap);
+        if (ok < 4)
             return -1;
         l->cap = cap;
     }
     l->step[l->n] = step;
     l->train[l->n] = train;
-    l->val[l->n++] = val;
+    l->val[l->n] = val;
+    l->share[l->n++] = share;
     return 0;
 }
 
@@ -50,7 +55,7 @@ void log_read(loss_log *l, const char *ckpt, int64_t upto)
         return;
     for (bool header = true; fgets(line, sizeof line, f); header = false) {
         char *end, *after;
-        double step = strtod(line, &end), train, val = NAN;
+        double step = strtod(line, &end), train, val = NAN, share = NAN;
         if (header)
             continue;
         if (*end != ',' || step > (double)upto)
@@ -58,12 +63,15 @@ void log_read(loss_log *l, const char *ckpt, int64_t upto)
         train = strtod(end + 1, &end);
         if (*end != ',')
             break;
-        if (end[1] != '\n') { /* an empty third field: no evaluation at this step */
+        if (end[1] != '\n' && end[1] != ',') { /* an empty third field: no evaluation here */
             val = strtod(end + 1, &after);
             if (after == end + 1)
                 break;
+            /* The share of a whole evaluation behind val; a log written before
+             * the column existed has none: its evaluations were whole or unmarked. */
+            share = *after == ',' ? strtod(after + 1, NULL) : 1;
         }
-        if (log_add(l, step, train, val) < 0)
+        if (log_add(l, step, train, val, share) < 0)
             break;
     }
     fclose(f);
@@ -85,7 +93,7 @@ static int start_csv(loss_log *l)
     snprintf(path, sizeof path, "%s.csv", l->ckpt);
     if (!(l->csv = qkv_output_open(path)))
         return log_failed(l, qkv_last_error());
-    fputs("step,train_loss,val_loss\n", qkv_output_file(l->csv));
+    fputs("step,train_loss,val_loss,val_share\n", qkv_output_file(l->csv));
     return qkv_output_publish(l->csv) < 0 ? log_failed(l, qkv_last_error()) : 0;
 }
 
@@ -181,8 +189,9 @@ int log_append(loss_log *l)
         int i = l->written;
         fprintf(f, "%.0f,%.6f,", l->step[i], l->train[i]);
         if (!isnan(l->val[i]))
-            fprintf(f, "%.6f", l->val[i]);
-        fputc('\n', f);
+            fprintf(f, "%.6f,%.4g\n", l->val[i], l->share[i]);
+        else
+            fputs(",\n", f);
     }
     errno = 0;
     if (fflush(f) != 0 || ferror(f)) {
@@ -229,6 +238,7 @@ int log_close(loss_log *l)
     free(l->step);
     free(l->train);
     free(l->val);
+    free(l->share);
     *l = (loss_log){0};
     return rc;
 }

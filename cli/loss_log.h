@@ -12,6 +12,8 @@
 typedef struct loss_log {
     int n, cap;
     double *step, *train, *val; /* val is NAN where no evaluation ran */
+    double *share;              /* the share of a whole evaluation (cfg.eval_iters batches)
+                                   behind val: below 1 when a signal or the clock cut it short */
     const char *prog;           /* "qkv train": messages start with it */
     const char *ckpt;           /* the checkpoint the files sit beside */
     qkv_output *csv;            /* CKPT.csv once log_open ran (in place, appended to) */
@@ -24,8 +26,10 @@ typedef struct loss_log {
     ino_t old_ino;              /* failed save whether it was replaced all the same */
 } loss_log;
 
-/* Append one point to the log, growing it; 0 or -1 when out of memory. */
-int log_add(loss_log *l, double step, double train, double val);
+/* Append one point to the log, growing it; 0 or -1 when out of memory.
+ * CKPT.csv's rows are step,train_loss,val_loss,val_share: the last two
+ * empty where no evaluation ran, val_share below 1 marking a partial one. */
+int log_add(loss_log *l, double step, double train, double val, double share);
 
 /* Read the points of CKPT.csv up to step `upto` into l (a resumed run's log). */
 void log_read(loss_log *l, const char *ckpt, int64_t upto);

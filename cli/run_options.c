@@ -2,12 +2,18 @@
 #include "run_options.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
+#include "train/bytes.h"
+#include "train/internal.h"
 #include "threads.h"
 #include "train_ranks.h"
+
+/* The most steps between evaluations, or between progress lines. */
+#define EVERY_MAX 1000000000u
 
 int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *model,
               int n_model, arg_spec *specs)
@@ -32,11 +38,11 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
          "AdamW weight decay on matrices"},
         {"--grad-clip", ARG_REAL, &o->grad_clip, 0, QKV_TRAIN_GRAD_CLIP_MAX, "NORM",
          "global gradient-norm limit (0 = none)"},
-        {"--eval-every", ARG_INT, &o->eval_every, 1, 1e9, "N",
+        {"--eval-every", ARG_INT, &o->eval_every, 1, EVERY_MAX, "N",
          "evaluate and checkpoint every N steps"},
         {"--eval-iters", ARG_INT, &o->eval_iters, 1, k->max_eval_iters, "N",
          "batches per evaluation"},
-        {"--log-every", ARG_INT, &o->log_every, 1, 1e9, "N", "progress line every N steps"},
+        {"--log-every", ARG_INT, &o->log_every, 1, EVERY_MAX, "N", "progress line every N steps"},
         {"--seed", ARG_INT, &o->seed, 0, 2147483647, "S", "seed of init, batches and dropout"},
         {"--threads", ARG_INT, &o->threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
         {"--out", ARG_STR, &o->out, 0, 0, "CKPT", "checkpoint to write (also CKPT.csv, CKPT.svg)"},
@@ -103,6 +109,8 @@ int run_check(const arg_cmd *cmd, run_options *o)
                           o->budget, TIME_MAX);
     if (o->time && args_given(cmd, k->iters_flag))
         return args_error(cmd, "--time and %s both set the run's length: give one", k->iters_flag);
+    o->eval_every_given = args_given(cmd, "--eval-every");
+    o->log_every_given = args_given(cmd, "--log-every");
     if (!o->resume)
         return -1;
     for (int i = 0; i < cmd->n_specs; i++) /* the first in --help's order */
@@ -122,6 +130,42 @@ int run_start(const arg_cmd *cmd, const run_options *o)
         return -1;
     cli_use_threads(o->threads);
     return 0;
+}
+
+/* The note's layout: a version byte, then --eval-every and --log-every as
+ * little-endian u32s. */
+enum { NOTE_VERSION = 1, NOTE_BYTES = 9 };
+
+/* The setting *value (named flag) of a resumed run from its note's saved
+ * one: kept when given (said when it differs), else taken back. A saved
+ * value out of the flag's range (a tampered file) is not one: it is left. */
+static void take_back(const run_options *o, const char *flag, int *value, bool given,
+                      uint32_t saved)
+{
+    if (saved < 1 || saved > EVERY_MAX)
+        return;
+    if (given && (uint32_t)*value != saved)
+        printf("%s %d replaces the %u that %s was saved with: the run goes on otherwise than "
+               "it would have\n", flag, *value, (unsigned)saved, o->resume);
+    else
+        *value = (int)saved;
+}
+
+void run_note(run_options *o, qkv_training *run)
+{
+    if (!run)
+        return;
+    const uint8_t *saved;
+    if (o->resume && qkv__training_note(run, &saved) == NOTE_BYTES && saved[0] == NOTE_VERSION) {
+        take_back(o, "--eval-every", &o->eval_every, o->eval_every_given,
+                  qkv__get_u32(saved + 1));
+        take_back(o, "--log-every", &o->log_every, o->log_every_given,
+                  qkv__get_u32(saved + 5));
+    }
+    uint8_t note[NOTE_BYTES] = {NOTE_VERSION};
+    qkv__put_u32(note + 1, (uint32_t)o->eval_every);
+    qkv__put_u32(note + 5, (uint32_t)o->log_every);
+    qkv__training_set_note(run, note, NOTE_BYTES);
 }
 
 qkv_train_config run_config(const run_options *o)

@@ -32,6 +32,7 @@ typedef struct run_options {
     const char *resume; /* the checkpoint to continue, or NULL */
     bool force;
     double budget;      /* --time in seconds, 0 without it (run_check sets it) */
+    bool eval_every_given, log_every_given; /* given on the command line (run_check sets them) */
 } run_options;
 
 /* The most specs run_specs adds to the command's own. */
@@ -56,6 +57,14 @@ int run_check(const arg_cmd *cmd, run_options *o);
 /* Before any work: claim --out and its log (rank 0 writes them; every rank
  * learns whether that worked), then use --threads. 0, or -1 after saying why. */
 int run_start(const arg_cmd *cmd, const run_options *o);
+
+/* The settings of the program's own that change a run, noted in run (saved
+ * in its checkpoint, see qkv__training_set_note): --eval-every (where it
+ * evaluates, and with that where the evaluation streams end) and
+ * --log-every (its rows of OUT.csv). A resumed run first takes back those
+ * it was saved with, unless given, saying so when a given one differs: the
+ * resume line (`--resume OUT` and the input) is then the whole run. */
+void run_note(run_options *o, qkv_training *run);
 
 /* The training config of a new run (the fields no option sets are 0: the library's defaults). */
 qkv_train_config run_config(const run_options *o);

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "dist.h"
 #include "loss_log.h"
 #include "runtime.h"
 #include "signals.h"
@@ -40,6 +42,7 @@ typedef struct loop_state {
     int loss_n;                 /* how many */
     train_eval last;            /* the last evaluation */
     loss_log log;               /* the losses so far, for OUT.csv and OUT.svg */
+    qkv_rng streams[1 + QKV_TRAINING_MAX_RNGS]; /* the run's streams before the current step */
 } loop_state;
 
 bool train_eval_stop(void *deadline)
@@ -178,7 +181,7 @@ static void progress(const train_loop *l, loop_state *st, int64_t s)
         printf("  elapsed %4.0fs  left %4.0fs\n", elapsed, fmax(l->opts->budget - elapsed, 0));
     else
         printf("  ETA %4.0fs\n", elapsed / (double)(s - st->start_step) * (double)(total - s));
-    log_add(&st->log, (double)s, mean, NAN);
+    log_add(&st->log, (double)s, mean, NAN, NAN);
     st->loss_sum = 0;
     st->loss_n = 0;
     st->t_last = now;
@@ -199,10 +202,12 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
            dt);
     loss_log *log = &st->log;
     if (!isnan(st->last.val)) {
-        if (log->n && log->step[log->n - 1] == (double)s)
+        if (log->n && log->step[log->n - 1] == (double)s) {
             log->val[log->n - 1] = st->last.val;
-        else
-            log_add(log, (double)s, st->last.train, st->last.val);
+            log->share[log->n - 1] = st->last.share;
+        } else {
+            log_add(log, (double)s, st->last.train, st->last.val, st->last.share);
+        }
     }
     st->eval_time += dt;
     st->n_evals++;
@@ -220,13 +225,24 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     return 0;
 }
 
+/* Keep (or put back, with back) the run's streams as they are between steps. */
+static void streams(qkv_training *run, loop_state *st, bool back)
+{
+    for (int i = 0; i < 1 + run->model.n_rngs; i++)
+        if (back)
+            *run->rngs[i] = st->streams[i];
+        else
+            st->streams[i] = *run->rngs[i];
+}
+
 /* A step or an evaluation failed: say why, and keep the last good state.
  * Only progress is saved: a run that failed before its first step leaves
- * whatever is at out as it was. (Every rank takes the same branch.) */
+ * whatever is at out as it was. (Every rank takes the same branch, but for
+ * a rank cut off from the others, which decides alone: see lost.) */
 static void failed(const train_loop *l, loop_state *st)
 {
     fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
-    if (l->run->step > st->start_step && save(l, &st->log) == 0)
+    if (l->run->step > st->start_step && save(l, &st->log) == 0 && ranks_writer())
         fprintf(stderr, "%s: saved the last good state (step %lld) to %s\n", l->prog,
                 (long long)l->run->step, l->opts->out);
 }
@@ -239,6 +255,26 @@ static int say_resume(const train_loop *l, FILE *f)
             (long long)l->run->step, out, l->prog, out, l->resume_args[0] ? " " : "",
             l->resume_args);
     return fflush(f) != 0 || ferror(f) ? -1 : 0;
+}
+
+/* The step failed because this rank was cut off from the others (a rank
+ * died, or a signal stopped them while this one waited): its weights are the
+ * last completed step's, and with its streams put back as they were then,
+ * the save is that step exactly, which a resume on any number of ranks
+ * continues. Rank 0 saves; another survivor does when rank 0 is dead (its
+ * lock is free). The exit status: as a signal's after a save, else 1. */
+static int lost(const train_loop *l, loop_state *st)
+{
+    fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
+    streams(l->run, st, true);
+    const char *cmd = l->prog + (strncmp(l->prog, "qkv ", 4) == 0 ? 4 : 0);
+    if (l->run->step == st->start_step || !ranks_take_over(cmd, l->opts->out))
+        return 1;
+    if (st->saved_step != l->run->step && save(l, &st->log) < 0)
+        return 1;
+    /* Only rank 0's stdout is kept. */
+    say_resume(l, ferror(stdout) || dist_rank() != 0 ? stderr : stdout);
+    return cli_interrupted ? cli_signal_status() : 1;
 }
 
 int train_loop_run(const train_loop *l)
@@ -272,10 +308,15 @@ int train_loop_run(const train_loop *l)
     while (run->step < run->cfg.iters) {
         double loss;
         ranks_step_begin();
+        streams(run, &st, false);
         if (qkv_training_step(run, &loss, NULL) < 0) {
             ranks_step_failed();
-            failed(l, &st);
-            status = 1;
+            if (ranks_lost()) {
+                status = lost(l, &st);
+            } else {
+                failed(l, &st);
+                status = 1;
+            }
             break;
         }
         st.loss_sum += loss;

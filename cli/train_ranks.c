@@ -2,6 +2,7 @@
 #include "train_ranks.h"
 
 #include "dist.h"
+#include "output.h"
 #include "signals.h"
 
 /* This step's vote: cast yet, and whether a rank asked to stop. */
@@ -52,7 +53,9 @@ void ranks_step_failed(void)
     }
 }
 
-bool ranks_stop(bool local) { return dist_size() > 1 ? stop_voted : local; }
+bool ranks_stop(bool local) { return dist_size() > 1 && !dist_lost() ? stop_voted : local; }
+
+bool ranks_lost(void) { return dist_lost(); }
 
 bool ranks_any(bool failed) { return dist_max(failed) != 0; }
 
@@ -67,4 +70,15 @@ void ranks_mean(double *v, int n)
 
 int64_t ranks_longest(int64_t iters) { return dist_size() > 1 ? dist_max((int)iters) : iters; }
 
-bool ranks_writer(void) { return dist_rank() == 0; }
+/* Whether a rank cut off from rank 0 has claimed the run's files (ranks_take_over). */
+static bool took_over;
+
+bool ranks_writer(void) { return dist_rank() == 0 || took_over; }
+
+bool ranks_take_over(const char *cmd, const char *out)
+{
+    /* The claim takes OUT's lock at once or fails: while rank 0 lives, it holds it. */
+    if (dist_lost() && dist_rank() != 0 && !took_over)
+        took_over = cli_claim_outputs(cmd, out, false, out) == 0;
+    return ranks_writer();
+}

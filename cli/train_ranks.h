@@ -38,7 +38,17 @@ void ranks_mean(double *v, int n);
  * rank estimates from its own clock, agreed on. */
 int64_t ranks_longest(int64_t iters);
 
-/* Whether this process writes the run's files (rank 0). */
+/* Whether this process writes the run's files (rank 0, or a rank that took over). */
 bool ranks_writer(void);
+
+/* Whether this rank is cut off from the others (dist_lost): a rank died, or
+ * a signal stopped the ranks while one waited for the rest. Each survivor
+ * then holds the weights of the last completed step, and decides alone. */
+bool ranks_lost(void);
+
+/* A rank cut off from the others that is not rank 0 claims the run's files
+ * (OUT and its log, as `qkv CMD` would) when no live rank 0 holds them: a
+ * rank 0 killed with -9 left its lock free. Whether this rank now writes. */
+bool ranks_take_over(const char *cmd, const char *out);
 
 #endif

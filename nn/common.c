@@ -1,4 +1,5 @@
 /* Names and configuration checks shared by the modules (see internal.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -37,6 +38,13 @@ int qkv__check_forward(const char *fn, const void *m, const qkv_ctx *ctx, const 
         return qkv_set_error("%s: ctx->arena is NULL: a qkv_ctx needs the arena the forward "
                              "builds in",
                              fn);
+    /* A record's count indexes its slots and grows by one per attention:
+     * a negative one would write before them, INT_MAX would overflow. */
+    const qkv_attn_record *rec = ctx->record;
+    if (rec && (rec->n < 0 || rec->n == INT_MAX || rec->cap < 0))
+        return qkv_set_error("%s: ctx->record has n %d and cap %d: a record counts from n 0 "
+                             "(below INT_MAX) into cap >= 0 slots",
+                             fn, rec->n, rec->cap);
     if (!param)
         return qkv_set_error("%s: the module m is not initialised: call its _init first", fn);
     if (!param->data)

@@ -26,17 +26,18 @@ static qkv_tensor *weighted_loss(qkv_arena *a, qkv_gradcheck_fn f, qkv_tensor **
     return out ? qkv_sum(a, qkv_mul(a, out, weights(a, out))) : NULL;
 }
 
-/* L summed in double, for the differences: in the float build a float sum's
- * rounding, divided by the step, would swamp small gradients. NAN when f fails. */
-static double probe_loss(qkv_arena *a, qkv_gradcheck_fn f, qkv_tensor **inputs, void *user)
+/* L summed in double into *l, for the differences: in the float build a
+ * float sum's rounding, divided by the step, would swamp small gradients.
+ * -1 when f fails (a NaN it returns is a value, not a failure). */
+static int probe_loss(qkv_arena *a, qkv_gradcheck_fn f, qkv_tensor **inputs, void *user, double *l)
 {
     qkv_tensor *out = f(a, inputs, user), *r = out ? weights(a, out) : NULL;
     if (!r)
-        return NAN;
-    double l = 0;
+        return -1;
+    *l = 0;
     for (size_t i = 0; i < out->size; i++)
-        l += (double)out->data[i] * (double)r->data[i];
-    return l;
+        *l += (double)out->data[i] * (double)r->data[i];
+    return 0;
 }
 
 /* The inputs a check may take: at least one wanting a gradient, each of
@@ -91,21 +92,23 @@ static int analytic_grads(qkv_arena *a, qkv_arena *keep, qkv_gradcheck_fn f, qkv
             else
                 rc = -1;
         }
-    for (int i = 0; i < n_inputs; i++)
+    /* Backwards: a tensor given twice got its second buffer over its first,
+     * and must end with the one it came in with, not the first buffer. */
+    for (int i = n_inputs - 1; i >= 0; i--)
         inputs[i]->grad = own_grad[i];
     return rc;
 }
 
-/* L with value j of x moved to v, in no-grad mode; NAN when f fails. */
-static double loss_at(qkv_arena *a, qkv_gradcheck_fn f, qkv_tensor **inputs, void *user,
-                      qkv_tensor *x, size_t j, double v)
+/* L with value j of x moved to v, in no-grad mode, into *l; -1 when f fails. */
+static int loss_at(qkv_arena *a, qkv_gradcheck_fn f, qkv_tensor **inputs, void *user,
+                   qkv_tensor *x, size_t j, double v, double *l)
 {
     qkv_real saved = x->data[j];
     x->data[j] = (qkv_real)v;
     qkv_arena_reset(a);
-    double l = probe_loss(a, f, inputs, user);
+    int rc = probe_loss(a, f, inputs, user, l);
     x->data[j] = saved;
-    return l;
+    return rc;
 }
 
 double qkv_gradcheck(qkv_gradcheck_fn f, qkv_tensor **inputs, int n_inputs, void *user)
@@ -124,14 +127,19 @@ double qkv_gradcheck(qkv_gradcheck_fn f, qkv_tensor **inputs, int n_inputs, void
     }
     bool was = qkv_set_grad_enabled(false);
     double worst = 0, worst_a = 0, worst_n = 0;
-    int worst_i = -1;
+    int worst_i = -1, rc = 0;
     size_t worst_j = 0;
-    for (int i = 0; i < n_inputs; i++) {
+    for (int i = 0; i < n_inputs && rc == 0; i++) {
         qkv_tensor *x = inputs[i];
-        for (size_t j = 0; analytic[i] && j < x->size; j++) {
-            double v = (double)x->data[j];
-            double plus = loss_at(a, f, inputs, user, x, j, v + h);
-            double minus = loss_at(a, f, inputs, user, x, j, v - h);
+        for (size_t j = 0; analytic[i] && j < x->size && rc == 0; j++) {
+            double v = (double)x->data[j], plus, minus;
+            /* f failing only with gradients off is a failure of f, not an infinite error. */
+            if (loss_at(a, f, inputs, user, x, j, v + h, &plus) < 0 ||
+                loss_at(a, f, inputs, user, x, j, v - h, &minus) < 0) {
+                rc = qkv__error_prefix("%s: f failed with gradients off (inputs[%d] value %zu "
+                                       "moved)", fn, i, j);
+                continue;
+            }
             double num = (plus - minus) / (2 * h), an = (double)analytic[i][j];
             double err = fabs(an - num) / fmax(fmax(fabs(an), fabs(num)), 1e-3);
             if (!(err <= worst)) { /* also catches NaN */
@@ -141,7 +149,9 @@ double qkv_gradcheck(qkv_gradcheck_fn f, qkv_tensor **inputs, int n_inputs, void
         }
     }
     qkv_set_grad_enabled(was);
-    if (worst > QKV_GRADCHECK_TOL)
+    if (rc < 0)
+        worst = NAN;
+    else if (worst > QKV_GRADCHECK_TOL)
         qkv_set_error("%s: inputs[%d] value %zu: analytic %.12g numeric %.12g (relative error "
                       "%.3g, tolerance %g)",
                       fn, worst_i, worst_j, worst_a, worst_n, worst, QKV_GRADCHECK_TOL);

@@ -1,12 +1,20 @@
 /* AdamW and SGD with momentum over a qkv_params (see qkv/optim.h). */
 #include "qkv/optim.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "tensor/check.h"
 #include "tensor/kernels/adamw.h"
 #include "train/internal.h"
+
+/* The largest value of qkv_real. */
+#ifdef QKV_DOUBLE
+#define REAL_MAX DBL_MAX
+#else
+#define REAL_MAX FLT_MAX
+#endif
 
 qkv_optim_config qkv_adamw_defaults(void)
 {
@@ -38,6 +46,51 @@ static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
     return c;
 }
 
+/* What qkv_optim_new allocates: the public struct, then the layout of the
+ * parameters it was made for, which every call given a p checks. */
+typedef struct optim_made {
+    qkv_optim pub;   /* first: a qkv_optim * is a pointer to this */
+    uint64_t layout; /* layout_of(p) */
+} optim_made;
+
+/* A hash (FNV-1a) of where each parameter of p lies and its shape: two
+ * parameter sets of the same count and padded total (a 4-value and a 9-value
+ * weight) differ here, so a moment is never applied to another value. */
+static uint64_t layout_of(const qkv_params *p)
+{
+    uint64_t h = 1469598103934665603u;
+    uint64_t words[3 + QKV_MAX_DIMS];
+    for (int k = 0; k < p->count; k++) {
+        const qkv_tensor *t = p->items[k].t;
+        int n = 0;
+        words[n++] = p->items[k].offset;
+        words[n++] = t->size;
+        words[n++] = (uint64_t)t->ndim;
+        for (int d = 0; d < t->ndim && d < QKV_MAX_DIMS; d++)
+            words[n++] = (uint64_t)t->shape[d];
+        const unsigned char *b = (const unsigned char *)words;
+        for (size_t i = 0; i < (size_t)n * sizeof *words; i++)
+            h = (h ^ b[i]) * 1099511628211u;
+    }
+    return h;
+}
+
+/* 0 when o was made for p (fn is the caller, for the message), else -1. */
+static int check_made_for(const char *fn, const qkv_optim *o, const qkv_params *p)
+{
+    if (p->count != o->n_params || p->total != o->n)
+        return qkv_set_error("%s: o was made for %d parameters (%zu values), p has %d (%zu)", fn,
+                             o->n_params, o->n, p->count, p->total);
+    if (((const optim_made *)o)->layout != layout_of(p))
+        return qkv_set_error("%s: o was made for other parameters than p: as many (%d) and as "
+                             "many values (%zu), of other sizes or shapes", fn, p->count, p->total);
+    return 0;
+}
+
+/* A group's lr_scale and weight_decay, and an optimizer's weight decay, are
+ * at most this: beyond it, every rate a run uses makes them blow a weight up. */
+#define SCALE_MAX 1e6
+
 /* 0 when cfg is a usable configuration for the allocated params p, else -1. */
 static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
 {
@@ -54,6 +107,9 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
     if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
         return qkv_set_error("%s: weight decay (%g) and momentum (%g) must be >= 0", fn,
                              cfg->weight_decay, cfg->momentum);
+    if (!(cfg->weight_decay <= SCALE_MAX))
+        return qkv_set_error("%s: weight_decay %g is above %g: it would blow the weights up", fn,
+                             cfg->weight_decay, SCALE_MAX);
     return 0;
 }
 
@@ -64,9 +120,11 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
     qkv_optim_config c = with_defaults(cfg);
     if (check_config(p, &c) < 0)
         return NULL;
-    qkv_optim *o = qkv_calloc(sizeof *o);
-    if (!o)
+    optim_made *made = qkv_calloc(sizeof *made);
+    if (!made)
         return NULL;
+    made->layout = layout_of(p);
+    qkv_optim *o = &made->pub;
     o->cfg = c;
     o->n = p->total;
     o->n_moments = qkv__optim_moments(c.kind);
@@ -105,13 +163,14 @@ int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, d
     const char *fn = "qkv_optim_set_group";
     if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p) || qkv__null(fn, "prefix", prefix))
         return -1;
-    if (p->count != o->n_params || p->total != o->n)
-        return qkv_set_error("%s: o was made for %d parameters (%zu values), p has %d (%zu)", fn,
-                             o->n_params, o->n, p->count, p->total);
-    if (!(lr_scale >= 0 && isfinite(lr_scale)))
-        return qkv_set_error("%s: lr_scale %g must be a finite number >= 0", fn, lr_scale);
-    if (!(weight_decay >= 0 && isfinite(weight_decay)))
-        return qkv_set_error("%s: weight_decay %g must be a finite number >= 0", fn, weight_decay);
+    if (check_made_for(fn, o, p) < 0)
+        return -1;
+    if (!(lr_scale >= 0 && lr_scale <= SCALE_MAX))
+        return qkv_set_error("%s: lr_scale %g must be a number in [0, %g]", fn, lr_scale,
+                             SCALE_MAX);
+    if (!(weight_decay >= 0 && weight_decay <= SCALE_MAX))
+        return qkv_set_error("%s: weight_decay %g must be a number in [0, %g]", fn, weight_decay,
+                             SCALE_MAX);
     int matched = 0;
     for (int k = 0; k < p->count; k++)
         if (strncmp(p->items[k].name, prefix, strlen(prefix)) == 0) {
@@ -150,6 +209,20 @@ static void sgd_update(qkv_real *restrict w, qkv_real *restrict vel, const qkv_r
     }
 }
 
+/* 0 when lr with each parameter's scale is a rate qkv_real holds; else -1
+ * naming the parameter and the numbers (lr 1e30 x lr_scale 1e10 would
+ * otherwise leave the weight at ±inf with no error). */
+static int check_rates(const char *fn, const qkv_optim *o, const qkv_params *p, double lr)
+{
+    for (int k = 0; k < p->count; k++) {
+        double lr_k = lr * o->lr_scale[k];
+        if (!(lr_k <= REAL_MAX))
+            return qkv_set_error("%s: lr %g x lr_scale %g of '%s' is not a finite rate", fn, lr,
+                                 o->lr_scale[k], p->items[k].name);
+    }
+    return 0;
+}
+
 int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr) { return qkv__optim_step_scaled(o, p, lr, 1); }
 
 int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale)
@@ -159,9 +232,10 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
         return -1;
     if (!(lr >= 0 && isfinite(lr))) /* a negative rate climbs the loss; NaN poisons every weight */
         return qkv_set_error("%s: lr %g must be a finite number >= 0", fn, lr);
-    if (p->total != o->n || p->count != o->n_params || !p->data)
-        return qkv_set_error("qkv_optim_step: made for %zu values, the parameters have %zu", o->n,
-                             p->data ? p->total : 0);
+    if (!p->data)
+        return qkv_set_error("%s: the parameters are not allocated (qkv_params_alloc)", fn);
+    if (check_made_for(fn, o, p) < 0 || check_rates(fn, o, p, lr) < 0)
+        return -1;
     o->step++;
     const qkv_optim_config *cfg = &o->cfg;
     const double bc1 = 1 - pow(cfg->beta1, (double)o->step);

@@ -136,28 +136,34 @@ static void pack_config(uint8_t *p, const qkv_train_config *tc)
 }
 
 /* What follows the run's 64 bytes of settings in a newer checkpoint: its
- * grad_accum, then the model's stream names (see QKV_TRAIN_CONFIG_BYTES). */
+ * grad_accum, then the model's stream names (see QKV_TRAIN_CONFIG_BYTES),
+ * then, when the program gave one (qkv__training_set_note), its note: a
+ * length byte (1..QKV__NOTE_MAX) and the bytes. */
 enum { NAME_MAX_BYTES = 64 };
 typedef struct stream_names {
     int n;                                   /* 0: the streams are unnamed */
     const uint8_t *name[QKV_TRAINING_MAX_RNGS];
     int len[QKV_TRAINING_MAX_RNGS];
+    const uint8_t *note;                     /* the program's note, or NULL */
+    int note_len;
 } stream_names;
 
-/* Bytes of the extension for grad_accum and names (NULL: none), 0 when both
- * are what a checkpoint without the extension means (1, unnamed). */
-static size_t extension_bytes(int grad_accum, const char *const *names, int n)
+/* Bytes of the extension for grad_accum, names (NULL: none) and a note of
+ * note_len bytes, 0 when all are what a checkpoint without the extension
+ * means (1, unnamed, no note). */
+static size_t extension_bytes(int grad_accum, const char *const *names, int n, int note_len)
 {
-    if (grad_accum == 1 && !names)
+    if (grad_accum == 1 && !names && note_len == 0)
         return 0;
     size_t b = 4 + 1;
     for (int i = 0; names && i < n; i++)
         b += 1 + strlen(names[i]);
-    return b;
+    return b + (note_len ? 1 + (size_t)note_len : 0);
 }
 
-/* Write the extension at p: grad_accum, the count of names, each name. */
-static void pack_extension(uint8_t *p, int grad_accum, const char *const *names, int n)
+/* Write the extension at p: grad_accum, the count of names, each name, the note. */
+static void pack_extension(uint8_t *p, int grad_accum, const char *const *names, int n,
+                           const uint8_t *note)
 {
     qkv__put_u32(p, (uint32_t)grad_accum);
     p[4] = (uint8_t)(names ? n : 0);
@@ -168,6 +174,15 @@ static void pack_extension(uint8_t *p, int grad_accum, const char *const *names,
         memcpy(p, names[i], len);
         p += len;
     }
+    if (note[0])
+        memcpy(p, note, 1 + (size_t)note[0]);
+}
+
+/* The program's note of run t: a length byte, then up to QKV__NOTE_MAX
+ * bytes, kept after the copy of its kind (see new_run). */
+static uint8_t *note_of(const qkv_training *t)
+{
+    return (uint8_t *)t->model.kind + strlen(t->model.kind) + 1;
 }
 
 /* Read the extension of len bytes at p (len 0: none) into grad_accum and
@@ -177,6 +192,8 @@ static int read_extension(const char *who, const uint8_t *p, size_t len, int *gr
 {
     *grad_accum = 1;
     names->n = 0;
+    names->note = NULL;
+    names->note_len = 0;
     if (len == 0)
         return 0;
     *grad_accum = (int32_t)qkv__get_u32(p);
@@ -190,6 +207,11 @@ static int read_extension(const char *who, const uint8_t *p, size_t len, int *gr
         names->len[i] = p[at];
         names->name[i] = p + at + 1;
         at += 1 + (size_t)p[at];
+    }
+    if (at < len && p[at] >= 1 && p[at] <= QKV__NOTE_MAX && at + 1 + p[at] == len) {
+        names->note = p + at + 1;
+        names->note_len = p[at];
+        at = len;
     }
     if (at != len)
         return qkv_set_error("%s: %zu bytes after the stream names", who, len - at);
@@ -244,8 +266,13 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
 /* 0 when a model can be trained: a kind, params, a loss, 0..8 streams. */
 static int check_model(const qkv_training_model *model)
 {
-    if (!model->kind || !model->params || !model->loss)
-        return qkv_set_error("training: the model needs a kind, params and a loss");
+    const char *missing = !model->kind     ? "kind"
+                          : !model->params ? "params"
+                          : !model->loss   ? "loss"
+                                           : NULL;
+    if (missing)
+        return qkv_set_error("training: model->%s is NULL: a model needs a kind, params and a "
+                             "loss", missing);
     if (model->n_rngs < 0 || model->n_rngs > QKV_TRAINING_MAX_RNGS ||
         (model->n_rngs > 0 && !model->rngs))
         return qkv_set_error("training: %d model streams (0 to %d, with pointers)",
@@ -316,10 +343,17 @@ static qkv_training *new_run(const char *fn, const qkv_training_model *model,
         qkv_rng_seed(model->rngs[i], c->seed + 1 + (uint64_t)i);
     }
     t->model.rngs = NULL; /* the run's list is t->rngs */
-    /* Room for the extension whatever grad_accum a save finds in t->cfg. */
-    size_t extra = extension_bytes(2, model->rng_names, model->n_rngs);
-    uint8_t *blob = qkv_alloc(model->config_len + QKV_TRAIN_CONFIG_BYTES + extra);
+    /* Room for the extension whatever grad_accum a save finds in t->cfg, and
+     * then a copy of the kind: the caller's string may live no longer than
+     * this call (a rebuild's plug->kind = ck->kind). */
+    size_t extra = extension_bytes(2, model->rng_names, model->n_rngs, QKV__NOTE_MAX);
+    size_t at_kind = model->config_len + QKV_TRAIN_CONFIG_BYTES + extra;
+    uint8_t *blob = qkv_alloc(at_kind + strlen(model->kind) + 1 + 1 + QKV__NOTE_MAX);
     t->model.config = blob;
+    if (blob) {
+        t->model.kind = strcpy((char *)blob + at_kind, model->kind);
+        note_of(t)[0] = 0; /* no note until the program gives one */
+    }
     if (!blob || !(t->opt = qkv_optim_new(model->params, &oc)) ||
         !(t->arena = qkv_arena_new(model->arena_bytes ? model->arena_bytes : (size_t)16 << 20))) {
         qkv_training_free(t);
@@ -451,6 +485,8 @@ static int loss_backward(qkv_training *t, double *value)
     else if (!qkv_last_error()[0])
         qkv_set_error("qkv_training_step: step %lld: the '%s' model's loss returned NULL and "
                       "left no message", (long long)t->step, t->model.kind);
+    else
+        qkv__error_prefix("qkv_training_step: step %lld", (long long)t->step);
     int rc = loss ? qkv_backward(t->arena, loss) : -1;
     *value = loss ? loss->data[0] : NAN;
     qkv_arena_reset(t->arena); /* the graph is used up; the gradients live in p */
@@ -609,10 +645,11 @@ int qkv_training_save(const qkv_training *t, const char *path)
     uint8_t *blob = (uint8_t *)t->model.config;
     const qkv_training_model *m = &t->model;
     pack_config(blob + m->config_len, &t->cfg);
-    size_t extra = extension_bytes(t->cfg.grad_accum, m->rng_names, m->n_rngs);
+    const uint8_t *note = note_of(t);
+    size_t extra = extension_bytes(t->cfg.grad_accum, m->rng_names, m->n_rngs, note[0]);
     if (extra)
         pack_extension(blob + m->config_len + QKV_TRAIN_CONFIG_BYTES, t->cfg.grad_accum,
-                       m->rng_names, m->n_rngs);
+                       m->rng_names, m->n_rngs, note);
     qkv_ckpt_model model = {.kind = t->model.kind, .config = blob,
                             .config_len = t->model.config_len + QKV_TRAIN_CONFIG_BYTES + extra,
                             .vocab = t->model.vocab};
@@ -660,6 +697,12 @@ int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
     stream_names names;
     if (read_run(fn, &saved, &names, ck, t->model.config_len) < 0)
         return -1;
+    /* A run makes one optimizer step per step: another count would resume
+     * AdamW's bias correction somewhere else than the run it continues. */
+    if (ck->optim_step != ck->step)
+        return qkv_set_error("%s: the checkpoint's optimizer is at step %lld but its run at step "
+                             "%lld: a saved run has made one update per step",
+                             fn, (long long)ck->optim_step, (long long)ck->step);
     qkv_rng *rngs[1 + QKV_TRAINING_MAX_RNGS];
     if (match_streams(fn, t, &names, rngs) < 0)
         return -1;
@@ -667,5 +710,25 @@ int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
     if (qkv_checkpoint_load(ck, t->model.params, t->opt, &prog) < 0)
         return -1;
     t->step = prog.step;
+    uint8_t *note = note_of(t); /* the program's note goes on with the run */
+    note[0] = (uint8_t)names.note_len;
+    if (names.note_len)
+        memcpy(note + 1, names.note, (size_t)names.note_len);
     return 0;
+}
+
+int qkv__training_set_note(qkv_training *t, const void *note, int len)
+{
+    if (len < 0 || len > QKV__NOTE_MAX)
+        return qkv_set_error("a run's note is 0 to %d bytes, not %d", QKV__NOTE_MAX, len);
+    uint8_t *at = note_of(t);
+    at[0] = (uint8_t)len;
+    memcpy(at + 1, note, (size_t)len);
+    return 0;
+}
+
+int qkv__training_note(const qkv_training *t, const uint8_t **note)
+{
+    *note = note_of(t) + 1;
+    return note_of(t)[0];
 }

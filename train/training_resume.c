@@ -19,7 +19,10 @@ qkv_training *qkv_training_resume_rebuild(const char *path, const char *kind,
         return NULL;
     }
     qkv_training_model plug = {0};
+    qkv_clear_error(); /* so that a rebuild failing without a message is told apart */
     int rc = rebuild(ud, ck, &plug);
+    if (rc < 0 && !qkv_last_error()[0])
+        qkv_set_error("the rebuild callback returned %d and left no message", rc);
     if (rc == 0 && (plug.config_len > ck->config_len ||
                     (plug.config_len &&
                      (!plug.config || memcmp(plug.config, ck->config, plug.config_len))))) {
@@ -28,13 +31,11 @@ qkv_training *qkv_training_resume_rebuild(const char *path, const char *kind,
         rc = qkv_set_error("%s: '%s': the rebuilt model's config (%zu bytes) is not the one the "
                            "checkpoint starts with", fn, path, plug.config_len);
     }
+    /* The rest is any resume's: the saved settings, the run, its state. ck
+     * stays open until then: what rebuild filled in may point into it
+     * (plug.config = ck->config, plug.kind = ck->kind). */
+    qkv_training *t = rc < 0 ? NULL : qkv_training_resume(&plug, path, 0);
     qkv_checkpoint_close(ck);
-    if (rc < 0) {
-        qkv__fail_in(fn);
-        return NULL;
-    }
-    /* The rest is any resume's: the saved settings, the run, its state. */
-    qkv_training *t = qkv_training_resume(&plug, path, 0);
     if (!t)
         qkv__fail_in(fn);
     return t;

@@ -151,7 +151,14 @@ uint64_t qkv_alloc_count(void);
  * OMP_THREAD_LIMIT), or with n = 0 on the default: the count before the
  * first qkv_set_threads (OMP_NUM_THREADS, else every core available). As
  * OpenMP's omp_set_num_threads, it holds for work started from the calling
- * thread. 0, or -1 when n is outside that range (the setting is unchanged). */
+ * thread. 0, or -1 when n is outside that range (the setting is unchanged).
+ *
+ * Fork: OpenMP (libgomp) is not fork-safe. A child forked (fork(), without
+ * exec) by a process that had threads running, qkv's or its own, runs qkv
+ * on one thread: a team of more would wait forever for threads the child
+ * does not have. There qkv_threads() is 1 and qkv_set_threads refuses any n
+ * but 1, saying why. A child forked before any thread started, or one that
+ * execs, keeps every thread. */
 int qkv_set_threads(int n);
 
 /* The number of threads qkv's parallel kernels use from the calling thread. */

@@ -13,6 +13,11 @@ enum { QKV__TEXT_MAX = 256 };
  * with "fn: task->FIELD ..." naming what is missing. (seq2seq_task.c) */
 int qkv__seq2seq_check_task(const char *fn, const qkv_seq2seq_task *task);
 
+/* One pair from task's generator into in and out (QKV__TEXT_MAX bytes each):
+ * 0, or -1 with a message when the generator fails or leaves either without
+ * its NUL (what reads them after would run past the buffer). (task.c) */
+int qkv__seq2seq_draw(const qkv_seq2seq_task *task, qkv_rng *rng, bool test, char *in, char *out);
+
 /* 0 when the checkpoint ck (read from path) holds as many values as a model
  * of cfg over its vocabulary has, else -1 naming both counts. It declares
  * that model's parameters without allocating them, so a file whose config

@@ -58,6 +58,18 @@ int qkv__seq2seq_check_task(const char *fn, const qkv_seq2seq_task *task)
     return 0;
 }
 
+int qkv__seq2seq_draw(const qkv_seq2seq_task *task, qkv_rng *rng, bool test, char *in, char *out)
+{
+    if (task->sample(rng, test, in, QKV__TEXT_MAX, out, QKV__TEXT_MAX) < 0)
+        return -1;
+    bool in_ok = memchr(in, 0, QKV__TEXT_MAX) != NULL;
+    if (!in_ok || !memchr(out, 0, QKV__TEXT_MAX))
+        return qkv_set_error("task %s: task->sample wrote an %s with no NUL in its %d bytes "
+                             "(a string must end in one)", task->name, in_ok ? "output" : "input",
+                             QKV__TEXT_MAX);
+    return 0;
+}
+
 /* Pairs drawn and decoded at once by qkv_seq2seq_accuracy. */
 enum { CHUNK = 100 };
 
@@ -99,8 +111,7 @@ double qkv__seq2seq_accuracy(const qkv_seq2seq *m, const qkv_seq2seq_task *task,
         for (int i = 0; rc == 0 && i < n; i += CHUNK) {
             int nb = n - i < CHUNK ? n - i : CHUNK;
             for (int j = 0; rc == 0 && j < nb; j++)
-                if (task->sample(&rng, true, (char *)in[j], QKV__TEXT_MAX, expected[j],
-                                 QKV__TEXT_MAX) < 0)
+                if (qkv__seq2seq_draw(task, &rng, true, (char *)in[j], expected[j]) < 0)
                     rc = -1;
             if (rc == 0)
                 rc = qkv_seq2seq_translate(m, nb, in, got);

@@ -27,8 +27,7 @@ static int next_batch(s2s_pairs *p, int lo, int hi)
 {
     int B = p->batch_size;
     for (int i = 0; i < B; i++)
-        if (p->task->sample(&p->data_rng, false, p->strings[i], QKV__TEXT_MAX, p->strings[B + i],
-                            QKV__TEXT_MAX) < 0)
+        if (qkv__seq2seq_draw(p->task, &p->data_rng, false, p->strings[i], p->strings[B + i]) < 0)
             return -1;
     const char *const *in = (const char *const *)p->strings;
     return qkv_seq2seq_batch_fill(p->model, p->batch, hi - lo, in + lo, in + B + lo);

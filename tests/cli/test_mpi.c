@@ -375,6 +375,69 @@ START_TEST(test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint)
 }
 END_TEST
 
+/* The step of the run's last progress line in LOG ("step     N/..."), or -1. */
+static long last_step_logged(const char *log)
+{
+    char *text = read_log(log);
+    long last = -1;
+    for (const char *at = text; (at = strstr(at, "\nstep ")); at++)
+        sscanf(at, "\nstep %ld/", &last);
+    free(text);
+    return last;
+}
+
+/* Rank 1 killed with -9 mid-run: mpirun sends rank 0 SIGTERM (and SIGKILL a
+ * second later) while it waits for the dead rank in the step's gradient
+ * sum. It must give that collective up, save the last completed step, say
+ * how to resume, and leave no lock; the run then resumes on 2 ranks and on
+ * 1 from that step. */
+START_TEST(test_a_rank_killed_mid_run_leaves_the_last_step_saved)
+{
+    SKIP_WITHOUT_MPI();
+    ck_assert_int_eq(sh("%s -np 2 %s train --data text.txt " MODEL " --iters 1 --out pre.ckpt "
+                        "> pre.log 2>&1", mpirun, qkv_mpi), 0);
+    assert_two_ranks("pre.log");
+    ck_assert_int_eq(sh("(%s -np 2 %s train --data text.txt " MODEL " --iters 1000000000 "
+                        "--eval-every 1000000000 --out lost.ckpt > lost.log 2>&1; echo $? > "
+                        "lost.rc) &", mpirun, qkv_mpi), 0);
+    ck_assert_int_eq(sh("until grep -q '^step *30/' lost.log 2>/dev/null || [ -s lost.rc ]; do "
+                        "sleep 0.1; done; [ ! -s lost.rc ]"), 0);
+    /* Rank 1 by its launcher's variable (Open MPI's, or MPICH's PMI_RANK). */
+    ck_assert_int_eq(sh("for p in $(pgrep -f '^%s train'); do tr '\\0' '\\n' < /proc/$p/environ "
+                        "| grep -qx 'OMPI_COMM_WORLD_RANK=1\\|PMI_RANK=1' && kill -KILL $p && "
+                        "exit 0; done; exit 1", qkv_mpi), 0);
+    ck_assert_int_eq(sh("until [ -s lost.rc ]; do sleep 0.1; done"), 0);
+    char *text = read_log("lost.log");
+    long saved = -1;
+    const char *at = strstr(text, "interrupted at step ");
+    const char *tail = text + (strlen(text) > 1500 ? strlen(text) - 1500 : 0);
+    ck_assert_msg(at && sscanf(at, "interrupted at step %ld", &saved) == 1,
+                  "no save in (the end of lost.log):\n%s", tail);
+    ck_assert_msg(strstr(at, ": saved lost.ckpt\nresume with: qkv train --resume lost.ckpt"),
+                  "no resume hint in:\n%s", tail);
+    ck_assert_msg(strstr(text, "lost contact with the other ranks"), "no reason in:\n%s", tail);
+    free(text);
+    /* The last completed step: the one whose progress line is the last. */
+    ck_assert_int_eq(saved, last_step_logged("lost.log"));
+    char path[256];
+    snprintf(path, sizeof path, "%s/lost.ckpt", dir);
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
+    ck_assert_msg(ck != NULL, "%s", qkv_last_error());
+    ck_assert_int_eq(ck->step, saved);
+    qkv_checkpoint_close(ck);
+    ck_assert_msg(sh("ls *.lock > /dev/null 2>&1") != 0, "a lock was left behind");
+    ck_assert_int_ne(sh("pgrep -f '^%s train'", qkv_mpi), 0);
+    /* It continues, on 2 ranks and on 1. */
+    ck_assert_int_eq(sh("cp lost.ckpt one.ckpt && %s -np 2 %s train --resume lost.ckpt --data "
+                        "text.txt --iters %ld --threads 1 > again.log 2>&1", mpirun, qkv_mpi,
+                        saved + 5), 0);
+    assert_two_ranks("again.log");
+    ck_assert_int_eq(sh("grep -q '(resumed)' again.log && grep -q '^done: 5 steps' again.log"), 0);
+    ck_assert_int_eq(sh("%s train --resume one.ckpt --data text.txt --iters %ld --threads 1 > "
+                        "one.log 2>&1 && grep -q '^done: 5 steps' one.log", qkv, saved + 5), 0);
+}
+END_TEST
+
 static Suite *mpi_suite(void)
 {
     Suite *s = suite_create("mpi");
@@ -389,6 +452,7 @@ static Suite *mpi_suite(void)
     tcase_add_test(tc, test_ranks_with_different_options_refuse_to_train);
     tcase_add_test(tc, test_ranks_resuming_different_runs_refuse_to_train);
     tcase_add_test(tc, test_sigterm_to_one_rank_stops_every_rank_with_a_checkpoint);
+    tcase_add_test(tc, test_a_rank_killed_mid_run_leaves_the_last_step_saved);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -199,3 +199,13 @@ MISUSE(qkv_gpt_logits, past_the_block)
     FAILS_NULL(qkv_gpt_logits(gpt(), ctx(), ids, 1, 9, NULL),
                "qkv_gpt_logits: 9 positions from 0 exceed the block size 8");
 }
+
+/* The GPT's forward passes a record's bad count on as an error. */
+MISUSE(qkv_gpt_logits, record_count_negative)
+{
+    qkv_attn_call slots[1];
+    qkv_attn_record rec = {.calls = slots, .cap = 1, .n = -3};
+    qkv_ctx c = *ctx();
+    c.record = &rec;
+    FAILS_NULL(qkv_gpt_logits(gpt(), &c, (int32_t[]){0, 1}, 1, 2, NULL), "ctx->record has n -3");
+}

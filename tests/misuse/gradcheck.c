@@ -52,3 +52,29 @@ MISUSE(qkv_gradcheck, f_fails)
 {
     FAILS_NAN(qkv_gradcheck(fails, (qkv_tensor *[]){leaf()}, 1, NULL), "not 0");
 }
+
+static qkv_tensor *product(qkv_arena *a, qkv_tensor **in, void *user)
+{
+    (void)user;
+    return qkv_mul(a, in[0], in[1]);
+}
+/* The same tensor twice is f(x, x): checked, and x's gradient is the one it had. */
+MISUSE(qkv_gradcheck, same_input_twice)
+{
+    qkv_tensor *x = leaf();
+    qkv_real *own = x->grad;
+    double err = qkv_gradcheck(product, (qkv_tensor *[]){x, x}, 2, NULL);
+    MISUSE_ASSERT(err <= QKV_GRADCHECK_TOL);
+    MISUSE_ASSERT(x->grad == own);
+}
+/* Fails only with gradients off: the documented NAN, naming what failed. */
+static qkv_tensor *fails_without_grad(qkv_arena *a, qkv_tensor **in, void *user)
+{
+    (void)user;
+    return qkv_grad_enabled() ? qkv_mul(a, in[0], in[0]) : qkv_tensor_new(a, 0, NULL);
+}
+MISUSE(qkv_gradcheck, f_fails_with_gradients_off)
+{
+    FAILS_NAN(qkv_gradcheck(fails_without_grad, (qkv_tensor *[]){leaf()}, 1, NULL),
+              "f failed with gradients off", "inputs[0] value 0");
+}

@@ -1,4 +1,6 @@
 /* Misuse cases for qkv/nn.h: the transformer modules. */
+#include <limits.h>
+
 #include "misuse.h"
 
 static qkv_tensor *btc(int C) { return tensor(QKV_SHAPE(1, 3, C)); }
@@ -525,4 +527,18 @@ MISUSE(qkv_cross_block_forward_cached, null_module)
     FAILS_NULL(
         qkv_cross_block_forward_cached(NULL, ctx(), btc(8), cache(), 0, btc(8), btc(8), NULL),
         "m is NULL");
+}
+
+/* A record whose count cannot be a slot's index or grow: refused, never written through. */
+MISUSE(qkv_self_attn_forward, record_count_out_of_range)
+{
+    qkv_self_attn m = self_attn();
+    qkv_attn_call slots[2];
+    qkv_attn_record rec = {.calls = slots, .cap = 2, .n = -3};
+    qkv_ctx c = *ctx();
+    c.record = &rec;
+    FAILS_NULL(qkv_self_attn_forward(&m, &c, btc(8), NULL, NULL), "ctx->record has n -3");
+    rec.n = INT_MAX;
+    FAILS_NULL(qkv_self_attn_forward(&m, &c, btc(8), NULL, NULL), "n 2147483647");
+    MISUSE_ASSERT(rec.n == INT_MAX);
 }

@@ -65,3 +65,54 @@ MISUSE(qkv_optim_set_group, bad_values)
     REFUSES(qkv_optim_set_group(o, other, "", 1, 0), "o was made for");
     qkv_params_free(&other);
 }
+
+/* A scale or decay that would leave a weight at ±inf: refused, naming the argument. */
+MISUSE(qkv_optim_set_group, scale_that_blows_up)
+{
+    REFUSES(qkv_optim_set_group(optim(), params(), "", 1e300, 0), "lr_scale 1e+300");
+    REFUSES(qkv_optim_set_group(optim(), params(), "", 1, 1e300), "weight_decay 1e+300");
+}
+MISUSE(qkv_optim_new, weight_decay_that_blows_up)
+{
+    qkv_optim_config cfg = qkv_adamw_defaults();
+    cfg.weight_decay = 1e300;
+    FAILS_NULL(qkv_optim_new(params(), &cfg), "weight_decay 1e+300");
+}
+/* A rate beyond qkv_real's range, from a scale within its own: refused at the step. */
+MISUSE(qkv_optim_step, rate_beyond_the_real_range)
+{
+    MISUSE_ASSERT(qkv_optim_set_group(optim(), params(), "w", 1e6, 0) == 1);
+    FAILS_INT(qkv_optim_step(optim(), params(), 1e300), "lr 1e+300 x lr_scale 1e+06 of 'w'");
+    MISUSE_ASSERT(isfinite(params()->data[0]));
+}
+/* Parameters of their own, a weight of n values and a bias of 1. */
+static qkv_params *other_params(int n)
+{
+    qkv_params *p = qkv_params_new();
+    qkv_params_add(p, "w", QKV_SHAPE(n), QKV_INIT_ONES, 0);
+    qkv_params_add(p, "b", QKV_SHAPE(1), QKV_INIT_ZEROS, 0);
+    MISUSE_ASSERT(qkv_params_alloc(p, rng()) == 0);
+    return p;
+}
+/* An optimizer made for a 4-value weight, and parameters of as many values
+ * once padded with a 9-value one, for call to refuse. */
+#define WITH_OTHER_PARAMETERS(call)                                                                \
+    do {                                                                                           \
+        qkv_params *four = other_params(4), *nine = other_params(9);                               \
+        MISUSE_ASSERT(four->count == nine->count && four->total == nine->total);                   \
+        qkv_optim_config cfg = qkv_adamw_defaults();                                               \
+        qkv_optim *o = qkv_optim_new(four, &cfg);                                                  \
+        MISUSE_ASSERT(o != NULL);                                                                  \
+        call;                                                                                      \
+        qkv_optim_free(o);                                                                         \
+        qkv_params_free(&four);                                                                    \
+        qkv_params_free(&nine);                                                                    \
+    } while (0)
+MISUSE(qkv_optim_step, optimizer_of_other_parameters)
+{
+    WITH_OTHER_PARAMETERS(FAILS_INT(qkv_optim_step(o, nine, 1e-3), "o was made for other"));
+}
+MISUSE(qkv_optim_set_group, optimizer_of_other_parameters)
+{
+    WITH_OTHER_PARAMETERS(REFUSES(qkv_optim_set_group(o, nine, "", 1, 0), "o was made for other"));
+}

@@ -414,3 +414,28 @@ MISUSE(qkv_seq2seq_replay, no_positions)
     char out[64];
     FAILS_INT(qkv_seq2seq_replay(s2s(), ctx(), src_row, NULL, 0, out), "Ts 0");
 }
+
+/* A generator that fills its buffers to the end: no NUL anywhere. */
+static int no_nul(qkv_rng *rng, bool test, char *input, size_t in_len, char *output,
+                  size_t out_len)
+{
+    (void)rng, (void)test;
+    memset(input, '1', in_len);
+    memset(output, '1', out_len);
+    return 0;
+}
+/* Training on it is refused at the first step, saying why, never read past the strings. */
+MISUSE(qkv_training_step, seq2seq_sample_without_nul)
+{
+    qkv_seq2seq_task task = *qkv_seq2seq_task_find("dates");
+    task.sample = no_nul;
+    qkv_training_model tm;
+    MISUSE_ASSERT(qkv_seq2seq_training_model(s2s(), &task, &tm) == 0);
+    qkv_train_config tc = qkv_train_defaults();
+    tc.batch_size = 2;
+    qkv_training *t = qkv_training_new(&tm, &tc);
+    MISUSE_ASSERT(t != NULL);
+    FAILS_INT(qkv_training_step(t, NULL, NULL), "step 0", "task dates",
+              "wrote an input with no NUL");
+    qkv_training_free(t);
+}

@@ -262,3 +262,62 @@ MISUSE(qkv_training_resume_rebuild, config_not_the_saved_one)
     FAILS_NULL(qkv_training_resume_rebuild(ckpt_path(), "gpt", rebuild_other_config, &plug),
                "is not the one the checkpoint starts with");
 }
+
+/* A rebuild that fails and says nothing: the message says so. */
+static int rebuild_silent(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug)
+{
+    (void)ud, (void)ck, (void)plug;
+    return -1;
+}
+MISUSE(qkv_training_resume_rebuild, rebuild_fails_without_a_message)
+{
+    FAILS_NULL(qkv_training_resume_rebuild(ckpt_path(), "gpt", rebuild_silent, NULL),
+               "the rebuild callback returned -1 and left no message");
+}
+/* The natural rebuild: the model's blob and kind taken from the checkpoint
+ * itself. The run must not read them after the checkpoint is closed. */
+static int rebuild_from_ck(void *ud, const qkv_checkpoint *ck, qkv_training_model *plug)
+{
+    (void)ud;
+    *plug = own_model();
+    plug->config = ck->config;
+    plug->kind = ck->kind;
+    return 0;
+}
+MISUSE(qkv_training_resume_rebuild, plug_points_into_the_checkpoint)
+{
+    qkv_training *t = qkv_training_resume_rebuild(ckpt_path(), "gpt", rebuild_from_ck, NULL);
+    MISUSE_ASSERT(t != NULL);
+    MISUSE_ASSERT(strcmp(t->model.kind, "gpt") == 0);
+    MISUSE_ASSERT(qkv_training_step(t, NULL, NULL) == 0);
+    MISUSE_ASSERT(qkv_training_save(t, tmp_path("again.ckpt")) == 0);
+    qkv_training_free(t);
+}
+MISUSE(qkv_training_new, null_kind_or_params)
+{
+    qkv_training_model plug = {.kind = "x", .loss = silent_loss};
+    qkv_train_config tc = qkv_train_defaults();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "model->params is NULL");
+    plug.kind = NULL, plug.params = params();
+    FAILS_NULL(qkv_training_new(&plug, &tc), "model->kind is NULL");
+}
+/* A checkpoint whose optimizer made another number of updates than its run's steps. */
+static void refuses_optim_step(int64_t optim_step, const char *want)
+{
+    qkv_training *run = gpt_run()->run;
+    const char *path = tmp_path("steps.ckpt");
+    MISUSE_ASSERT(qkv_training_step(run, NULL, NULL) == 0 &&
+                  qkv_training_step(run, NULL, NULL) == 0);
+    run->opt->step = optim_step;
+    MISUSE_ASSERT(qkv_training_save(run, path) == 0);
+    qkv_training_model tm = own_model();
+    FAILS_NULL(qkv_training_resume(&tm, path, 0), want, "its run at step 2");
+}
+MISUSE(qkv_training_resume, optimizer_step_0)
+{
+    refuses_optim_step(0, "optimizer is at step 0");
+}
+MISUSE(qkv_training_resume, optimizer_step_huge)
+{
+    refuses_optim_step((int64_t)1 << 62, "optimizer is at step 4611686018427387904");
+}

@@ -325,7 +325,7 @@ START_TEST(test_start_and_release)
     ck_assert_int_eq(releases, 3);
     qkv_training_model no_loss = plug;
     no_loss.loss = NULL;
-    FAILS_NULL(qkv_training_new(&no_loss, &tc), "needs a kind, params and a loss");
+    FAILS_NULL(qkv_training_new(&no_loss, &tc), "model->loss is NULL");
     ck_assert_int_eq(releases, 4);
     start_fails = true;
     FAILS_NULL(qkv_training_new(&plug, &tc), "qkv_training_new: start: no room for the batches");
@@ -344,7 +344,7 @@ START_TEST(test_misuse_is_an_error)
     classifier *m = classifier_new(7);
     qkv_train_config tc = qkv_train_defaults();
     qkv_training_model plug = {.kind = "classifier", .model = m, .params = m->params};
-    FAILS_NULL(qkv_training_new(&plug, &tc), "training: the model needs a kind, params and a loss");
+    FAILS_NULL(qkv_training_new(&plug, &tc), "training: model->loss is NULL");
     plug.loss = classifier_loss;
     plug.n_rngs = 9;
     FAILS_NULL(qkv_training_new(&plug, &tc), "9 model streams");
