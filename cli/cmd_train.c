@@ -167,7 +167,7 @@ int cmd_train(int argc, char **argv)
                              .opts = opts};
         qkv_train_config tc = run_config(&ro);
         if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
-            run = qkv_training_new(&tm, &tc);
+            run = run_new(&tm, &ro);
     }
     /* Every rank built the same run, or none trains (see ranks_agree.h). */
     if (ranks_agree("qkv train", run, m, corpus, &ro) < 0) {

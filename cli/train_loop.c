@@ -57,8 +57,9 @@ void train_print_plan(const qkv_training *run, const run_options *opts, const ch
     char decay[64] = "cosine";
     if (c->wsd_decay > 0)
         snprintf(decay, sizeof decay, "stable, then linear over the last %g%%", 100 * c->wsd_decay);
-    printf(", lr %g -> %g (warmup %d, %s), %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
-           opts->threads, opts->resume ? " (resumed)" : "");
+    printf(", lr %g -> %g (warmup %d, %s)%s, %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
+           run->opt->cfg.kind == QKV_OPTIM_MUON ? ", Muon" : "", opts->threads,
+           opts->resume ? " (resumed)" : "");
 }
 
 /* The evaluations a run has to do in steps (s, s + n]: one every

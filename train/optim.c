@@ -1,4 +1,5 @@
-/* AdamW and SGD with momentum over a qkv_params (see qkv/optim.h). */
+/* AdamW and SGD with momentum over a qkv_params (see qkv/optim.h), and
+ * the AdamW part of Muon (its matrices' update is in muon.c). */
 #include "qkv/optim.h"
 
 #include <math.h>
@@ -29,7 +30,7 @@ qkv_optim_config qkv_sgd_defaults(void)
 
 int qkv__optim_moments(int kind)
 {
-    return kind == QKV_OPTIM_ADAMW ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
+    return kind == QKV_OPTIM_ADAMW || kind == QKV_OPTIM_MUON ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
 }
 
 /* cfg with each field left 0 replaced by its default (see qkv_optim_config). */
@@ -38,7 +39,9 @@ static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
     qkv_optim_config c = *cfg;
     if (c.kind == 0)
         c.kind = QKV_OPTIM_ADAMW;
-    if (c.kind == QKV_OPTIM_ADAMW) {
+    if (c.kind == QKV_OPTIM_MUON)
+        c.momentum = c.momentum != 0 ? c.momentum : 0.95;
+    if (c.kind == QKV_OPTIM_ADAMW || c.kind == QKV_OPTIM_MUON) { /* Muon's AdamW part too */
         c.beta1 = c.beta1 != 0 ? c.beta1 : 0.9;
         c.beta2 = c.beta2 != 0 ? c.beta2 : 0.99;
         c.eps = c.eps != 0 ? c.eps : 1e-8;
@@ -52,12 +55,14 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
     const char *fn = "qkv_optim_new";
     if (!p->data)
         return qkv_set_error("%s: the parameters are not allocated yet (qkv_params_alloc)", fn);
-    if (cfg->kind != QKV_OPTIM_ADAMW && cfg->kind != QKV_OPTIM_SGD)
+    if (qkv__optim_moments(cfg->kind) == 0)
         return qkv_set_error("%s: unknown kind %d", fn, (int)cfg->kind);
-    if (cfg->kind == QKV_OPTIM_ADAMW &&
+    if (cfg->kind == QKV_OPTIM_MUON && !(cfg->momentum < 1))
+        return qkv_set_error("%s: Muon needs momentum < 1, not %g", fn, cfg->momentum);
+    if (cfg->kind != QKV_OPTIM_SGD &&
         !(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0))
         return qkv_set_error(
-            "qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
+            "qkv_optim_new: AdamW (and Muon's AdamW part) needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
             cfg->beta1, cfg->beta2, cfg->eps);
     if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
         return qkv_set_error("%s: weight decay (%g) and momentum (%g) must be >= 0", fn,
@@ -72,9 +77,10 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
     qkv_optim_config c = with_defaults(cfg);
     if (check_config(p, &c) < 0)
         return NULL;
-    qkv_optim *o = qkv_calloc(sizeof *o);
-    if (!o)
+    qkv__optim_ext *e = qkv_calloc(sizeof *e); /* room for Muon's part (internal.h) */
+    if (!e)
         return NULL;
+    qkv_optim *o = &e->o;
     o->cfg = c;
     o->n = p->total;
     o->n_moments = qkv__optim_moments(c.kind);
@@ -84,7 +90,8 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
     o->n_params = p->count;
     o->lr_scale = qkv_calloc(((size_t)p->count + 1) * sizeof *o->lr_scale);
     o->decay = qkv_calloc(((size_t)p->count + 1) * sizeof *o->decay);
-    if (!o->m || (o->n_moments == 2 && !o->v) || !o->lr_scale || !o->decay) {
+    if (!o->m || (o->n_moments == 2 && !o->v) || !o->lr_scale || !o->decay ||
+        (c.kind == QKV_OPTIM_MUON && qkv__muon_init(o, p) < 0)) {
         qkv_optim_free(o);
         return NULL;
     }
@@ -104,7 +111,16 @@ void qkv_optim_free(qkv_optim *o)
     qkv_free(o->v);
     qkv_free(o->lr_scale);
     qkv_free(o->decay);
+    qkv__muon_free(o);
     qkv_free(o);
+}
+
+int qkv__optim_made_for(const char *fn, const qkv_optim *o, const qkv_params *p)
+{
+    if (p->count != o->n_params || p->total != o->n)
+        return qkv_set_error("%s: o was made for %d parameters (%zu values), p has %d (%zu)", fn,
+                             o->n_params, o->n, p->count, p->total);
+    return 0;
 }
 
 int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, double lr_scale,
@@ -113,9 +129,8 @@ int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, d
     const char *fn = "qkv_optim_set_group";
     if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p) || qkv__null(fn, "prefix", prefix))
         return -1;
-    if (p->count != o->n_params || p->total != o->n)
-        return qkv_set_error("%s: o was made for %d parameters (%zu values), p has %d (%zu)", fn,
-                             o->n_params, o->n, p->count, p->total);
+    if (qkv__optim_made_for(fn, o, p) < 0)
+        return -1;
     if (!(lr_scale >= 0 && isfinite(lr_scale)))
         return qkv_set_error("%s: lr_scale %g must be a finite number >= 0", fn, lr_scale);
     if (!(weight_decay >= 0 && isfinite(weight_decay)))
@@ -212,11 +227,12 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
 #pragma omp parallel
     for (int k = 0; k < p->count; k++) {
         const qkv_param *it = &p->items[k];
-        if (!it->t->requires_grad) /* frozen: no update, no decay, no moments */
+        if (!it->t->requires_grad || qkv__muon_takes(o, k)) /* frozen (no update, no decay,
+                                                              no moments), or Muon's below */
             continue;
         size_t off = it->offset, n = it->t->size;
         double lr_k = lr * o->lr_scale[k], wd = o->decay[k];
-        if (cfg->kind == QKV_OPTIM_ADAMW) {
+        if (cfg->kind != QKV_OPTIM_SGD) {
             const adamw_coef c = {
                 .beta1 = (qkv_real)cfg->beta1,
                 .beta2 = (qkv_real)cfg->beta2,
@@ -233,6 +249,8 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
             sgd_update(p->data + off, o->m + off, p->grad + off, n, (qkv_real)lr_k,
                        (qkv_real)cfg->momentum, (qkv_real)wd, grad_scale);
     }
+    if (cfg->kind == QKV_OPTIM_MUON) /* its products run parallel themselves: after the region */
+        qkv__muon_step(o, p, lr, grad_scale);
     return 0;
 }
 
