@@ -75,8 +75,11 @@ int qkv_newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out)
     const char *fn = "qkv_newton_schulz";
     if (qkv__null(fn, "g", g) || qkv__null(fn, "out", out))
         return -1;
-    if (rows < 1 || cols < 1 || (double)rows * cols > (double)(SIZE_MAX / 4 / sizeof *out))
-        return qkv_set_error("%s: a %d x %d matrix; rows and cols must be >= 1", fn, rows, cols);
+    double m = rows < cols ? rows : cols; /* the scratch's size in double: it cannot wrap */
+    if (rows < 1 || cols < 1 ||
+        (2.0 * rows * cols + 2 * m * m) * sizeof *out > (double)(SIZE_MAX / 2))
+        return qkv_set_error("%s: a %d x %d matrix; rows and cols must be >= 1 and the "
+                             "matrix within memory's reach", fn, rows, cols);
     qkv_real *work = qkv_alloc(ns_work(rows, cols) * sizeof *work);
     if (!work)
         return qkv__fail_in(fn);
