@@ -13,7 +13,7 @@
 # numbers dropped, each verse on a line of its own, a book's name and
 # chapter (e.g. "Genesis 1") on a line of its own before its verses, a blank
 # line between chapters: 4,152,018 bytes of ASCII, the same at every run
-# (the script checks its size and checksum). Written beside its destination
+# (the script checks its checksum). Written beside its destination
 # and moved into place only when whole, so a failed run never leaves a file
 # that looks usable.
 set -euo pipefail
