@@ -159,6 +159,9 @@ $(BUILD)/tests/test_%: test_%.c $(SUP_OBJ) $(BUILD)/libqkvcli.a $(BUILD)/libqkv.
 $(MISUSE_OBJ): BASE += -Itests/support
 $(BUILD)/tests/test_misuse: $(MISUSE_OBJ)
 
+# test_full_eval checks the program's exact evaluation (cli/full_eval.c) as a unit.
+$(BUILD)/tests/test_full_eval: $(BUILD)/obj/cli/full_eval.o $(BUILD)/obj/cli/runtime.o
+
 $(BUILD)/tests/dump_%: dump_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)

@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "full_eval.h"
 #include "qkv/qkv.h"
 #include "threads.h"
 
@@ -62,6 +63,7 @@ int cmd_eval(int argc, char **argv)
 {
     const char *ckpt = NULL, *data = getenv("QKV_DATA");
     int iters = 200, batch = 12, seed = 1337, threads = omp_get_num_procs();
+    bool full = false;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
         {"--data", ARG_STR, &data, 0, 0, "FILE", "text to evaluate on (default: $QKV_DATA)"},
@@ -69,6 +71,9 @@ int cmd_eval(int argc, char **argv)
         {"--batch", ARG_INT, &batch, 1, 1e6, "B", "sequences per batch"},
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of the batch positions"},
         {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
+        {"--full", ARG_FLAG, &full, 0, 0, NULL,
+         "read each split whole, window after window (up to 500k tokens), not --eval-iters "
+         "random batches; the losses with their standard errors"},
     };
     const arg_cmd cmd = {"eval", "Mean loss of a checkpoint on the train and validation splits "
                          "(first 90% / last 10%) of a text.", "", specs,
@@ -97,8 +102,14 @@ int cmd_eval(int argc, char **argv)
                       rows, T, ids, why);
     }
     double loss[2] = {0, 0};
+    full_loss exact[2];
     rc = 1;
-    if (y) {
+    if (y && full) {
+        rc = 0;
+        for (int split = 0; split < 2 && rc == 0; split++)
+            rc = full_eval(m, c, (qkv_split)split, full_eval_windows(m, c, (qkv_split)split),
+                           arena, &exact[split]) < 0;
+    } else if (y) {
         rc = 0;
         for (int split = 0; split < 2 && rc == 0; split++)
             if (isnan(loss[split] = mean_loss(m, c, (qkv_split)split, batch, iters,
@@ -107,6 +118,11 @@ int cmd_eval(int argc, char **argv)
     }
     if (rc)
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
+    else if (full)
+        printf("%s on %s: train loss %.4f +- %.4f, val loss %.4f +- %.4f (the whole splits: "
+               "%lld + %lld windows of %d tokens)\n", ckpt, data, exact[0].loss, exact[0].se,
+               exact[1].loss, exact[1].se, (long long)exact[0].windows,
+               (long long)exact[1].windows, T);
     else
         printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each)\n", ckpt, data,
                loss[0], loss[1], iters, batch, T);

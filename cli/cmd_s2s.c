@@ -107,7 +107,7 @@ static int s2s_train(int argc, char **argv)
         if (qkv_seq2seq_task_chars(task, &chars) == 0 &&
             (m = qkv_seq2seq_new(&mc, &chars, tc.seed)) &&
             qkv_seq2seq_training_model(m, task, &tm) == 0)
-            run = qkv_training_new(&tm, &tc);
+            run = run_new(&tm, &ro);
     }
     if (!run) {
         qkv_seq2seq_free(m);

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "dist.h"
+#include "full_eval.h"
 #include "model_options.h"
 #include "output.h"
 #include "qkv/qkv.h"
@@ -18,36 +19,73 @@
 #include "train_loop.h"
 #include "train_ranks.h"
 
+/* What the GPT's evaluations read: the model and its text. */
+typedef struct gpt_eval {
+    const qkv_gpt *m;
+    const qkv_corpus *text;
+} gpt_eval;
+
 /* The GPT's evaluation for the loop: the train and val losses, each split
  * in half the time the loop gives (with several ranks, each evaluates its
- * slice of every batch and the means are averaged). model is the qkv_gpt. */
-static int evaluate(qkv_training *run, const void *model, double *deadline, train_eval *e)
+ * slice of every batch and the means are averaged); exact, the val loss over
+ * the whole split (full_eval.h; every rank reads all of it) with its
+ * standard error, the train loss sampled in all the time given. */
+static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, train_eval *e,
+                    bool exact)
 {
-    const qkv_gpt *m = model;
     double end = *deadline, now = cli_now();
-    *deadline = now + (end - now) / 2;
+    *deadline = exact ? end : now + (end - now) / 2;
     double loss[2];
-    int done[2];
+    int done[2] = {0, 0};
     loss[0] = qkv_training_eval(run, QKV_SPLIT_TRAIN);
     done[0] = run->eval_done;
     *deadline = end;
-    loss[1] = qkv_training_eval(run, QKV_SPLIT_VAL);
-    done[1] = run->eval_done;
+    full_loss f = {0};
+    if (exact) {
+        int64_t n = full_eval_windows(g->m, g->text, QKV_SPLIT_VAL);
+        loss[1] = isnan(loss[0]) || full_eval(g->m, g->text, QKV_SPLIT_VAL, n, run->arena, &f) < 0
+                      ? NAN : f.loss;
+    } else {
+        loss[1] = qkv_training_eval(run, QKV_SPLIT_VAL);
+        done[1] = run->eval_done;
+    }
     bool failed = isnan(loss[0]) || isnan(loss[1]);
     if (ranks_any(failed))
         return failed ? -1 : qkv_set_error("another rank's evaluation failed (its message is above)");
-    ranks_mean(loss, 2);
+    ranks_mean(loss, exact ? 1 : 2); /* the exact one is the same on every rank */
     const qkv_train_config *c = &run->cfg;
+    double tokens = (double)(done[0] + done[1]) * c->batch_size * g->m->cfg.block_size;
     *e = (train_eval){.train = loss[0], .val = loss[1],
-                      .share = (done[0] + done[1]) / (2.0 * c->eval_iters)};
+                      .share = exact ? 1 : (done[0] + done[1]) / (2.0 * c->eval_iters)};
+    if (exact) {
+        snprintf(e->summary, sizeof e->summary,
+                 "train loss %.4f, val loss %.4f +- %.4f (the whole split)", e->train, e->val, f.se);
+        snprintf(e->used, sizeof e->used, "%d batches + %lld windows, %.0f tokens", done[0],
+                 (long long)f.windows, tokens + (double)f.tokens);
+        return 0;
+    }
     snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
     int n = snprintf(e->used, sizeof e->used, "%d+%d", done[0], done[1]);
     if (e->share < 1)
         n += snprintf(e->used + n, sizeof e->used - (size_t)n, " of %d+%d", c->eval_iters,
                       c->eval_iters);
-    snprintf(e->used + n, sizeof e->used - (size_t)n, " batches, %.0f tokens",
-             (double)(done[0] + done[1]) * c->batch_size * m->cfg.block_size);
+    snprintf(e->used + n, sizeof e->used - (size_t)n, " batches, %.0f tokens", tokens);
     return 0;
+}
+
+/* The loop's evaluations: sampled, and a budgeted run's last (see train_loop.h). */
+static int evaluate(qkv_training *run, const void *ud, double *deadline, train_eval *e)
+{
+    return eval_gpt(run, ud, deadline, e, false);
+}
+static int evaluate_final(qkv_training *run, const void *ud, double *deadline, train_eval *e)
+{
+    return eval_gpt(run, ud, deadline, e, true);
+}
+static double final_cost(qkv_training *run, const void *ud)
+{
+    const gpt_eval *g = ud;
+    return full_eval_cost(g->m, g->text, QKV_SPLIT_VAL, run->arena);
 }
 
 /* A --config preset: the model's size and options, the run's length and schedule. */
@@ -170,7 +208,7 @@ int cmd_train(int argc, char **argv)
                              .opts = opts};
         qkv_train_config tc = run_config(&ro);
         if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
-            run = qkv_training_new(&tm, &tc);
+            run = run_new(&tm, &ro);
     }
     run_note(&ro, run); /* a resumed run's own --eval-every and --log-every */
     /* Every rank built the same run, or none trains (see ranks_agree.h). */
@@ -203,9 +241,12 @@ int cmd_train(int argc, char **argv)
     char resume_args[4200];
     snprintf(resume_args, sizeof resume_args, "--data %s", data);
     /* An evaluation runs 2·eval_iters forwards, each about a third of a step. */
+    const gpt_eval text = {m, corpus};
     const train_loop loop = {.prog = "qkv train", .opts = &ro, .run = run,
                              .resume_args = resume_args, .tokens_per_step = (double)K * B * T,
-                             .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate, .ud = m};
+                             .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate,
+                             .ud = &text, .evaluate_final = evaluate_final,
+                             .final_cost = final_cost};
     int status = train_loop_run(&loop);
     qkv_training_free(run);
     qkv_gpt_free(m);

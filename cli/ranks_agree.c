@@ -12,7 +12,7 @@
 #include "model_options.h"
 #include "qkv/file.h"
 
-/* describe's terms: 23, one per model option, and room for a few more. */
+/* describe's terms: 24, one per model option, and room for a few more. */
 enum { TERMS_MAX = 26 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
 
 /* Where a rank stands when it reports. */
@@ -162,6 +162,7 @@ static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
     term_real(r, "final learning rate", "--min-lr", c->min_lr);
     term(r, "warmup", "--warmup %d", c->warmup);
     term_real(r, "decay", "--wsd", c->wsd_decay);
+    term(r, "optimizer", "--optim %s", run->opt->cfg.kind == QKV_OPTIM_MUON ? "muon" : "adamw");
     term_real(r, "weight decay", "--weight-decay", c->weight_decay);
     term_real(r, "gradient clip", "--grad-clip", c->grad_clip);
     term(r, "evaluation size", "--eval-iters %d", c->eval_iters);

@@ -34,6 +34,8 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
         {"--warmup", ARG_INT, &o->warmup, 0, QKV_TRAIN_ITERS_MAX, "N", "linear warmup steps"},
         {"--wsd", ARG_REAL, &o->wsd, 0, 1, "FRAC",
          "constant lr, then linear decay over the last FRAC (0 = cosine)"},
+        {"--optim", ARG_STR, &o->optim, 0, 0, "NAME",
+         "adamw, or muon: orthogonalised momentum for the hidden matrices, AdamW for the rest"},
         {"--weight-decay", ARG_REAL, &o->weight_decay, 0, QKV_TRAIN_WEIGHT_DECAY_MAX, "WD",
          "AdamW weight decay on matrices"},
         {"--grad-clip", ARG_REAL, &o->grad_clip, 0, QKV_TRAIN_GRAD_CLIP_MAX, "NORM",
@@ -107,6 +109,8 @@ int run_check(const arg_cmd *cmd, run_options *o)
     if (o->budget > TIME_MAX)
         return args_error(cmd, "--time: '%s' is %g s, longer than a year (%.0f s)", o->time,
                           o->budget, TIME_MAX);
+    if (o->optim && strcmp(o->optim, "adamw") != 0 && strcmp(o->optim, "muon") != 0)
+        return args_error(cmd, "--optim: '%s' is not an optimizer (adamw or muon)", o->optim);
     if (o->time && args_given(cmd, k->iters_flag))
         return args_error(cmd, "--time and %s both set the run's length: give one", k->iters_flag);
     o->eval_every_given = args_given(cmd, "--eval-every");
@@ -175,4 +179,16 @@ qkv_train_config run_config(const run_options *o)
                               .weight_decay = o->weight_decay, .grad_clip = o->grad_clip,
                               .eval_iters = o->eval_iters, .seed = (uint64_t)o->seed,
                               .grad_accum = o->grad_accum};
+}
+
+qkv_training *run_new(const qkv_training_model *model, const run_options *o)
+{
+    qkv_train_config tc = run_config(o);
+    qkv_training *run = qkv_training_new(model, &tc);
+    if (run && o->optim && strcmp(o->optim, "muon") == 0 &&
+        qkv_training_set_optim(run, QKV_OPTIM_MUON) < 0) {
+        qkv_training_free(run);
+        return NULL;
+    }
+    return run;
 }

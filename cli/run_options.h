@@ -30,13 +30,14 @@ typedef struct run_options {
     const char *time;   /* --time as given, or NULL */
     const char *out;    /* the checkpoint to write */
     const char *resume; /* the checkpoint to continue, or NULL */
+    const char *optim;  /* --optim: "adamw" or "muon" (run_check checks it) */
     bool force;
     double budget;      /* --time in seconds, 0 without it (run_check sets it) */
     bool eval_every_given, log_every_given; /* given on the command line (run_check sets them) */
 } run_options;
 
 /* The most specs run_specs adds to the command's own. */
-enum { RUN_SPECS_MAX = 18 };
+enum { RUN_SPECS_MAX = 19 };
 
 /* A training command's options for args_parse, in --help's order: head
  * (what it trains on, a preset), the run's length and batch, model (the
@@ -68,5 +69,9 @@ void run_note(run_options *o, qkv_training *run);
 
 /* The training config of a new run (the fields no option sets are 0: the library's defaults). */
 qkv_train_config run_config(const run_options *o);
+
+/* A new run of model with run_config(o) and the optimizer --optim names;
+ * NULL with a message (model released as by qkv_training_new). */
+qkv_training *run_new(const qkv_training_model *model, const run_options *o);
 
 #endif

@@ -36,6 +36,7 @@ typedef struct loop_state {
     int n_evals;                /* evaluations done */
     double eval_full, eval_at;  /* the last evaluation's time scaled to a whole one, and step_s then */
     double save_s;              /* the longest save so far */
+    double final_s;             /* what a budgeted run sets aside for evaluate_final's exact part */
     double deadline;            /* when the current evaluation must end (the run's eval_stop reads it) */
     int64_t saved_step;         /* the step of the last save (-1: none) */
     double loss_sum;            /* training losses of the current interval */
@@ -60,8 +61,9 @@ void train_print_plan(const qkv_training *run, const run_options *opts, const ch
     char decay[64] = "cosine";
     if (c->wsd_decay > 0)
         snprintf(decay, sizeof decay, "stable, then linear over the last %g%%", 100 * c->wsd_decay);
-    printf(", lr %g -> %g (warmup %d, %s), %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
-           opts->threads, opts->resume ? " (resumed)" : "");
+    printf(", lr %g -> %g (warmup %d, %s)%s, %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
+           run->opt->cfg.kind == QKV_OPTIM_MUON ? ", Muon" : "", opts->threads,
+           opts->resume ? " (resumed)" : "");
 }
 
 /* The evaluations a run has to do in steps (s, s + n]: one every
@@ -96,7 +98,7 @@ static double plan_seconds(const train_loop *l, const loop_state *st, int64_t s,
  * Never shorter than the steps done. */
 static int64_t budget_iters(const train_loop *l, const loop_state *st, int64_t s, double now)
 {
-    double left = l->opts->budget - (now - st->t_start);
+    double left = l->opts->budget - (now - st->t_start) - st->final_s;
     /* plan_seconds grows with n and is at least n steps: bisect below that bound. */
     double most = left / st->step_s;
     int64_t lo = 0, hi = most < (double)(INT32_MAX - s) ? (int64_t)fmax(most, 0) : INT32_MAX - s;
@@ -194,7 +196,9 @@ static int evaluate(const train_loop *l, loop_state *st, int64_t s, bool *eval_f
     flush_stdout(); /* the progress line is out before a long evaluation starts */
     double te = cli_now();
     st->deadline = eval_deadline(l, st, s, te);
-    *eval_failed = l->evaluate(l->run, l->ud, &st->deadline, &st->last) < 0;
+    bool final = l->evaluate_final && l->opts->budget > 0 && s == l->run->cfg.iters;
+    *eval_failed = (final ? l->evaluate_final : l->evaluate)(l->run, l->ud, &st->deadline,
+                                                             &st->last) < 0;
     if (*eval_failed)
         return -1;
     double dt = cli_now() - te;
@@ -296,13 +300,23 @@ int train_loop_run(const train_loop *l)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
         return 1;
     }
+    double t0 = cli_now(); /* the budget's clock: measuring the final evaluation is inside it */
+    if (o->budget > 0 && l->final_cost) {
+        st.final_s = l->final_cost(run, l->ud);
+        if (ranks_any(isnan(st.final_s))) {
+            fprintf(stderr, "%s: %s\n", l->prog,
+                    isnan(st.final_s) ? qkv_last_error() : "another rank's evaluation failed");
+            return 1;
+        }
+    }
     if (o->resume)
         log_read(&st.log, o->resume, run->step);
     if (ranks_writer())
         log_open(&st.log, l->prog, o->out);
     run->eval_stop = train_eval_stop;
     run->eval_stop_ud = &st.deadline;
-    st.t_start = st.t_last = st.t_step = cli_now();
+    st.t_start = t0;
+    st.t_last = st.t_step = cli_now();
     int status = 0;
     bool stopped = false;
     while (run->step < run->cfg.iters) {

@@ -28,6 +28,13 @@ typedef struct train_loop {
      * each part. */
     int (*evaluate)(qkv_training *run, const void *ud, double *deadline, train_eval *e);
     const void *ud;            /* its second argument */
+    /* A budgeted run's last evaluation, exact where evaluate samples (the
+     * whole validation split), as evaluate but for the deadline, which bounds
+     * only what it still samples; NULL: evaluate. Its cost in seconds is
+     * final_cost's, measured once before the first step and set aside from
+     * the budget. */
+    int (*evaluate_final)(qkv_training *run, const void *ud, double *deadline, train_eval *e);
+    double (*final_cost)(qkv_training *run, const void *ud); /* NAN with a message on failure */
 } train_loop;
 
 /* The eval_stop the loop gives its run: true, on every rank, once a signal
@@ -37,7 +44,8 @@ bool train_eval_stop(void *deadline);
 
 /* Train until run->cfg.iters (or, with a budget, until the budget is
  * spent: the schedule is then laid over it, the evaluations take at most
- * EVAL_SHARE of it and the last one what is left), evaluate and save every
+ * EVAL_SHARE of it and the last one what is left, besides the exact part of
+ * evaluate_final, whose time is set aside), evaluate and save every
  * --eval-every steps and at the end, append to OUT.csv as it goes and redraw
  * OUT.svg at every evaluation. On a failed step save the last good state
  * (if there was progress); on SIGINT, SIGTERM, SIGHUP or a closed stdout

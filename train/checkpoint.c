@@ -447,7 +447,7 @@ static int parse(reader *r, qkv_checkpoint *ck)
 
     if (get_u32(r, "the optimizer kind", &u) < 0)
         return -1;
-    if (u != 0 && u != QKV_OPTIM_ADAMW && u != QKV_OPTIM_SGD)
+    if (u != 0 && qkv__optim_moments((int)u) == 0)
         return qkv_set_error("%s: unknown optimizer kind %u", r->what, u);
     ck->optim_kind = (int)u;
     if (get_u64(r, "the optimizer step", &len) < 0)
@@ -508,7 +508,7 @@ static int check_stored_values(const qkv_checkpoint *ck, const char *what)
             const unsigned char *src =
                 j < 0 ? b->bytes + e->values
                       : b->bytes + b->moments + 4 * ((size_t)j * ck->n_values + e->first);
-            bool nonneg = j == 1 && ck->optim_kind == QKV_OPTIM_ADAMW;
+            bool nonneg = j == 1; /* AdamW's and Muon's second moments */
             size_t k = first_bad_stored(src, e->shape.size, nonneg);
             if (k < e->shape.size)
                 return qkv_set_error("%s: the %s %zu of parameter '%s' is %g; a checkpoint holds "
@@ -696,7 +696,10 @@ static int match_params(const qkv_checkpoint *ck, const qkv_params *p)
 /* The optimizer kind as messages name it. */
 static const char *optim_name(int kind)
 {
-    return kind == QKV_OPTIM_ADAMW ? "AdamW" : kind == QKV_OPTIM_SGD ? "SGD" : "no optimizer";
+    return kind == QKV_OPTIM_ADAMW ? "AdamW"
+           : kind == QKV_OPTIM_SGD ? "SGD"
+           : kind == QKV_OPTIM_MUON ? "Muon"
+                                    : "no optimizer";
 }
 
 /* n float32 values at src into x. */

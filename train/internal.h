@@ -9,8 +9,9 @@
 #include "qkv/optim.h"
 #include "qkv/params.h"
 
-/* The moment buffers an optimizer of this qkv_optim_kind keeps: 2 for AdamW,
- * 1 for SGD, 0 for anything else (a checkpoint's 0 means no optimizer).
+/* The moment buffers an optimizer of this qkv_optim_kind keeps: 2 for AdamW
+ * and Muon (the momentum of its matrices in the first, their second moment
+ * 0), 1 for SGD, 0 for anything else (a checkpoint's 0 means no optimizer).
  * The one place this rule is written. (optim.c) */
 int qkv__optim_moments(int kind);
 
@@ -41,5 +42,37 @@ int qkv__training_set_note(struct qkv_training *t, const void *note, int len);
 
 /* Run t's note: its length (0: none), the bytes at *note. (training.c) */
 int qkv__training_note(const struct qkv_training *t, const uint8_t **note);
+
+/* An optimizer as qkv_optim_new allocates it: the public struct (whose
+ * layout is ABI) first, then what Muon keeps besides. A qkv_optim * from
+ * qkv_optim_new always points at one of these. */
+typedef struct qkv__optim_ext {
+    qkv_optim o;     /* the public part */
+    bool *muon;      /* Muon only, per parameter: whether Muon's update is its (else AdamW's) */
+    qkv_real *work;  /* Muon only: a matrix's update and its Newton–Schulz scratch */
+    uint64_t layout; /* where p's parameters lie and their shapes, checked by every call given a p */
+} qkv__optim_ext;
+
+/* 0 when o was made for p (its count, values and their layout), else -1
+ * naming fn. (optim.c) */
+int qkv__optim_made_for(const char *fn, const qkv_optim *o, const qkv_params *p);
+
+/* Muon's part of a new optimizer o for p: the grouping rule's choice of
+ * matrices, the scratch for the largest. 0 or -1 (no memory). (muon.c) */
+int qkv__muon_init(qkv_optim *o, const qkv_params *p);
+
+/* Free what qkv__muon_init allocated (either may be NULL). (muon.c) */
+void qkv__muon_free(qkv_optim *o);
+
+/* Whether parameter k takes Muon's update (false for any other kind). (muon.c) */
+bool qkv__muon_takes(const qkv_optim *o, int k);
+
+/* Muon's update of every parameter it takes (see qkv_optim_step), gradients
+ * scaled by grad_scale; o->step already counts this step. (muon.c) */
+void qkv__muon_step(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale);
+
+/* qkv_newton_schulz with the caller's scratch: 2·m·n + 2·m² values, m and
+ * n the smaller and larger of rows and cols; out may be g. (muon.c) */
+void qkv__newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out, qkv_real *work);
 
 #endif

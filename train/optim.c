@@ -1,4 +1,5 @@
-/* AdamW and SGD with momentum over a qkv_params (see qkv/optim.h). */
+/* AdamW and SGD with momentum over a qkv_params (see qkv/optim.h), and
+ * the AdamW part of Muon (its matrices' update is in muon.c). */
 #include "qkv/optim.h"
 
 #include <float.h>
@@ -29,7 +30,7 @@ qkv_optim_config qkv_sgd_defaults(void)
 
 int qkv__optim_moments(int kind)
 {
-    return kind == QKV_OPTIM_ADAMW ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
+    return kind == QKV_OPTIM_ADAMW || kind == QKV_OPTIM_MUON ? 2 : kind == QKV_OPTIM_SGD ? 1 : 0;
 }
 
 /* cfg with each field left 0 replaced by its default (see qkv_optim_config). */
@@ -38,20 +39,15 @@ static qkv_optim_config with_defaults(const qkv_optim_config *cfg)
     qkv_optim_config c = *cfg;
     if (c.kind == 0)
         c.kind = QKV_OPTIM_ADAMW;
-    if (c.kind == QKV_OPTIM_ADAMW) {
+    if (c.kind == QKV_OPTIM_MUON)
+        c.momentum = c.momentum != 0 ? c.momentum : 0.95;
+    if (c.kind == QKV_OPTIM_ADAMW || c.kind == QKV_OPTIM_MUON) { /* Muon's AdamW part too */
         c.beta1 = c.beta1 != 0 ? c.beta1 : 0.9;
         c.beta2 = c.beta2 != 0 ? c.beta2 : 0.99;
         c.eps = c.eps != 0 ? c.eps : 1e-8;
     }
     return c;
 }
-
-/* What qkv_optim_new allocates: the public struct, then the layout of the
- * parameters it was made for, which every call given a p checks. */
-typedef struct optim_made {
-    qkv_optim pub;   /* first: a qkv_optim * is a pointer to this */
-    uint64_t layout; /* layout_of(p) */
-} optim_made;
 
 /* A hash (FNV-1a) of where each parameter of p lies and its shape: two
  * parameter sets of the same count and padded total (a 4-value and a 9-value
@@ -75,13 +71,12 @@ static uint64_t layout_of(const qkv_params *p)
     return h;
 }
 
-/* 0 when o was made for p (fn is the caller, for the message), else -1. */
-static int check_made_for(const char *fn, const qkv_optim *o, const qkv_params *p)
+int qkv__optim_made_for(const char *fn, const qkv_optim *o, const qkv_params *p)
 {
     if (p->count != o->n_params || p->total != o->n)
         return qkv_set_error("%s: o was made for %d parameters (%zu values), p has %d (%zu)", fn,
                              o->n_params, o->n, p->count, p->total);
-    if (((const optim_made *)o)->layout != layout_of(p))
+    if (((const qkv__optim_ext *)o)->layout != layout_of(p))
         return qkv_set_error("%s: o was made for other parameters than p: as many (%d) and as "
                              "many values (%zu), of other sizes or shapes", fn, p->count, p->total);
     return 0;
@@ -97,12 +92,14 @@ static int check_config(const qkv_params *p, const qkv_optim_config *cfg)
     const char *fn = "qkv_optim_new";
     if (!p->data)
         return qkv_set_error("%s: the parameters are not allocated yet (qkv_params_alloc)", fn);
-    if (cfg->kind != QKV_OPTIM_ADAMW && cfg->kind != QKV_OPTIM_SGD)
+    if (qkv__optim_moments(cfg->kind) == 0)
         return qkv_set_error("%s: unknown kind %d", fn, (int)cfg->kind);
-    if (cfg->kind == QKV_OPTIM_ADAMW &&
+    if (cfg->kind == QKV_OPTIM_MUON && !(cfg->momentum < 1))
+        return qkv_set_error("%s: Muon needs momentum < 1, not %g", fn, cfg->momentum);
+    if (cfg->kind != QKV_OPTIM_SGD &&
         !(cfg->beta1 >= 0 && cfg->beta1 < 1 && cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0))
         return qkv_set_error(
-            "qkv_optim_new: AdamW needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
+            "qkv_optim_new: AdamW (and Muon's AdamW part) needs 0 <= beta1, beta2 < 1 and eps > 0, not %g, %g, %g",
             cfg->beta1, cfg->beta2, cfg->eps);
     if (!(cfg->weight_decay >= 0 && cfg->momentum >= 0))
         return qkv_set_error("%s: weight decay (%g) and momentum (%g) must be >= 0", fn,
@@ -120,11 +117,11 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
     qkv_optim_config c = with_defaults(cfg);
     if (check_config(p, &c) < 0)
         return NULL;
-    optim_made *made = qkv_calloc(sizeof *made);
-    if (!made)
+    qkv__optim_ext *e = qkv_calloc(sizeof *e); /* room for Muon's part (internal.h) */
+    if (!e)
         return NULL;
-    made->layout = layout_of(p);
-    qkv_optim *o = &made->pub;
+    e->layout = layout_of(p);
+    qkv_optim *o = &e->o;
     o->cfg = c;
     o->n = p->total;
     o->n_moments = qkv__optim_moments(c.kind);
@@ -134,7 +131,8 @@ qkv_optim *qkv_optim_new(const qkv_params *p, const qkv_optim_config *cfg)
     o->n_params = p->count;
     o->lr_scale = qkv_calloc(((size_t)p->count + 1) * sizeof *o->lr_scale);
     o->decay = qkv_calloc(((size_t)p->count + 1) * sizeof *o->decay);
-    if (!o->m || (o->n_moments == 2 && !o->v) || !o->lr_scale || !o->decay) {
+    if (!o->m || (o->n_moments == 2 && !o->v) || !o->lr_scale || !o->decay ||
+        (c.kind == QKV_OPTIM_MUON && qkv__muon_init(o, p) < 0)) {
         qkv_optim_free(o);
         return NULL;
     }
@@ -154,6 +152,7 @@ void qkv_optim_free(qkv_optim *o)
     qkv_free(o->v);
     qkv_free(o->lr_scale);
     qkv_free(o->decay);
+    qkv__muon_free(o);
     qkv_free(o);
 }
 
@@ -163,7 +162,7 @@ int qkv_optim_set_group(qkv_optim *o, const qkv_params *p, const char *prefix, d
     const char *fn = "qkv_optim_set_group";
     if (qkv__null(fn, "o", o) || qkv__null(fn, "p", p) || qkv__null(fn, "prefix", prefix))
         return -1;
-    if (check_made_for(fn, o, p) < 0)
+    if (qkv__optim_made_for(fn, o, p) < 0)
         return -1;
     if (!(lr_scale >= 0 && lr_scale <= SCALE_MAX))
         return qkv_set_error("%s: lr_scale %g must be a number in [0, %g]", fn, lr_scale,
@@ -234,7 +233,7 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
         return qkv_set_error("%s: lr %g must be a finite number >= 0", fn, lr);
     if (!p->data)
         return qkv_set_error("%s: the parameters are not allocated (qkv_params_alloc)", fn);
-    if (check_made_for(fn, o, p) < 0 || check_rates(fn, o, p, lr) < 0)
+    if (qkv__optim_made_for(fn, o, p) < 0 || check_rates(fn, o, p, lr) < 0)
         return -1;
     o->step++;
     const qkv_optim_config *cfg = &o->cfg;
@@ -245,11 +244,12 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
 #pragma omp parallel
     for (int k = 0; k < p->count; k++) {
         const qkv_param *it = &p->items[k];
-        if (!it->t->requires_grad) /* frozen: no update, no decay, no moments */
+        if (!it->t->requires_grad || qkv__muon_takes(o, k)) /* frozen (no update, no decay,
+                                                              no moments), or Muon's below */
             continue;
         size_t off = it->offset, n = it->t->size;
         double lr_k = lr * o->lr_scale[k], wd = o->decay[k];
-        if (cfg->kind == QKV_OPTIM_ADAMW) {
+        if (cfg->kind != QKV_OPTIM_SGD) {
             const qkv__adamw_coef c = {
                 .beta1 = (qkv_real)cfg->beta1,
                 .beta2 = (qkv_real)cfg->beta2,
@@ -266,5 +266,7 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
             sgd_update(p->data + off, o->m + off, p->grad + off, n, (qkv_real)lr_k,
                        (qkv_real)cfg->momentum, (qkv_real)wd, grad_scale);
     }
+    if (cfg->kind == QKV_OPTIM_MUON) /* its products run parallel themselves: after the region */
+        qkv__muon_step(o, p, lr, grad_scale);
     return 0;
 }

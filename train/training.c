@@ -309,6 +309,35 @@ static void release(const qkv_training_model *model)
         model->release(model->model);
 }
 
+/* An optimizer of this kind for t's parameters: the kind's defaults with the
+ * run's weight decay. NULL with a message. */
+static qkv_optim *run_optim(const qkv_training *t, qkv_optim_kind kind)
+{
+    qkv_optim_config oc = kind == QKV_OPTIM_MUON  ? qkv_muon_defaults()
+                          : kind == QKV_OPTIM_SGD ? qkv_sgd_defaults()
+                                                  : qkv_adamw_defaults();
+    oc.kind = kind;
+    oc.weight_decay = t->cfg.weight_decay;
+    return qkv_optim_new(t->model.params, &oc);
+}
+
+int qkv_training_set_optim(qkv_training *t, qkv_optim_kind kind)
+{
+    const char *fn = "qkv_training_set_optim";
+    if (qkv__null(fn, "t", t))
+        return -1;
+    if (t->step != 0)
+        return qkv_set_error("%s: the run is at step %lld; its optimizer is chosen before the "
+                             "first step (a resumed run keeps the saved one)", fn,
+                             (long long)t->step);
+    qkv_optim *o = run_optim(t, kind);
+    if (!o)
+        return qkv__fail_in(fn);
+    qkv_optim_free(t->opt);
+    t->opt = o;
+    return 0;
+}
+
 /* qkv_training_new, named fn in messages; model and tc checked for NULL. */
 static qkv_training *new_run(const char *fn, const qkv_training_model *model,
                              const qkv_train_config *tc)
@@ -331,8 +360,6 @@ static qkv_training *new_run(const char *fn, const qkv_training_model *model,
     t->batch_hi = c->batch_size;
     t->sched = (qkv_lr_schedule){.lr = c->lr, .min_lr = c->min_lr, .warmup_iters = c->warmup,
                                  .decay_iters = c->iters, .wsd_decay = c->wsd_decay};
-    qkv_optim_config oc = qkv_adamw_defaults();
-    oc.weight_decay = c->weight_decay;
     /* One seed, separate streams: the model's get seed + 1, + 2, ... (a
      * model that seeds them itself after this, as the GPT does, keeps its
      * own), dropout its own. */
@@ -354,7 +381,7 @@ static qkv_training *new_run(const char *fn, const qkv_training_model *model,
         t->model.kind = strcpy((char *)blob + at_kind, model->kind);
         note_of(t)[0] = 0; /* no note until the program gives one */
     }
-    if (!blob || !(t->opt = qkv_optim_new(model->params, &oc)) ||
+    if (!blob || !(t->opt = run_optim(t, QKV_OPTIM_ADAMW)) ||
         !(t->arena = qkv_arena_new(model->arena_bytes ? model->arena_bytes : (size_t)16 << 20))) {
         qkv_training_free(t);
         return NULL;
@@ -707,8 +734,20 @@ int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
     if (match_streams(fn, t, &names, rngs) < 0)
         return -1;
     qkv_ckpt_progress prog = {.n_rngs = 1 + t->model.n_rngs, .rngs = rngs};
-    if (qkv_checkpoint_load(ck, t->model.params, t->opt, &prog) < 0)
+    /* The saved moments go on in an optimizer of their kind. */
+    qkv_optim *opt = t->opt;
+    if (qkv__optim_moments(ck->optim_kind) && ck->optim_kind != (int)opt->cfg.kind &&
+        !(opt = run_optim(t, (qkv_optim_kind)ck->optim_kind)))
+        return qkv__fail_in(fn);
+    if (qkv_checkpoint_load(ck, t->model.params, opt, &prog) < 0) {
+        if (opt != t->opt)
+            qkv_optim_free(opt);
         return -1;
+    }
+    if (opt != t->opt) {
+        qkv_optim_free(t->opt);
+        t->opt = opt;
+    }
     t->step = prog.step;
     uint8_t *note = note_of(t); /* the program's note goes on with the run */
     note[0] = (uint8_t)names.note_len;

@@ -51,9 +51,10 @@
  *       4 + L       u32 L, then the name: L (1..63) bytes
  *       4 + 4·D     u32 D (1..4), then D u32 extents
  *       4·N         N f32 values, N = product of the extents
- *     4           u32 optimizer kind: 0 none, 1 AdamW, 2 SGD (qkv_optim_kind)
+ *     4           u32 optimizer kind: 0 none, 1 AdamW, 2 SGD, 3 Muon (qkv_optim_kind)
  *     8           u64 optimizer step
- *     4·M·ΣN      M moment buffers (AdamW: m then v; SGD: velocity; none: 0),
+ *     4·M·ΣN      M moment buffers (AdamW: m then v; SGD: velocity; Muon: m, its
+ *                 matrices' momentum and the rest's AdamW mean, then v; none: 0),
  *                 each as f32 values of every parameter in the order above
  *     8           u64 training step
  *     4 + 32·R    u32 R, then R RNG states, four u64 each

@@ -31,6 +31,18 @@
  *     qkv_params_freeze(params, "wte.", true);                  // no update at all
  *     qkv_optim_set_group(opt, params, "lm_head.", 0.1, 0.0);   // 10x slower, no decay
  *
+ * Muon (QKV_OPTIM_MUON, qkv_muon_defaults) updates each hidden weight
+ * matrix with its Nesterov momentum orthogonalised (qkv_newton_schulz) and
+ * the other parameters with AdamW. Which ones are Muon's is a rule: every
+ * 2-D parameter except embedding tables and output heads, i.e. those named
+ * "wte.weight", "wpe.weight" or "lm_head.weight" (or ending in ".wte.weight"
+ * and so on: the names qkv's models give them); biases, gains and anything
+ * not 2-D are AdamW's. qkv_optim_set_muon changes it for a prefix:
+ *
+ *     qkv_optim_config mc = qkv_muon_defaults();
+ *     qkv_optim *opt = qkv_optim_new(params, &mc);
+ *     qkv_optim_set_muon(opt, params, "h.0.attn.c_attn.", false);   // AdamW for this one
+ *
  * Configs: a field left 0 takes the default its comment names (see qkv/base.h);
  * (qkv_optim_config){0} is AdamW, (qkv_lr_schedule){0} a constant 1e-3.
  */
@@ -45,6 +57,7 @@ QKV_BEGIN_DECLS
 typedef enum qkv_optim_kind {
     QKV_OPTIM_ADAMW = 1, /* Adam with decoupled weight decay */
     QKV_OPTIM_SGD = 2,   /* stochastic gradient descent with momentum */
+    QKV_OPTIM_MUON = 3,  /* orthogonalised momentum for hidden matrices, AdamW for the rest */
 } qkv_optim_kind;
 
 /* Zero-initialised, (qkv_optim_config){0} is AdamW with nanoGPT's betas and
@@ -53,12 +66,14 @@ typedef enum qkv_optim_kind {
  * value such as 1e-12.) */
 typedef struct qkv_optim_config {
     qkv_optim_kind kind; /* the update rule; 0 = QKV_OPTIM_ADAMW */
-    double beta1;        /* AdamW: decay of the mean of gradients; 0 = 0.9 */
-    double beta2;        /* AdamW: decay of the mean of squared gradients; 0 = 0.99 */
-    double eps;          /* AdamW: added to the denominator; 0 = 1e-8 */
-    double momentum;     /* SGD: decay of the velocity; 0 = none (plain SGD) */
-    double weight_decay; /* on parameters with ndim >= 2 only; AdamW: decoupled, SGD: L2;
-                            0 = none */
+    double beta1;        /* AdamW (and Muon's AdamW part): decay of the mean of gradients;
+                            0 = 0.9 */
+    double beta2;        /* AdamW (and Muon's): decay of the mean of squared gradients; 0 = 0.99 */
+    double eps;          /* AdamW (and Muon's): added to the denominator; 0 = 1e-8 */
+    double momentum;     /* SGD: decay of the velocity, 0 = none (plain SGD); Muon: its
+                            Nesterov momentum, in [0, 1), 0 = 0.95 */
+    double weight_decay; /* on parameters with ndim >= 2 only; AdamW and Muon: decoupled,
+                            SGD: L2; 0 = none */
 } qkv_optim_config;
 
 /* nanoGPT's AdamW recipe: the zero config plus weight decay 0.1 (beta1 0.9,
@@ -68,13 +83,18 @@ qkv_optim_config qkv_adamw_defaults(void);
 /* SGD with momentum 0.9 and no weight decay. */
 qkv_optim_config qkv_sgd_defaults(void);
 
+/* Muon with momentum 0.95 and weight decay 0.1, AdamW's betas and eps for its AdamW part. */
+qkv_optim_config qkv_muon_defaults(void);
+
 typedef struct qkv_optim {
     qkv_optim_config cfg; /* hyperparameters (the learning rate is given per step) */
     int64_t step;         /* updates done so far (AdamW's bias correction uses it) */
     size_t n;             /* length of each moment buffer: the params' total */
-    int n_moments;        /* moment buffers in use: 2 for AdamW, 1 for SGD */
-    qkv_real *m;          /* AdamW: mean of gradients; SGD: velocity */
-    qkv_real *v;          /* AdamW: mean of squared gradients; NULL for SGD */
+    int n_moments;        /* moment buffers in use: 2 for AdamW and Muon, 1 for SGD */
+    qkv_real *m;          /* AdamW: mean of gradients; SGD: velocity; Muon: its matrices'
+                             momentum, the other parameters' AdamW mean */
+    qkv_real *v;          /* AdamW: mean of squared gradients (Muon: of its AdamW part, 0 on
+                             its matrices); NULL for SGD */
     int n_params;         /* the parameters it was made for (their count) */
     double *lr_scale;     /* per parameter: it learns at lr·lr_scale (1 unless a group says) */
     double *decay;        /* per parameter: its weight decay (cfg's on ndim >= 2, else 0,
@@ -105,9 +125,36 @@ void qkv_optim_free(qkv_optim *o);
  *     m ← β1·m + (1 − β1)·g,   v ← β2·v + (1 − β2)·g²
  *     w ← w − lr/(1 − β1^t) · m / (√v / √(1 − β2^t) + eps)
  * SGD is PyTorch's with dampening 0: g ← g + wd·w (ndim >= 2 only),
- * m ← μ·m + g, w ← w − lr·m. 0, or -1 when p is not the params o was made
- * for or lr is negative, NaN or infinite. */
+ * m ← μ·m + g, w ← w − lr·m. Muon, on each of its r×c matrices (the rest
+ * AdamW's as above), is torch.optim.Muon's with Moonshot's scale:
+ *     m ← μ·m + g,   u = g + μ·m                        (Nesterov)
+ *     w ← w·(1 − lr·wd) − lr·0.2·√max(r, c)·NS(u)
+ * where NS is qkv_newton_schulz; an orthogonal r×c matrix has RMS
+ * 1/√max(r, c), so the update's RMS is 0.2, about AdamW's, and one lr serves
+ * both groups. 0, or -1 when p is not the params o was made for or lr is
+ * negative, NaN or infinite. */
 int qkv_optim_step(qkv_optim *o, qkv_params *p, double lr);
+
+/* Set whether the parameters whose names start with prefix take Muon's
+ * update (on) or AdamW's, from the next step on (their moments are shared:
+ * switching mid-run carries the first moment over). Like the groups it is
+ * setup, not saved: set it again after a resume. The number set, or -1 (o
+ * not Muon or not made for p, none matched, or on for one that is not 2-D). */
+int qkv_optim_set_muon(qkv_optim *o, const qkv_params *p, const char *prefix, bool on);
+
+/* 1 when the parameter of p named name takes Muon's update, 0 when not (any
+ * other kind of optimizer: 0), -1 when there is none so named or o was not
+ * made for p. */
+int qkv_optim_is_muon(const qkv_optim *o, const qkv_params *p, const char *name);
+
+/* Muon's orthogonalisation of the rows×cols matrix g (row-major) into out
+ * (which may be g): X = g/‖g‖_F, transposed when rows > cols so that
+ * A = XXᵀ is the smaller Gram matrix, then 5 times X ← aX + (bA + cA²)X with
+ * (a, b, c) = (3.4445, −4.7750, 2.0315), transposed back. Its singular
+ * values end near 1 (about 0.7 to 1.2), the vectors g's; a g of norm below
+ * 1e-7 is scaled by 1e7 instead. Deterministic: the same bytes at every
+ * thread count. 0, or -1 (NULL, rows or cols < 1, no memory). */
+int qkv_newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out);
 
 /* ---- learning-rate schedule ---- */
 

@@ -235,7 +235,8 @@ struct qkv_training {
 };
 
 /* A run for model with settings tc (its zero fields filled in, into t->cfg):
- * AdamW (weight decay from tc) over model->params, the schedule, the dropout
+ * AdamW (weight decay from tc; qkv_training_set_optim for another) over
+ * model->params, the schedule, the dropout
  * stream, the arena, then model->start. NULL with a message on a bad config
  * or no memory (model->model released then, if the run was to own it). */
 qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_config *tc);
@@ -257,7 +258,7 @@ void qkv_training_free(qkv_training *t);
 /* One optimizer step: zero the gradients, the model's loss, backward, the
  * grad hook, then refuse a NaN or infinite loss or gradient norm (an error
  * naming the step, the weights untouched), clip the global norm to
- * cfg.grad_clip, AdamW at the schedule's lr, and count the step. Writes the
+ * cfg.grad_clip, the optimizer at the schedule's lr, and count the step. Writes the
  * loss and the norm before clipping (either may be NULL). 0 or -1. */
 int qkv_training_step(qkv_training *t, double *loss, double *grad_norm);
 
@@ -282,7 +283,14 @@ bool qkv_training_eval_more(qkv_training *t, int done);
  * moves it as its speed becomes known; it is saved in the checkpoint. 0 or -1. */
 int qkv_training_set_iters(qkv_training *t, int64_t iters);
 
-/* Save the whole run (parameters, AdamW moments, step, every stream, the
+/* Make the run's optimizer one of this kind (QKV_OPTIM_MUON, ...): the
+ * kind's defaults (qkv_muon_defaults, ...) with the run's weight decay, its
+ * moments zero; groups set on the old one are gone. Only before the first
+ * step; a resumed run takes the kind it was saved with. 0, or -1 (an unknown
+ * kind, a run past step 0, no memory). */
+int qkv_training_set_optim(qkv_training *t, qkv_optim_kind kind);
+
+/* Save the whole run (parameters, optimizer moments, step, every stream, the
  * model's config blob followed by the run's settings) to path, atomically. It
  * refuses what loading would: a parameter that is NaN or infinite (a
  * diverged run), a setting out of its range, a step past cfg.iters, a
@@ -301,7 +309,9 @@ int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, siz
  * the model and settings ck describes. Streams saved with names go to the
  * model's stream of that name (wherever it is in rngs); a saved name the
  * model lacks, or named streams against unnamed ones, is refused naming
- * it. Nothing changes on -1. */
+ * it. When ck's moments are another optimizer kind's than t->opt's, t->opt
+ * becomes one of that kind (as qkv_training_set_optim makes it). Nothing
+ * changes on -1. */
 int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck);
 
 /* Rebuilds the model a checkpoint holds: from ck's config blob (the model's

@@ -524,6 +524,9 @@ START_TEST(test_time_budget_ends_on_time_with_the_schedule_done)
     ck_assert_msg(secs > budget - 0.5 && secs < budget + 0.5, "a %gs budget took %gs:\n%s",
                   budget, secs, r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "elapsed "));
+    /* Its last evaluation read the whole validation split, inside the budget. */
+    ck_assert_ptr_nonnull(strstr(r.out, "val loss "));
+    ck_assert_msg(strstr(r.out, " +- ") && strstr(r.out, "(the whole split)"), "%s", r.out);
     /* The last progress line's lr is the schedule's floor. */
     const char *last = NULL;
     for (const char *p = r.out; (p = strstr(p, "\nstep ")); p++)

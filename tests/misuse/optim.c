@@ -116,3 +116,74 @@ MISUSE(qkv_optim_set_group, optimizer_of_other_parameters)
 {
     WITH_OTHER_PARAMETERS(REFUSES(qkv_optim_set_group(o, nine, "", 1, 0), "o was made for other"));
 }
+MISUSE(qkv_muon_defaults, takes_no_arguments)
+{
+    MISUSE_ASSERT(qkv_muon_defaults().kind == QKV_OPTIM_MUON);
+}
+MISUSE(qkv_optim_new, muon_momentum_1)
+{
+    qkv_optim_config cfg = qkv_muon_defaults();
+    cfg.momentum = 1;
+    FAILS_NULL(qkv_optim_new(params(), &cfg), "momentum < 1, not 1");
+}
+
+/* A Muon optimizer for params() (its "w" is Muon's, "b" AdamW's). */
+static qkv_optim *muon(void)
+{
+    qkv_optim_config cfg = qkv_muon_defaults();
+    qkv_optim *o = qkv_optim_new(params(), &cfg);
+    MISUSE_ASSERT(o != NULL);
+    return o;
+}
+
+MISUSE(qkv_optim_set_muon, null_optim)
+{
+    REFUSES(qkv_optim_set_muon(NULL, params(), "", false), "o is NULL");
+}
+MISUSE(qkv_optim_set_muon, bad_values)
+{
+    qkv_optim *o = muon();
+    REFUSES(qkv_optim_set_muon(o, NULL, "", false), "p is NULL");
+    REFUSES(qkv_optim_set_muon(o, params(), NULL, false), "prefix is NULL");
+    REFUSES(qkv_optim_set_muon(o, params(), "nothing.", false), "prefix 'nothing.'");
+    REFUSES(qkv_optim_set_muon(o, params(), "b", true), "'b' has 1 dimensions");
+    REFUSES(qkv_optim_set_muon(optim(), params(), "w", true), "not a Muon optimizer");
+    qkv_params *other = qkv_params_new();
+    qkv_params_add(other, "x", QKV_SHAPE(1), QKV_INIT_ZEROS, 0);
+    qkv_params_alloc(other, NULL);
+    REFUSES(qkv_optim_set_muon(o, other, "", false), "o was made for");
+    qkv_params_free(&other);
+    MISUSE_ASSERT(qkv_optim_is_muon(o, params(), "w") == 1); /* the refusals changed nothing */
+    qkv_optim_free(o);
+}
+MISUSE(qkv_optim_is_muon, null) { FAILS_INT(qkv_optim_is_muon(NULL, params(), "w"), "o is NULL"); }
+MISUSE(qkv_optim_is_muon, bad_values)
+{
+    qkv_optim *o = muon();
+    FAILS_INT(qkv_optim_is_muon(o, NULL, "w"), "p is NULL");
+    FAILS_INT(qkv_optim_is_muon(o, params(), NULL), "name is NULL");
+    FAILS_INT(qkv_optim_is_muon(o, params(), "v"), "no parameter is named 'v'");
+    qkv_params *other = qkv_params_new();
+    qkv_params_add(other, "x", QKV_SHAPE(1), QKV_INIT_ZEROS, 0);
+    qkv_params_alloc(other, NULL);
+    FAILS_INT(qkv_optim_is_muon(o, other, "x"), "o was made for");
+    qkv_params_free(&other);
+    qkv_optim_free(o);
+}
+MISUSE(qkv_newton_schulz, null_input)
+{
+    qkv_real out[4];
+    FAILS_INT(qkv_newton_schulz(NULL, 2, 2, out), "g is NULL");
+}
+MISUSE(qkv_newton_schulz, null_output)
+{
+    qkv_real g[4] = {1, 2, 3, 4};
+    FAILS_INT(qkv_newton_schulz(g, 2, 2, NULL), "out is NULL");
+}
+MISUSE(qkv_newton_schulz, bad_shape)
+{
+    qkv_real g[4] = {1, 2, 3, 4}, out[4];
+    FAILS_INT(qkv_newton_schulz(g, 0, 2, out), "a 0 x 2 matrix");
+    FAILS_INT(qkv_newton_schulz(g, 2, -1, out), "a 2 x -1 matrix");
+    FAILS_INT(qkv_newton_schulz(g, 1 << 30, 1 << 30, out), "rows and cols");
+}

@@ -123,6 +123,21 @@ MISUSE(qkv_training_eval, which_negative)
 {
     FAILS_NAN(qkv_training_eval(gpt_run()->run, -1), "-1");
 }
+MISUSE(qkv_training_set_optim, null)
+{
+    FAILS_INT(qkv_training_set_optim(NULL, QKV_OPTIM_MUON), "t is NULL");
+}
+MISUSE(qkv_training_set_optim, unknown_kind)
+{
+    FAILS_INT(qkv_training_set_optim(gpt_run()->run, (qkv_optim_kind)9), "unknown kind 9");
+}
+MISUSE(qkv_training_set_optim, after_a_step)
+{
+    qkv_training *t = gpt_run()->run;
+    MISUSE_ASSERT(qkv_training_step(t, NULL, NULL) == 0);
+    FAILS_INT(qkv_training_set_optim(t, QKV_OPTIM_MUON), "at step 1");
+    MISUSE_ASSERT(t->opt->cfg.kind == QKV_OPTIM_ADAMW); /* unchanged */
+}
 MISUSE(qkv_training_set_iters, null) { FAILS_INT(qkv_training_set_iters(NULL, 5), "t is NULL"); }
 MISUSE(qkv_training_set_iters, zero)
 {
