@@ -58,6 +58,11 @@ const char *qkv__cpu_list(char *buf, int size);
  * in fewer instructions, so a kernel the width bounds is not twice as fast. */
 bool qkv__cpu_avx512_halved(void);
 
+/* Whether the CPU has AVX512_BF16 (vdpbf16ps: bf16 pairs multiplied into
+ * fp32 sums) beside the avx512 path's AVX-512F and AVX512BW: a capability of
+ * the bf16 GEMM (gemm_bf16.h), not a path of its own. */
+bool qkv__cpu_has_avx512_bf16(void);
+
 /* ---- one kernel body, compiled once per path ---- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)
