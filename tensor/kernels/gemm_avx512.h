@@ -22,6 +22,32 @@ AVX512_INLINE __mmask16 avx512_lanes(int n)
     return n <= 0 ? 0 : n >= 16 ? 0xFFFF : (__mmask16)((1u << n) - 1);
 }
 
+/* The end of a tile of `rows` rows and nv vectors (16·nv columns): C[i][j] =
+ * alpha·acc + beta·C[i][j] for i < m, j < n; beta·C added with one FMA when
+ * fused, else multiplied and added apart (the bf16 GEMM rounds so, as its
+ * portable path does). beta == 0: C is not read. */
+AVX512_INLINE void avx512_store_tile(int rows, int nv, bool fused, __m512 acc[][2], float *c,
+                                     ptrdiff_t ldc, int m, int n, float alpha, float beta)
+{
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __mmask16 mask[2] = {avx512_lanes(n), avx512_lanes(n - 16)};
+#pragma GCC unroll 12
+    for (int i = 0; i < rows; i++) {
+        if (i >= m)
+            break;
+        float *ci = c + i * ldc;
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) {
+            __m512 r = _mm512_mul_ps(va, acc[i][v]);
+            if (beta != 0) { /* masked-off lanes are neither read nor written */
+                __m512 old = _mm512_maskz_loadu_ps(mask[v], ci + 16 * v);
+                r = fused ? _mm512_fmadd_ps(vb, old, r) : _mm512_add_ps(r, _mm512_mul_ps(vb, old));
+            }
+            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
+        }
+    }
+}
+
 /* Transpose the 16×16 block r (row i in r[i]) in place: unpack pairs of
  * rows, then pairs of pairs, then move 128-bit lanes across vectors. Any
  * 32-bit lanes: the bf16 packing (gemm_bf16_avx512.c) moves pair words. */

@@ -126,45 +126,20 @@ BF16_INLINE void tile(int rows, int nv, int kp, const uint32_t *a, const uint32_
                 acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
         }
     }
-    /* alpha·sum + beta·C as the portable path rounds it: a multiply, a
-     * multiply and an add, no FMA */
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    __mmask16 mask[2] = {avx512_lanes(n), avx512_lanes(n - 16)};
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        if (i >= m)
-            break;
-        float *ci = c + i * ldc;
-#pragma GCC unroll 2
-        for (int v = 0; v < nv; v++) {
-            __m512 r = _mm512_mul_ps(va, acc[i][v]);
-            if (beta != 0) /* masked-off lanes are neither read nor written */
-                r = _mm512_add_ps(r, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v)));
-            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
-        }
-    }
+    avx512_store_tile(rows, nv, false, acc, c, ldc, m, n, alpha, beta);
 }
 
-/* The tile for `rows` rows (12, or 8 and 4 at the bottom edge), one vector
- * of columns or two. */
-#define TILE_ROWS(name, rows)                                                                  \
-    static BF16 void name(int kp, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc,  \
-                          int m, int n, float alpha, float beta)                               \
-    {                                                                                          \
-        if (n > 16)                                                                            \
-            tile(rows, 2, kp, a, b, c, ldc, m, n, alpha, beta);                                \
-        else                                                                                   \
-            tile(rows, 1, kp, a, b, c, ldc, m, n, alpha, beta);                                \
-    }
-TILE_ROWS(tile_12, 12)
-TILE_ROWS(tile_8, 8)
-TILE_ROWS(tile_4, 4)
-
-static void kernel(int kp, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc, int m,
-                   int n, float alpha, float beta)
+/* The tile's versions: 12 rows, or 8 or 4 at the bottom edge; two vectors
+ * of columns, or one at the right edge. */
+static BF16 void kernel(int kp, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc,
+                        int m, int n, float alpha, float beta)
 {
-    qkv__gemm_bf16_kernel_fn *rows = m <= 4 ? tile_4 : m <= 8 ? tile_8 : tile_12;
-    rows(kp, a, b, c, ldc, m, n, alpha, beta);
+#define TILE(rows, nv) tile(rows, nv, kp, a, b, c, ldc, m, n, alpha, beta)
+    if (n > 16)
+        m > 8 ? TILE(12, 2) : m > 4 ? TILE(8, 2) : TILE(4, 2);
+    else
+        m > 8 ? TILE(12, 1) : m > 4 ? TILE(8, 1) : TILE(4, 1);
+#undef TILE
 }
 
 const qkv__gemm_bf16_kernel qkv__gemm_bf16_avx512 = {MR, NR, kernel, pack_a, pack_b};
