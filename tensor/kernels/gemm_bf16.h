@@ -47,7 +47,9 @@ static inline float qkv__bf16_float(qkv__bf16 h)
     return x;
 }
 
-/* The bf16 GEMM's paths, fastest first. */
+/* The bf16 GEMM's paths, fastest first. Not yet written, each to come as an
+ * entry here, a case in qkv__gemm_bf16_supported and a kernel of its own
+ * (gemm_bf16_kernel.h): AMX-BF16 before AVX512_BF16, ARM BF16 on aarch64. */
 typedef enum qkv__bf16_path {
     QKV__BF16_AVX512,   /* AVX512_BF16's vdpbf16ps on zmm: 32 products per instruction */
     QKV__BF16_PORTABLE, /* plain C: rounds to bf16, multiplies and adds in fp32 */
