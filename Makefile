@@ -69,7 +69,7 @@ DUMPS   := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(DUMP_SRC))))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run mutants FORCE
+.PHONY: all test sanitize clean install bench bench-bf16 test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run mutants FORCE
 # The version lives in include/qkv/version.h; the SONAME carries its ABI
 # version: the major number, or before 1.0 "0.MINOR" (see version.h).
 VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
@@ -206,6 +206,14 @@ mutants:
 # Speed on this machine: GEMM against the FMA peak, training steps, sampling, memory.
 bench: $(BUILD)/qkv
 	$(BUILD)/qkv bench $(ARGS)
+
+# The bf16 GEMM beside the fp32 one on the big shapes, 1 and 2 threads (tests/tensor/bench_gemm_bf16.c).
+bench-bf16: $(BUILD)/tests/bench_gemm_bf16
+	$(BUILD)/tests/bench_gemm_bf16 $(ARGS)
+
+$(BUILD)/tests/bench_gemm_bf16: tests/tensor/bench_gemm_bf16.c $(BUILD)/libqkv.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) $(TEST_DEPS) -o $@ $(TEST_INPUTS) $(LDLIBS)
 
 # An allocation too large to satisfy must come back NULL under ASan as under
 # libc (the tests check qkv reports it), not end the process.
@@ -367,7 +375,7 @@ AARCH64_OBJDUMP ?= $(AARCH64_CC:%gcc=%objdump)
 AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
 # The core suites, and the others that run in a second or less under qemu (the
 # rest run the program, or dump programs, as child processes: qemu-user cannot).
-AARCH64_SUITES  := test_tensor test_gemm test_vecmath test_gpt test_checkpoint $(basename $(notdir $(GRAD_SRC))) \
+AARCH64_SUITES  := test_tensor test_gemm test_gemm_bf16 test_vecmath test_gpt test_checkpoint $(basename $(notdir $(GRAD_SRC))) \
                    test_optim test_nn test_attention_core test_training test_generate
 
 # Any aarch64 build, native or cross. NEON is the baseline there, so the row

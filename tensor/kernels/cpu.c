@@ -70,6 +70,17 @@ bool qkv_cpu_avx512_halved(void)
 #endif
 }
 
+bool qkv__cpu_has_avx512_bf16(void)
+{
+#if QKV__CPU_X86
+    unsigned a, b, c, d; /* CPUID leaf 7, subleaf 1: EAX bit 5 is AVX512_BF16 */
+    return runs(QKV__CPU_AVX512) && __builtin_cpu_supports("avx512bw") &&
+           __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);
+#else
+    return false;
+#endif
+}
+
 /* The path named name, or -1 (name NULL or unknown), without a message. */
 static int parse(const char *name)
 {

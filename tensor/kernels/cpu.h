@@ -27,6 +27,11 @@ typedef enum qkv__cpu_path {
 extern qkv__cpu_path qkv__cpu_current;
 static inline qkv__cpu_path qkv__cpu_active(void) { return qkv__cpu_current; }
 
+/* Whether the CPU has AVX512_BF16 (vdpbf16ps: bf16 pairs multiplied into
+ * fp32 sums) beside the avx512 path's AVX-512F and AVX512BW: a capability of
+ * the bf16 GEMM (gemm_bf16.h), not a path of its own. */
+bool qkv__cpu_has_avx512_bf16(void);
+
 /* ---- one kernel body, compiled once per path ---- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)

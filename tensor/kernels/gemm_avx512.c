@@ -43,21 +43,7 @@ AVX512_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a
                 acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
         }
     }
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-    __mmask16 mask[2] = {avx512_lanes(n), avx512_lanes(n - 16)};
-#pragma GCC unroll 12
-    for (int i = 0; i < rows; i++) {
-        if (i >= m)
-            break;
-        float *ci = c + i * ldc;
-#pragma GCC unroll 2
-        for (int v = 0; v < nv; v++) {
-            __m512 r = _mm512_mul_ps(va, acc[i][v]);
-            if (beta != 0) /* masked-off lanes are neither read nor written */
-                r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], ci + 16 * v), r);
-            _mm512_mask_storeu_ps(ci + 16 * v, mask[v], r);
-        }
-    }
+    avx512_store_tile(rows, nv, true, acc, c, ldc, m, n, alpha, beta);
 }
 
 /* One version of the tile per (A layout, rows): the full and the half-width tile. */

@@ -10,42 +10,6 @@
 
 enum { MR = AVX512_MR, NR = AVX512_NR };
 
-/* Transpose the 16×16 block r (row i in r[i]) in place: unpack pairs of
- * rows, then pairs of pairs, then move 128-bit lanes across vectors. */
-AVX512_INLINE void transpose16(__m512 r[16])
-{
-    __m512 t[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    /* s[4q + c], 128-bit lane l: column 4l + c of rows 4q..4q+3 */
-    __m512d s[16];
-#pragma GCC unroll 4
-    for (int i = 0; i < 16; i += 4)
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            __m512d x = _mm512_castps_pd(t[i + h]), y = _mm512_castps_pd(t[i + h + 2]);
-            s[i + 2 * h] = _mm512_unpacklo_pd(x, y);
-            s[i + 2 * h + 1] = _mm512_unpackhi_pd(x, y);
-        }
-    /* row 4l + c of the result gathers lane l of s[c], s[4 + c], s[8 + c], s[12 + c] */
-#pragma GCC unroll 4
-    for (int c = 0; c < 4; c++) {
-        __m512 s0 = _mm512_castpd_ps(s[c]), s1 = _mm512_castpd_ps(s[4 + c]);
-        __m512 s2 = _mm512_castpd_ps(s[8 + c]), s3 = _mm512_castpd_ps(s[12 + c]);
-        __m512 lo01 = _mm512_shuffle_f32x4(s0, s1, _MM_SHUFFLE(1, 0, 1, 0));
-        __m512 hi01 = _mm512_shuffle_f32x4(s0, s1, _MM_SHUFFLE(3, 2, 3, 2));
-        __m512 lo23 = _mm512_shuffle_f32x4(s2, s3, _MM_SHUFFLE(1, 0, 1, 0));
-        __m512 hi23 = _mm512_shuffle_f32x4(s2, s3, _MM_SHUFFLE(3, 2, 3, 2));
-        r[c] = _mm512_shuffle_f32x4(lo01, lo23, _MM_SHUFFLE(2, 0, 2, 0));
-        r[4 + c] = _mm512_shuffle_f32x4(lo01, lo23, _MM_SHUFFLE(3, 1, 3, 1));
-        r[8 + c] = _mm512_shuffle_f32x4(hi01, hi23, _MM_SHUFFLE(2, 0, 2, 0));
-        r[12 + c] = _mm512_shuffle_f32x4(hi01, hi23, _MM_SHUFFLE(3, 1, 3, 1));
-    }
-}
-
 /* dst[p·ld_dst + i] = src[i·ld_src + p] for p < kc and lanes i < 16 (zero
  * for rows ≥ rows of src), 16 steps of p at a time through a register
  * transpose; only the lanes in `width` of each dst row are written. */

@@ -121,3 +121,24 @@ qkv_test_env qkv_test_env_new(uint64_t seed)
     qkv_rng_seed(&env.rng, seed);
     return env;
 }
+
+static int refused;
+
+static void *refuse(size_t size)
+{
+    (void)size;
+#pragma omp atomic
+    refused++;
+    return NULL;
+}
+
+void qkv_test_without_memory(void (*fn)(void *arg), void *arg)
+{
+    refused = 0;
+    qkv_set_allocator(refuse, free);
+    fn(arg);
+    qkv_set_allocator(NULL, NULL);
+    const char *fork = getenv("CK_FORK");
+    if (!fork || strcmp(fork, "no") != 0)
+        ck_assert_int_gt(refused, 0);
+}

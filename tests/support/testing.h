@@ -71,4 +71,10 @@ const char *qkv_test_path(const char *dir, const char *name);
  * its first value past GPT-2's (rope, rmsnorm, relu2). */
 qkv_model_options qkv_test_every_option(void);
 
+/* fn(arg) with every qkv_alloc refused (qkv_set_allocator), then the usual
+ * allocator again; the test fails if fn asked for none. For code that keeps
+ * what it allocated once (a thread's buffer): in Check's fork mode each test
+ * is a fresh process, so fn meets the refusal; with CK_FORK=no it may not. */
+void qkv_test_without_memory(void (*fn)(void *arg), void *arg);
+
 #endif

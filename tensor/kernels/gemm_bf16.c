@@ -1,0 +1,209 @@
+/* The bf16 GEMM's driver: which path runs, and the blocked loops around its
+ * micro-kernel, split across threads.
+ *
+ * The loops are the fp32 driver's (gemm.c), outermost first: NC columns of
+ * C; KC steps of k, op(B)'s kc×nc block rounded and packed as pairs; MC rows,
+ * op(A)'s mc×kc block likewise (always packed: it must be rounded); then MR
+ * rows against every NR-column panel of B. Packed bf16 take half an fp32's
+ * bytes, so NC is twice the fp32 one for the same share of L2.
+ *
+ * The sum order is fixed by K alone (blocks of KC steps, pairs from each
+ * block's start), never by the path's tile, the thread count or how C is cut:
+ * every path and thread count gives the same bits (gemm_bf16.h). */
+#include <omp.h>
+#include <string.h>
+
+#include "gemm_bf16_kernel.h"
+#include "qkv/base.h"
+
+/* KC is even, so that every block but the last holds whole pairs. */
+enum { KC_MAX = 384, NC_MAX = 1024, MC_MAX = 192 };
+
+/* Words of the per-thread packing buffer: a B block and an A block. */
+#define BUFFER_WORDS ((size_t)KC_MAX / 2 * (NC_MAX + MC_MAX))
+
+/* Below this many flops a product runs on one thread: waking the team costs more. */
+#define PARALLEL_MIN_FLOPS 2e6
+
+static const char *const names[QKV__BF16_N_PATHS] = {
+    [QKV__BF16_AVX512] = "avx512_bf16",
+    [QKV__BF16_PORTABLE] = "portable",
+};
+
+/* The path qkv__gemm_bf16_force chose, or -1: follow the vector path. */
+static int forced = -1;
+
+const char *qkv__gemm_bf16_name(int path)
+{
+    return path >= 0 && path < QKV__BF16_N_PATHS ? names[path] : NULL;
+}
+
+bool qkv__gemm_bf16_supported(int path)
+{
+    switch (path) {
+    case QKV__BF16_PORTABLE:
+        return true;
+    case QKV__BF16_AVX512:
+        return qkv__cpu_has_avx512_bf16();
+    default:
+        return false;
+    }
+}
+
+qkv__bf16_path qkv__gemm_bf16_path(void)
+{
+    if (forced >= 0)
+        return (qkv__bf16_path)forced;
+    return qkv__cpu_active() == QKV__CPU_AVX512 && qkv__cpu_has_avx512_bf16() ? QKV__BF16_AVX512
+                                                                               : QKV__BF16_PORTABLE;
+}
+
+int qkv__gemm_bf16_force(int path)
+{
+    if (path != -1 && !qkv__gemm_bf16_supported(path))
+        return -1;
+    forced = path;
+    return 0;
+}
+
+int qkv__gemm_bf16_use(const char *what, const char *name)
+{
+    if (!name || !*name)
+        return qkv__gemm_bf16_force(-1);
+    for (int p = 0; p < QKV__BF16_N_PATHS; p++)
+        if (strcmp(name, names[p]) == 0) {
+            if (qkv__gemm_bf16_force(p) == 0)
+                return 0;
+            return qkv_set_error("%s%s: this CPU%s lacks AVX512_BF16 (the vdpbf16ps "
+                                 "instruction); the bf16 path it runs is portable",
+                                 what, name, QKV__CPU_X86 ? "" : " (not x86-64)");
+        }
+    return qkv_set_error("%s%s: no such bf16 path (avx512_bf16 or portable)", what, name);
+}
+
+static const qkv__gemm_bf16_kernel *active_kernel(void)
+{
+#if QKV__CPU_X86
+    if (qkv__gemm_bf16_path() == QKV__BF16_AVX512)
+        return &qkv__gemm_bf16_avx512;
+#endif
+    return &qkv__gemm_bf16_portable;
+}
+
+/* One product as the threads see it: qkv__gemm_bf16's arguments. */
+typedef struct product {
+    const qkv__gemm_bf16_kernel *path;
+    bool ta, tb;
+    int M, N, K;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    int lda, ldb, ldc;
+} product;
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+/* The size of n cut into equal blocks of at most max, rounded up to a
+ * multiple of unit: no thin leftover block. */
+static int even_block(int n, int max, int unit)
+{
+    return ceil_div(ceil_div(n, ceil_div(n, max)), unit) * unit;
+}
+
+/* Where element (r, c) of op(X) sits, X stored with row pitch ld (at (c, r) when trans). */
+static const float *at(const float *x, int ld, bool trans, int r, int c)
+{
+    return trans ? x + (size_t)c * ld + r : x + (size_t)r * ld + c;
+}
+
+/* C's rows [i_lo, i_hi) × columns [j_lo, j_hi), packing into buf: blocks of
+ * at most kc2 pairs × nc columns of B, then kc2 pairs × mc rows of A. */
+static void run_block(const product *g, int i_lo, int i_hi, int j_lo, int j_hi, uint32_t *buf,
+                      int nc_max, int mc_max)
+{
+    const int mr = g->path->mr, nr = g->path->nr;
+    const int kc = even_block(g->K, KC_MAX, 2), nc = even_block(j_hi - j_lo, nc_max, nr);
+    const int mc = even_block(i_hi - i_lo, mc_max, mr);
+    uint32_t *bp = buf, *ap = buf + (size_t)ceil_div(kc, 2) * nc;
+    for (int j0 = j_lo; j0 < j_hi; j0 += nc) {
+        const int nb = min_int(nc, j_hi - j0);
+        for (int p0 = 0; p0 < g->K; p0 += kc) {
+            const int kb = min_int(kc, g->K - p0), kp = ceil_div(kb, 2);
+            g->path->pack_b(bp, at(g->B, g->ldb, g->tb, p0, j0), g->ldb, g->tb, kb, nb, nr);
+            const float beta = p0 == 0 ? g->beta : 1; /* later passes accumulate */
+            for (int i0 = i_lo; i0 < i_hi; i0 += mc) {
+                const int mb = min_int(mc, i_hi - i0);
+                g->path->pack_a(ap, at(g->A, g->lda, g->ta, i0, p0), g->lda, g->ta, mb, kb, mr);
+                for (int ir = 0; ir < mb; ir += mr)
+                    for (int jr = 0; jr < nb; jr += nr)
+                        g->path->kernel(kp, ap + (size_t)ir * kp, bp + (size_t)jr * kp,
+                                        g->C + (size_t)(i0 + ir) * g->ldc + j0 + jr, g->ldc,
+                                        min_int(mr, mb - ir), min_int(nr, nb - jr), g->alpha, beta);
+            }
+        }
+    }
+}
+
+/* This thread's packing buffer (BUFFER_WORDS), allocated on first use and
+ * kept for the thread's life; NULL if that failed. */
+static uint32_t *thread_buffer(void)
+{
+    static _Thread_local uint32_t *buffer;
+    if (!buffer)
+        buffer = qkv_alloc(BUFFER_WORDS * sizeof *buffer);
+    return buffer;
+}
+
+/* Part `part` of `parts`: rows or columns of C, in whole tiles. */
+static void run_part(const product *g, int part, int parts, bool by_rows)
+{
+    const int n = by_rows ? g->M : g->N, tile = by_rows ? g->path->mr : g->path->nr;
+    const int tiles = ceil_div(n, tile);
+    const int lo = min_int(part * tiles / parts * tile, n);
+    const int hi = min_int((part + 1) * tiles / parts * tile, n);
+    if (lo == hi)
+        return;
+    const int i_lo = by_rows ? lo : 0, i_hi = by_rows ? hi : g->M;
+    const int j_lo = by_rows ? 0 : lo, j_hi = by_rows ? g->N : hi;
+    uint32_t *buf = thread_buffer();
+    if (buf) {
+        run_block(g, i_lo, i_hi, j_lo, j_hi, buf, NC_MAX, MC_MAX);
+    } else { /* no memory: one panel of each on the stack, the same KC, so the same sums */
+        _Alignas(QKV_ALIGN) uint32_t small[KC_MAX / 2 * (QKV__GEMM_BF16_NR_MAX + QKV__GEMM_BF16_MR_MAX)];
+        run_block(g, i_lo, i_hi, j_lo, j_hi, small, g->path->nr, g->path->mr);
+    }
+}
+
+/* C = beta·C: all that is left when K == 0 or alpha == 0. */
+static void scale(const product *g)
+{
+    for (int i = 0; i < g->M; i++)
+        for (int j = 0; j < g->N; j++) {
+            float *c = g->C + (size_t)i * g->ldc + j;
+            *c = g->beta == 0 ? 0 : g->beta * *c;
+        }
+}
+
+void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    product g = {active_kernel(), trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc};
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0 || alpha == 0) {
+        scale(&g);
+        return;
+    }
+    double flops = 2.0 * M * N * K;
+    int threads = flops < PARALLEL_MIN_FLOPS || omp_in_parallel() ? 1 : omp_get_max_threads();
+    /* Cut the longer side: each thread then reads the least of A and B. */
+    const bool by_rows = M >= N;
+    if (threads == 1) {
+        run_part(&g, 0, 1, by_rows);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int part = 0; part < threads; part++)
+        run_part(&g, part, threads, by_rows);
+}
