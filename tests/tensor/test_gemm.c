@@ -300,14 +300,14 @@ START_TEST(test_works_without_memory)
 {
     /* With no memory for packing buffers gemm falls back to a small stack
      * buffer. Threads allocate their buffer on first use, so this needs a
-     * fresh process (Check's default fork mode) to reach the fallback. */
+     * fresh process (Check's default: a process per test) to reach the fallback. */
     qkv_rng_seed(&rng, 8);
     qkv_set_allocator(failing_alloc, free);
     gemm_case c = {2, 40, 70, 150, false, false, 1, 0, false, 1, 0.5f};
     check_all_forms(c);
     qkv_set_allocator(NULL, NULL);
-    const char *fork = getenv("CK_FORK");
-    if (!fork || strcmp(fork, "no") != 0)
+    const char *own_process = getenv("CK_FORK");
+    if (!own_process || strcmp(own_process, "no") != 0)
         ck_assert_int_gt(failed_allocs, 0);
 }
 END_TEST

@@ -4,13 +4,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "qkv/checkpoint.h"
+#include "child.h"
 #include "testing.h"
 
 /* ---- a temporary directory for the suite (made and removed by the parent
@@ -424,26 +423,32 @@ static const char *leftovers(const char *prefix)
     return names;
 }
 
+/* What a child saves: run b to path. */
+typedef struct save_job {
+    const char *path;
+    run *b;
+} save_job;
+
+/* In the child: the save must fail naming why; 0 when it does. */
+static int save_must_fail(void *arg)
+{
+    const save_job *job = arg;
+    int ok = qkv_checkpoint_save(job->path, &job->b->model, job->b->p, job->b->opt,
+                                 &job->b->prog) == -1 &&
+             strstr(qkv_last_error(), "File too large") &&
+             strstr(qkv_last_error(), "is left as it was");
+    if (!ok)
+        fprintf(stderr, "save under a file size limit: %s\n", qkv_last_error());
+    return ok ? 0 : 1;
+}
+
 /* In a child whose files may grow to at most limit bytes (a disk that fills
  * up half-way, as root too): save b to path, which must fail naming why. */
 static void save_with_file_limit(const char *path, run *b, rlim_t limit)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN); /* the write then fails with EFBIG instead */
-        struct rlimit rl = {limit, limit};
-        int ok = setrlimit(RLIMIT_FSIZE, &rl) == 0 &&
-                 qkv_checkpoint_save(path, &b->model, b->p, b->opt, &b->prog) == -1 &&
-                 strstr(qkv_last_error(), "File too large") &&
-                 strstr(qkv_last_error(), "is left as it was");
-        if (!ok)
-            fprintf(stderr, "save under a file size limit: %s\n", qkv_last_error());
-        _exit(ok ? 0 : 1);
-    }
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the failing save did not fail cleanly");
+    qkv_child c = qkv_child_call(save_must_fail, &(save_job){path, b},
+                                 &(qkv_child_opts){.fsize_limit = limit});
+    ck_assert_msg(qkv_child_wait(&c, -1) == 0, "the failing save did not fail cleanly");
 }
 
 START_TEST(test_failed_save_keeps_last_checkpoint)
