@@ -167,16 +167,21 @@ $(BUILD)/tests/grad_%: grad_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -DQKV_DOUBLE $(CHECK_CFLAGS) $(TEST_DEPS) -Itests/support -o $@ $(TEST_INPUTS) $(CHECK_LIBS) $(LDLIBS)
 
-# Run every suite even when one fails, then fail if any did.
-# Tests find the double-precision dump programs through QKV_TEST_BUILD, the
-# MPI launcher through QKV_MPIRUN.
+# Run every suite even when one fails, then fail if any did, and end with one
+# summary line (tests/run_suites.sh). Tests find the double-precision dump
+# programs through QKV_TEST_BUILD, the MPI launcher through QKV_MPIRUN. The
+# steps before that may be skipped (no abidiff, no cross compiler, no emcc...)
+# add their SKIPPED line to $(QKV_SKIPS) too, a file of this run's own, which
+# the summary reads and removes.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+ifndef QKV_SKIPS
+export QKV_SKIPS := $(shell mktemp -u /tmp/qkv-skipped-XXXXXX)
+endif
+endif
 HAVE_MPI := $(shell command -v $(MPICC) >/dev/null && command -v $(MPIRUN) >/dev/null && echo 1)
 
 test: $(TESTS) $(DUMPS) $(BUILD)/qkv $(if $(and $(HAVE_MPI),$(if $(SAN),,1)),$(BUILD)/qkv-mpi) test-install test-readme misuse-coverage tour-coverage $(if $(SAN),,abi-check fuzz-smoke test-aarch64-quick wasm-if-there)
-	@fail=0; for t in $(TESTS); do echo "== $$t"; QKV_TEST_BUILD=$(BUILD) QKV_MPIRUN=$(MPIRUN) $$t || fail=1; done; \
-	echo "== tests/browser/attn_page.sh"; sh tests/browser/attn_page.sh test $(BUILD) || fail=1; \
-	echo "== tests/browser/live_page.sh"; sh tests/browser/live_page.sh test $(BUILD) || fail=1; \
-	if [ $$fail -ne 0 ]; then echo "SOME TEST SUITES FAILED"; exit 1; fi
+	@QKV_MPIRUN=$(MPIRUN) sh tests/run_suites.sh $(BUILD) $(TESTS)
 
 # libqkv.so against the committed ABI baseline (tests/install/check_abi.sh says
 # what may change under one SONAME); make abi-baseline writes a new baseline,
@@ -250,7 +255,7 @@ test-readme: $(BUILD)/libqkv.a
 	@$(CC) $(BASE) $(BUILD)/readme/example.c -o $(BUILD)/readme/example $(BUILD)/libqkv.a $(LDLIBS)
 	@$(BUILD)/readme/example > $(BUILD)/readme/example.out && echo "README example: compiled and ran"
 	@for cxx in g++ $(if $(SAN),,clang++); do \
-	    if ! command -v $$cxx > /dev/null; then echo "README example as C++: SKIPPED: no $$cxx"; continue; fi; \
+	    if ! command -v $$cxx > /dev/null; then echo "README example as C++: SKIPPED: no $$cxx" | tee -a "$${QKV_SKIPS:-/dev/null}"; continue; fi; \
 	    $$cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror $(SAN) -Iinclude $(BUILD)/readme/example.c -x none \
 	        -o $(BUILD)/readme/example.$$cxx $(BUILD)/libqkv.a $(LDLIBS) && \
 	    $(BUILD)/readme/example.$$cxx | cmp -s - $(BUILD)/readme/example.out && \
@@ -294,7 +299,7 @@ fuzz-smoke:
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' | \
 	    $(FUZZ_CC) -x c -fopenmp -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then \
 	    echo "fuzz-smoke: SKIPPED: '$(FUZZ_CC)' cannot build OpenMP libFuzzer targets" \
-	         "(install clang, libclang-rt-14-dev and libomp-14-dev)"; \
+	         "(install clang, libclang-rt-14-dev and libomp-14-dev)" | tee -a "$${QKV_SKIPS:-/dev/null}"; \
 	else \
 	    $(MAKE) --no-print-directory -s $(BUILD)/fuzz/fuzz_checkpoint BUILD=$(BUILD) && mkdir -p $(BUILD)/fuzz/corpus && \
 	    if OMP_NUM_THREADS=1 $(BUILD)/fuzz/fuzz_checkpoint $(FUZZ_ARGS) -artifact_prefix=$(BUILD)/fuzz/ -max_total_time=20 \
@@ -391,7 +396,7 @@ test-aarch64 test-aarch64-quick:
 	command -v $(AARCH64_QEMU) >/dev/null || missing="$$missing $(AARCH64_QEMU)"; \
 	$(AARCH64_PC) --exists check 2>/dev/null || missing="$$missing check:arm64"; \
 	[ -e /usr/lib/aarch64-linux-gnu/libgomp.so.1 ] || missing="$$missing libgomp1:arm64"; \
-	if [ -n "$$missing" ]; then echo "$@: SKIPPED: no$$missing"; exit 0; fi; \
+	if [ -n "$$missing" ]; then echo "$@: SKIPPED: no$$missing" | tee -a "$${QKV_SKIPS:-/dev/null}"; exit 0; fi; \
 	$(MAKE) -s --no-print-directory BUILD=$(BUILD)/aarch64 CC=$(AARCH64_CC) SAN= \
 	    CHECK_CFLAGS="$$($(AARCH64_PC) --cflags check)" CHECK_LIBS="$$($(AARCH64_PC) --libs check)" \
 	    $(AARCH64_SUITES:%=$(BUILD)/aarch64/tests/%) || exit 1; \
@@ -438,6 +443,6 @@ $(WASM)/qkv_live.js: $(WASM)/obj/cli/viz/live/live.o $(WASM)/libqkv_live.a
 
 wasm-if-there:
 	@if [ -n "$(HAVE_EMCC)" ]; then $(MAKE) --no-print-directory -s wasm BUILD=$(BUILD); \
-	else echo "wasm: SKIPPED: no $(EMCC) (apt-get install emscripten); qkv attn --live needs it"; fi
+	else echo "wasm: SKIPPED: no $(EMCC) (apt-get install emscripten); qkv attn --live needs it" | tee -a "$${QKV_SKIPS:-/dev/null}"; fi
 
 -include $(WASM_OBJ:.o=.d) $(WASM)/obj/cli/viz/live/live.d

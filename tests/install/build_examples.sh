@@ -50,7 +50,7 @@ done
 name=$(basename "$cpp_example" .c)
 # Under the sanitizers only g++: its runtime is the one the library was built with.
 for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
-    command -v "$cxx" > /dev/null || { echo "example $cpp_example as C++: SKIPPED: no $cxx"; continue; }
+    command -v "$cxx" > /dev/null || { echo "example $cpp_example as C++: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
     $cxx -x c++ -std=c++11 $warn ${SAN:-} "$cpp_example" -x none -o "$work/$name.$cxx" $(pc --cflags --libs) "$rpath" ||
         fail "$cpp_example did not build as C++ with $cxx"
     run_built "$cpp_example built with $cxx" "$work/$name.$cxx.out" "$work/$name.$cxx.out" "$work/$name.$cxx"
@@ -61,7 +61,7 @@ done
 for src in examples/*.cpp tests/install/shape_cxx.cpp; do
     name=$(basename "$src" .cpp)
     for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
-        command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx"; continue; }
+        command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
         # shellcheck disable=SC2046 # pkg-config's output is a list of flags
         $cxx -std=c++17 $warn -Wnarrowing ${SAN:-} "$src" -o "$work/$name.$cxx" $(pc --cflags --libs) "$rpath" ||
             fail "$src did not build as C++17 with $cxx"
@@ -71,7 +71,7 @@ for src in examples/*.cpp tests/install/shape_cxx.cpp; do
 done
 
 if [ -n "${SAN:-}" ]; then
-    echo "example $static_example, static: SKIPPED under the sanitizers"
+    echo "example $static_example, static: SKIPPED under the sanitizers" | tee -a "${QKV_SKIPS:-/dev/null}"
 else
     name=$(basename "$static_example" .c)
     $cc $warn "$static_example" -o "$work/$name.static" $(pc --cflags) -static $(pc --static --libs) \
