@@ -83,6 +83,17 @@ void qkv_test_write_file(const char *path, const void *bytes, size_t n)
     qkv_test_write_repeated(path, bytes, n, 1);
 }
 
+const char *qkv_test_temp_file(const void *bytes, size_t n, int times)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/qkv_text_XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(close(fd), 0);
+    qkv_test_write_repeated(path, bytes, n, times);
+    return path;
+}
+
 /* qsort's order for names. */
 static int cmp_name(const void *a, const void *b)
 {

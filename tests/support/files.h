@@ -28,6 +28,10 @@ void qkv_test_write_file(const char *path, const void *bytes, size_t n);
 /* Write the n bytes to path (made or truncated) times times over. */
 void qkv_test_write_repeated(const char *path, const void *bytes, size_t n, int times);
 
+/* A fresh file /tmp/qkv_text_XXXXXX holding the n bytes times times over;
+ * its path, in a static buffer (the caller unlinks it). */
+const char *qkv_test_temp_file(const void *bytes, size_t n, int times);
+
 /* The names of the files in dir, sorted, each after a space ("" when empty). */
 const char *qkv_test_listing(const char *dir);
 
