@@ -370,7 +370,7 @@ AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-co
 # The core suites, and the others that run in a second or less under qemu (the
 # rest run the program, or dump programs, as child processes: qemu-user cannot).
 AARCH64_SUITES  := test_tensor_memory test_autograd test_gemm test_vecmath test_gpt test_checkpoint $(basename $(notdir $(GRAD_SRC))) \
-                   test_optim test_nn_attention test_nn_modules test_attention_core test_training test_generate
+                   test_optim test_nn_attention test_nn_modules test_attention_core test_attention_backward test_training test_generate
 
 # Any aarch64 build, native or cross. NEON is the baseline there, so the row
 # kernels are compiled once, and these let GCC vectorize them: no FP traps
