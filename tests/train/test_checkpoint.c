@@ -24,20 +24,6 @@ static void remove_tmpdir(void) { qkv_test_remove_tmpdir(tmpdir); }
 /* tmpdir/name (see qkv_test_path). */
 static const char *tmp_path(const char *name) { return qkv_test_path(tmpdir, name); }
 
-/* The bytes of a file (malloc'd) and their number. */
-static unsigned char *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    rewind(f);
-    unsigned char *b = malloc(*n);
-    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
-    fclose(f);
-    return b;
-}
-
 /* ---- a small training run to save ---- */
 
 typedef struct run {
@@ -104,7 +90,7 @@ static unsigned char *saved_bytes(const char *name, uint64_t seed, size_t *n)
     ck_assert_msg(qkv_checkpoint_save(path, &r.model, r.p, r.opt, &r.prog) == 0, "%s",
                   qkv_last_error());
     run_free(&r);
-    return read_all(path, n);
+    return (unsigned char *)qkv_test_read_file(path, n);
 }
 
 /* Open n bytes that must fail; the message must contain want. */
@@ -166,12 +152,7 @@ START_TEST(test_round_trip_is_bit_exact)
     /* Saving the loaded run again gives the same file, byte for byte. */
     const char *again = tmp_path("rt2.ckpt");
     ck_assert_int_eq(qkv_checkpoint_save(again, &a.model, b.p, b.opt, &b.prog), 0);
-    size_t n1, n2;
-    unsigned char *f1 = read_all(path, &n1), *f2 = read_all(again, &n2);
-    ck_assert_uint_eq(n1, n2);
-    ck_assert_mem_eq(f1, f2, n1);
-    free(f1);
-    free(f2);
+    qkv_test_assert_same_files(path, again);
     run_free(&a);
     run_free(&b);
 }
