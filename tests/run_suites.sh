@@ -22,7 +22,10 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 [ -n "${QKV_SKIPS:-}" ] && [ -f "$QKV_SKIPS" ] && cat "$QKV_SKIPS" >> "$tmp/skipped"
 suites=0 failed_suites=0 checks=0 failed=0
 QKV_TEST_BUILD=$build
-export QKV_TEST_BUILD
+# A test case that sets no timeout gets Check's 4 s, which a busy shared
+# machine can take from a case of 1 s: a timeout is for a hang, so 60 s.
+CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
+export QKV_TEST_BUILD CK_DEFAULT_TIMEOUT
 
 # Run one step (its output shown as it comes and kept); its exit status.
 run_step() {
