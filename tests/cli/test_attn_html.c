@@ -8,291 +8,19 @@
 #include <unistd.h>
 
 #include "error_text.h"
+#include "attn_page_read.h"
 #include "cli/viz/viz_internal.h"
 #include "testing.h"
-
-/* ---- a small JSON reader, so the test needs no JSON library ---- */
-
-typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jkind;
-
-typedef struct jval {
-    jkind kind;
-    double num;          /* J_NUM, J_BOOL (0 or 1) */
-    char *str;           /* J_STR: the decoded UTF-8 text */
-    int n;               /* J_ARR, J_OBJ: items */
-    struct jval *items;  /* n values */
-    char **keys;         /* J_OBJ: n keys */
-} jval;
-
-typedef struct {
-    const char *p; /* next character */
-    bool bad;      /* a syntax error was met */
-} jreader;
-
-static void skip_space(jreader *r)
-{
-    while (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t')
-        r->p++;
-}
-
-static bool expect(jreader *r, char c)
-{
-    skip_space(r);
-    if (*r->p != c)
-        return !(r->bad = true);
-    r->p++;
-    return true;
-}
-
-/* Append code point u as UTF-8. */
-static size_t put_utf8(char *out, unsigned u)
-{
-    if (u < 0x80)
-        return out[0] = (char)u, 1;
-    if (u < 0x800)
-        return out[0] = (char)(0xc0 | u >> 6), out[1] = (char)(0x80 | (u & 0x3f)), 2;
-    out[0] = (char)(0xe0 | u >> 12), out[1] = (char)(0x80 | ((u >> 6) & 0x3f));
-    out[2] = (char)(0x80 | (u & 0x3f));
-    return 3;
-}
-
-static char *read_string(jreader *r)
-{
-    if (!expect(r, '"'))
-        return NULL;
-    char *out = malloc(strlen(r->p) + 1);
-    size_t n = 0;
-    while (*r->p && *r->p != '"') {
-        if ((unsigned char)*r->p < 0x20)
-            r->bad = true; /* raw control characters are not JSON */
-        if (*r->p != '\\') {
-            out[n++] = *r->p++;
-            continue;
-        }
-        r->p++;
-        const char *simple = strchr("\"\\/bfnrt", *r->p);
-        if (*r->p == 'u') {
-            unsigned u = 0;
-            for (int i = 1; i <= 4; i++) {
-                char c = r->p[i];
-                int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-                r->bad |= d < 0;
-                u = u * 16 + (unsigned)(d < 0 ? 0 : d);
-            }
-            n += put_utf8(out + n, u);
-            r->p += 5;
-        } else if (simple && *r->p) {
-            out[n++] = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-            r->p++;
-        } else {
-            r->bad = true;
-            break;
-        }
-    }
-    r->bad |= *r->p != '"';
-    if (*r->p)
-        r->p++;
-    out[n] = '\0';
-    return out;
-}
-
-static void read_value(jreader *r, jval *v);
-
-/* The items of an array (close = ']') or an object (close = '}'). */
-static void read_items(jreader *r, jval *v, char close)
-{
-    int cap = 0;
-    r->p++;
-    skip_space(r);
-    if (*r->p == close) {
-        r->p++;
-        return;
-    }
-    do {
-        if (v->n == cap) {
-            cap = cap ? 2 * cap : 8;
-            v->items = realloc(v->items, (size_t)cap * sizeof *v->items);
-            if (close == '}')
-                v->keys = realloc(v->keys, (size_t)cap * sizeof *v->keys);
-        }
-        if (close == '}') {
-            v->keys[v->n] = read_string(r);
-            expect(r, ':');
-        }
-        read_value(r, &v->items[v->n++]);
-        skip_space(r);
-    } while (!r->bad && *r->p == ',' && r->p++);
-    expect(r, close);
-}
-
-static void read_value(jreader *r, jval *v)
-{
-    *v = (jval){.kind = J_NULL};
-    skip_space(r);
-    char *end;
-    if (*r->p == '{') {
-        v->kind = J_OBJ;
-        read_items(r, v, '}');
-    } else if (*r->p == '[') {
-        v->kind = J_ARR;
-        read_items(r, v, ']');
-    } else if (*r->p == '"') {
-        v->kind = J_STR;
-        v->str = read_string(r);
-    } else if (strncmp(r->p, "true", 4) == 0 || strncmp(r->p, "false", 5) == 0) {
-        v->kind = J_BOOL;
-        v->num = *r->p == 't';
-        r->p += *r->p == 't' ? 4 : 5;
-    } else if (strncmp(r->p, "null", 4) == 0) {
-        r->p += 4;
-    } else if ((v->num = strtod(r->p, &end)), end != r->p && (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))) {
-        v->kind = J_NUM;
-        r->p = end;
-    } else {
-        r->bad = true;
-    }
-}
-
-static void jfree(jval *v)
-{
-    for (int i = 0; i < v->n; i++) {
-        jfree(&v->items[i]);
-        if (v->keys)
-            free(v->keys[i]);
-    }
-    free(v->items);
-    free(v->keys);
-    free(v->str);
-}
-
-/* Member key of object v; fails the test when it is missing. */
-static const jval *get(const jval *v, const char *key)
-{
-    ck_assert_int_eq(v->kind, J_OBJ);
-    for (int i = 0; i < v->n; i++)
-        if (strcmp(v->keys[i], key) == 0)
-            return &v->items[i];
-    ck_abort_msg("the page's data has no \"%s\"", key);
-    return NULL;
-}
-
-static int get_int(const jval *v, const char *key)
-{
-    const jval *x = get(v, key);
-    ck_assert_int_eq(x->kind, J_NUM);
-    return (int)x->num;
-}
-
-/* An array member of n numbers (fails the test on another length). */
-static const jval *get_numbers(const jval *v, const char *key, int n)
-{
-    const jval *a = get(v, key);
-    ck_assert_int_eq(a->kind, J_ARR);
-    ck_assert_msg(a->n == n, "\"%s\" has %d values, not %d", key, a->n, n);
-    for (int i = 0; i < n; i++)
-        ck_assert_int_eq(a->items[i].kind, J_NUM);
-    return a;
-}
-
-/* ---- reading a page back ---- */
-
-static char *read_text(const char *path)
-{
-    size_t len;
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    len = (size_t)ftell(f);
-    rewind(f);
-    char *text = malloc(len + 1);
-    ck_assert_uint_eq(fread(text, 1, len, f), len);
-    text[len] = '\0';
-    fclose(f);
-    return text;
-}
-
-/* The data block of the page at path, parsed. */
-static jval page_data(const char *path)
-{
-    char *text = read_text(path);
-    const char *marker = "<script type=\"application/json\" id=\"qkv-data\">";
-    char *start = strstr(text, marker);
-    ck_assert_msg(start != NULL, "no data block in %s", path);
-    start += strlen(marker);
-    char *end = strstr(start, "</script>");
-    ck_assert_ptr_nonnull(end);
-    *end = '\0';
-    jreader r = {.p = start};
-    jval v;
-    read_value(&r, &v);
-    skip_space(&r);
-    ck_assert_msg(!r.bad && *r.p == '\0', "the data block is not one JSON value (near \"%.20s\")",
-                  r.p);
-    free(text);
-    return v;
-}
-
-/* What one view must be: its sizes, labels, and for every layer, head and
- * query a row of weights that sums to 1 with exact zeros on the keys the
- * query may not see (the future when causal, the padding always). Returns
- * the number of masked weights checked. */
-static int check_view(const jval *v, int L, int H, int Tq, int Tk, int C, bool causal,
-                      const char *cols, int n_valid)
-{
-    ck_assert_int_eq(get_int(v, "layers"), L);
-    ck_assert_int_eq(get_int(v, "heads"), H);
-    ck_assert_int_eq(get_int(v, "Tq"), Tq);
-    ck_assert_int_eq(get_int(v, "Tk"), Tk);
-    ck_assert_int_eq(get_int(v, "C"), C);
-    ck_assert_int_eq(get_int(v, "d"), C / H);
-    ck_assert_int_eq(get(v, "causal")->kind, J_BOOL);
-    ck_assert_int_eq((bool)get(v, "causal")->num, causal);
-    const jval *labels = get(v, "cols"), *valid = get_numbers(v, "valid", Tk);
-    ck_assert_int_eq(labels->n, Tk);
-    ck_assert_int_eq(get(v, "rows")->n, Tq);
-    for (int j = 0; j < Tk; j++) {
-        ck_assert_int_eq(valid->items[j].num, j < n_valid);
-        if (cols && j < n_valid && cols[j] != ' ') /* a space shows as '␣' */
-            ck_assert_msg(labels->items[j].str[0] == cols[j] && !labels->items[j].str[1],
-                          "key %d is labelled '%s', not '%c'", j, labels->items[j].str, cols[j]);
-    }
-    const jval *data = get(v, "data");
-    ck_assert_int_eq(data->n, L);
-    int masked = 0;
-    for (int l = 0; l < L; l++) {
-        const jval *layer = &data->items[l];
-        const jval *w = get_numbers(layer, "w", H * Tq * Tk);
-        get_numbers(layer, "q", Tq * C), get_numbers(layer, "out", Tq * C);
-        get_numbers(layer, "k", Tk * C), get_numbers(layer, "v", Tk * C);
-        for (int h = 0; h < H; h++)
-            for (int i = 0; i < Tq; i++) {
-                double sum = 0;
-                for (int j = 0; j < Tk; j++) {
-                    double x = w->items[(h * Tq + i) * Tk + j].num;
-                    sum += x;
-                    ck_assert(x >= 0 && x <= 1);
-                    if (j >= n_valid || (causal && j > i)) {
-                        ck_assert_msg(x == 0, "layer %d head %d: masked weight (%d,%d) is %g", l,
-                                      h, i, j, x);
-                        masked++;
-                    }
-                }
-                ck_assert_msg(fabs(sum - 1) < 1e-4, "layer %d head %d row %d sums to %.7f", l, h,
-                              i, sum);
-            }
-    }
-    return masked;
-}
 
 /* softmax(q·kᵀ/√d + mask)·v from the page's own q, k, v gives its weights
  * and outputs: the numbers of the step-by-step view are the model's. */
 static void check_steps(const jval *v, int n_valid, bool causal)
 {
-    int H = get_int(v, "heads"), Tq = get_int(v, "Tq"), Tk = get_int(v, "Tk"), C = get_int(v, "C");
+    int H = json_get_int(v, "heads"), Tq = json_get_int(v, "Tq"), Tk = json_get_int(v, "Tk"), C = json_get_int(v, "C");
     int d = C / H;
-    const jval *layer = &get(v, "data")->items[0];
-    const jval *q = get(layer, "q"), *k = get(layer, "k"), *val = get(layer, "v");
-    const jval *w = get(layer, "w"), *out = get(layer, "out");
+    const jval *layer = &json_get(v, "data")->items[0];
+    const jval *q = json_get(layer, "q"), *k = json_get(layer, "k"), *val = json_get(layer, "v");
+    const jval *w = json_get(layer, "w"), *out = json_get(layer, "out");
     double worst_w = 0, worst_out = 0, *p = malloc((size_t)Tk * sizeof *p);
     for (int h = 0; h < H; h++)
         for (int i = 0; i < Tq; i++) {
@@ -491,30 +219,30 @@ START_TEST(test_gpt_page_holds_the_model_weights)
     char path[128];
     temp_path(path, sizeof path, "gpt.html");
     ck_assert_msg(attn_html_gpt(path, m, &vocab, TEXT) == 0, "%s", qkv_last_error());
-    jval data = page_data(path);
-    ck_assert_str_eq(get(&data, "model")->str, "gpt");
-    ck_assert_int_eq(get(&data, "colours")->n, 17);
-    const jval *views = get(&data, "views");
+    jval data = attn_page_data(path);
+    ck_assert_str_eq(json_get(&data, "model")->str, "gpt");
+    ck_assert_int_eq(json_get(&data, "colours")->n, 17);
+    const jval *views = json_get(&data, "views");
     ck_assert_int_eq(views->n, 1);
     int T = (int)strlen(TEXT);
     const jval *v = &views->items[0];
-    ck_assert_str_eq(get(v, "id")->str, "self");
+    ck_assert_str_eq(json_get(v, "id")->str, "self");
     /* Every weight above the diagonal, in every layer and head, is exactly 0. */
-    ck_assert_int_eq(check_view(v, 2, 2, T, T, 16, true, TEXT, T), 2 * 2 * T * (T - 1) / 2);
+    ck_assert_int_eq(attn_check_view(v, 2, 2, T, T, 16, true, TEXT, T), 2 * 2 * T * (T - 1) / 2);
     check_steps(v, T, true);
 
     /* The weights are the model's: the same as its forward's weights out parameter. */
     qkv_arena *a = qkv_arena_new(1 << 20);
     qkv_tensor *w[2], *logits = forward_of(m, &vocab, TEXT, a, w);
     for (int l = 0; l < 2; l++) {
-        const jval *page_w = get(&get(v, "data")->items[l], "w");
+        const jval *page_w = json_get(&json_get(v, "data")->items[l], "w");
         for (size_t i = 0; i < w[l]->size; i++)
             ck_assert_double_eq_tol(page_w->items[i].num, w[l]->data[i],
                                     1e-4 * fabs(w[l]->data[i]) + 1e-30);
     }
     /* The next character's logits are the forward's for the last position,
      * one per character of the vocabulary. */
-    const jval *next = get(&data, "next"), *chars = get(next, "chars"), *nl = get(next, "logits");
+    const jval *next = json_get(&data, "next"), *chars = json_get(next, "chars"), *nl = json_get(next, "logits");
     int V = vocab.size;
     ck_assert_int_eq(chars->n, V);
     ck_assert_int_eq(nl->n, V);
@@ -523,9 +251,9 @@ START_TEST(test_gpt_page_holds_the_model_weights)
         double want = logits->data[(size_t)(T - 1) * V + i];
         ck_assert_double_eq_tol(nl->items[i].num, want, 1e-4 * fabs(want) + 1e-6);
     }
-    ck_assert_str_eq(get(&data, "text")->str, TEXT);
+    ck_assert_str_eq(json_get(&data, "text")->str, TEXT);
     qkv_arena_free(&a);
-    jfree(&data);
+    json_free(&data);
     remove_page(path);
     qkv_gpt_free(m);
 }
@@ -541,30 +269,30 @@ START_TEST(test_seq2seq_page_shows_padding_with_zero_weight)
     const char *in = "hello";
     ck_assert_int_eq(qkv_seq2seq_translate(m, 1, &in, outs), 0);
     int Tt = (int)strlen(output) + 1 <= 10 ? (int)strlen(output) + 1 : 10;
-    jval data = page_data(path);
-    ck_assert_str_eq(get(&data, "model")->str, "seq2seq");
-    const jval *views = get(&data, "views");
+    jval data = attn_page_data(path);
+    ck_assert_str_eq(json_get(&data, "model")->str, "seq2seq");
+    const jval *views = json_get(&data, "views");
     ck_assert_int_eq(views->n, 3);
-    ck_assert_str_eq(get(&views->items[0], "id")->str, "enc");
-    ck_assert_str_eq(get(&views->items[1], "id")->str, "dec");
-    ck_assert_str_eq(get(&views->items[2], "id")->str, "cross");
+    ck_assert_str_eq(json_get(&views->items[0], "id")->str, "enc");
+    ck_assert_str_eq(json_get(&views->items[1], "id")->str, "dec");
+    ck_assert_str_eq(json_get(&views->items[2], "id")->str, "cross");
     /* "hello" padded to max_src = 12: 7 padding keys for every one of the 12
      * encoder queries and Tt decoder queries, in every layer and head. */
-    ck_assert_int_eq(check_view(&views->items[0], 2, 2, 12, 12, 16, false, "hello", 5),
+    ck_assert_int_eq(attn_check_view(&views->items[0], 2, 2, 12, 12, 16, false, "hello", 5),
                      2 * 2 * 12 * 7);
-    ck_assert_int_eq(check_view(&views->items[1], 2, 2, Tt, Tt, 16, true, NULL, Tt),
+    ck_assert_int_eq(attn_check_view(&views->items[1], 2, 2, Tt, Tt, 16, true, NULL, Tt),
                      2 * 2 * Tt * (Tt - 1) / 2);
-    ck_assert_int_eq(check_view(&views->items[2], 2, 2, Tt, 12, 16, false, "hello", 5),
+    ck_assert_int_eq(attn_check_view(&views->items[2], 2, 2, Tt, 12, 16, false, "hello", 5),
                      2 * 2 * Tt * 7);
-    ck_assert_str_eq(get(&views->items[0], "cols")->items[5].str, "\xC2\xB7");
+    ck_assert_str_eq(json_get(&views->items[0], "cols")->items[5].str, "\xC2\xB7");
     check_steps(&views->items[0], 5, false);
     check_steps(&views->items[1], Tt, true);
     check_steps(&views->items[2], 5, false);
     /* The decoder's rows are the output the model wrote. */
-    const jval *rows = get(&views->items[2], "rows");
+    const jval *rows = json_get(&views->items[2], "rows");
     for (int t = 0; t < (int)strlen(output); t++)
         ck_assert_int_eq(rows->items[t].str[0], output[t]);
-    jfree(&data);
+    json_free(&data);
     remove_page(path);
     qkv_seq2seq_free(m);
 }
@@ -581,7 +309,7 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
     qkv_tokenizer_build(&vocab, nasty, strlen(nasty));
     ck_assert_int_le(vocab.size, m->cfg.vocab_size);
     ck_assert_msg(attn_html_gpt(path, m, &vocab, nasty) == 0, "%s", qkv_last_error());
-    char *text = read_text(path);
+    char *text = qkv_test_read_file(path, NULL);
     ck_assert_msg(strncmp(text, "<!DOCTYPE html>", 15) == 0, "not an HTML page");
     ck_assert_ptr_nonnull(strstr(text, "Content-Security-Policy\" content=\"default-src 'none'"));
     const char *requests[] = {"<link", " src=", "href=", "url(", "@import", "fetch(",
@@ -594,11 +322,11 @@ START_TEST(test_page_asks_for_nothing_outside_itself)
     ck_assert_ptr_nonnull(strstr(text, "[\"\\u003c\",\"/\",\"s\",\"c\""));
     ck_assert_ptr_nonnull(strstr(text, "\"\\u0026\",\"\\\"\",\"\\\\\"]"));
     free(text);
-    jval data = page_data(path);
-    const jval *cols = get(&get(&data, "views")->items[0], "cols");
+    jval data = attn_page_data(path);
+    const jval *cols = json_get(&json_get(&data, "views")->items[0], "cols");
     ck_assert_str_eq(cols->items[0].str, "<");
     ck_assert_str_eq(cols->items[14].str, "\\");
-    jfree(&data);
+    json_free(&data);
     remove_page(path);
     qkv_gpt_free(m);
 }
@@ -613,7 +341,7 @@ START_TEST(test_page_is_the_page_file_with_the_data_in_its_block)
     char path[128];
     temp_path(path, sizeof path, "gpt.html");
     ck_assert_msg(attn_html_gpt(path, m, &vocab, "to be") == 0, "%s", qkv_last_error());
-    char *page = read_text(path), *file = read_text("cli/viz/attn_page.html");
+    char *page = qkv_test_read_file(path, NULL), *file = qkv_test_read_file("cli/viz/attn_page.html", NULL);
     const char *marker = "<script type=\"application/json\" id=\"qkv-data\">";
     const char *block = strstr(file, marker);
     ck_assert_msg(block && !strstr(block + 1, marker), "not one data block in attn_page.html");
@@ -684,7 +412,7 @@ START_TEST(test_live_page_embeds_the_module_and_the_weights)
     attn_live live = {.module_js = "var qkvLive = function () {}; /* a < b */", .wasm = wasm,
                       .wasm_len = sizeof wasm, .ckpt = "abcde", .ckpt_len = 5};
     ck_assert_msg(attn_html_gpt_live(path, m, &vocab, "to be", &live) == 0, "%s", qkv_last_error());
-    char *text = read_text(path);
+    char *text = qkv_test_read_file(path, NULL);
     /* base64 by RFC 4648: "\0asm\1\0\0\0" and "abcde" (one '=' of padding). */
     const char *w64 = strstr(text, "<script type=\"application/octet-stream\" id=\"qkv-wasm\">AGFzbQEAAAA=</script>");
     const char *c64 = strstr(text, "<script type=\"application/octet-stream\" id=\"qkv-ckpt\">YWJjZGU=</script>");
@@ -695,19 +423,19 @@ START_TEST(test_live_page_embeds_the_module_and_the_weights)
     ck_assert_ptr_nonnull(strstr(text, "connect-src 'none'"));
     ck_assert_ptr_nonnull(strstr(text, "script-src 'unsafe-inline' 'wasm-unsafe-eval'\">"));
     free(text);
-    jval d = page_data(path);
+    jval d = attn_page_data(path);
     qkv_arena *a = qkv_arena_new(1 << 20);
     qkv_tensor *w[2];
     forward_of(m, &vocab, "to be", a, w);
     for (int l = 0; l < 2; l++) {
-        const jval *page_w = get(&get(&get(&d, "views")->items[0], "data")->items[l], "w");
+        const jval *page_w = json_get(&json_get(&json_get(&d, "views")->items[0], "data")->items[l], "w");
         for (size_t i = 0; i < w[l]->size; i++)
             ck_assert_msg((float)page_w->items[i].num == (float)w[l]->data[i],
                           "weight %zu of layer %d: %.9g in the page, %.9g in the model", i, l,
                           page_w->items[i].num, (double)w[l]->data[i]);
     }
     qkv_arena_free(&a);
-    jfree(&d);
+    json_free(&d);
     remove_page(path);
     /* A module whose text would end its own block is refused; nothing is written. */
     temp_path(path, sizeof path, "live.html");
@@ -783,10 +511,10 @@ START_TEST(test_seq2seq_forced_output_is_the_greedy_decoding)
     /* The same numbers; only the last decoder row's label differs ("⏎" decoded, "?" forced). */
     jreader ra = {a + 8, false}, rb = {b + 8, false};
     jval va, vb;
-    read_value(&ra, &va);
-    read_value(&rb, &vb);
+    json_read_value(&ra, &va);
+    json_read_value(&rb, &vb);
     for (int k = 0; k < 3; k++) {
-        const jval *da = get(&va.items[k], "data"), *db = get(&vb.items[k], "data");
+        const jval *da = json_get(&va.items[k], "data"), *db = json_get(&vb.items[k], "data");
         for (int l = 0; l < 2; l++)
             for (int f = 0; f < da->items[l].n; f++) {
                 const jval *xa = &da->items[l].items[f], *xb = &db->items[l].items[f];
@@ -795,8 +523,8 @@ START_TEST(test_seq2seq_forced_output_is_the_greedy_decoding)
                     ck_assert_double_eq(xa->items[i].num, xb->items[i].num);
             }
     }
-    jfree(&va);
-    jfree(&vb);
+    json_free(&va);
+    json_free(&vb);
     qkv__attn_json_free(&decoded);
     qkv__attn_json_free(&forced);
     for (int t = 0; t <= k; t++) {
@@ -806,8 +534,8 @@ START_TEST(test_seq2seq_forced_output_is_the_greedy_decoding)
         ck_assert_int_eq(qkv__attn_record_seq2seq("test", m, in, prefix, keep_json, &j), 0);
         jreader r = {strstr(j.text, "\"next\":") + 7, false};
         jval next;
-        read_value(&r, &next);
-        const jval *chars = get(&next, "chars"), *lg = get(&next, "logits");
+        json_read_value(&r, &next);
+        const jval *chars = json_get(&next, "chars"), *lg = json_get(&next, "logits");
         int best = 0;
         for (int i = 1; i < lg->n; i++)
             if (lg->items[i].num > lg->items[best].num)
@@ -817,7 +545,7 @@ START_TEST(test_seq2seq_forced_output_is_the_greedy_decoding)
             ck_assert_int_eq(chars->items[best].str[0], answer[t]);
         else
             ck_assert_int_eq(best, QKV_SEQ2SEQ_EOS);
-        jfree(&next);
+        json_free(&next);
         qkv__attn_json_free(&j);
     }
     qkv_seq2seq_free(m);

@@ -9,104 +9,59 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_run.h"
+#include "cli_suite.h"
 #include "testing.h"
 
-static qkv_cli cli;
-static char text_path[128]; /* a short English text, repeated: the corpus */
-
-static const char *TEXT =
-    "the quick brown fox jumps over the lazy dog; attention is all you need.\n";
-
-/* A small, fast model on one thread: 1 layer, 2 heads. */
-#define TINY "--layers", "1", "--heads", "2", "--embd", "16", "--block", "16", "--batch", "4", \
-             "--eval-iters", "2", "--threads", "1"
-
-static void setup(void)
-{
-    qkv_cli_open(&cli, "qkv_outputs");
-    snprintf(text_path, sizeof text_path, "%s/text.txt", cli.root);
-    FILE *f = fopen(text_path, "wb");
-    ck_assert_ptr_nonnull(f);
-    for (int i = 0; i < 60; i++)
-        fputs(TEXT, f);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
-static void teardown(void) { qkv_cli_close(&cli); }
-
-/* The run ended with status and its stderr holds want. */
-static void expect(const qkv_cli_result *r, int status, const char *want)
-{
-    ck_assert_msg(r->status == status, "exit status %d, expected %d; stderr:\n%s", r->status,
-                  status, r->err);
-    ck_assert_msg(strstr(r->err, want), "stderr lacks '%s':\n%s", want, r->err);
-}
-
 /* Run qkv with the arguments; it must end with status, saying want. */
-#define EXPECT_RUN(status, want, ...)                                    \
-    do {                                                                 \
-        qkv_cli_result r_ = QKV_CLI_RUN(&cli, NULL, __VA_ARGS__);        \
-        expect(&r_, (status), (want));                                   \
-        qkv_cli_result_free(&r_);                                        \
+#define EXPECT_RUN(status, want, ...)           \
+    do {                                        \
+        qkv_cli_result r_ = RUN(__VA_ARGS__);   \
+        EXPECT(r_, (status), (want));           \
+        qkv_cli_result_free(&r_);               \
     } while (0)
 
-/* The tiny GPT trained for 4 steps, saved as work/name (with its .csv and .svg). */
-static void train_tiny(const char *name)
+/* The tiny GPT trained for 4 steps, saved as work/name (with its .csv and .svg,
+ * a row a step). */
+static void train_logged(const char *name)
 {
-    EXPECT_RUN(0, "", "train", "--data", text_path, TINY, "--iters", "4", "--eval-every", "4",
+    EXPECT_RUN(0, "", "train", "--data", suite_text, TINY, "--iters", "4", "--eval-every", "4",
                "--log-every", "1", "--out", name);
-}
-
-/* The bytes of work/name, to compare with later. */
-static char *bytes_of(const char *name, size_t *n)
-{
-    return qkv_test_read_file(qkv_cli_path(&cli, name), n);
-}
-
-/* work/name must still hold the n bytes was. */
-static void expect_unchanged(const char *name, const char *was, size_t n)
-{
-    size_t now_n;
-    char *now = bytes_of(name, &now_n);
-    ck_assert_msg(now_n == n && memcmp(now, was, n) == 0, "%s was changed", name);
-    free(now);
 }
 
 /* Point 1: qkv attn replaces no existing file without --force: not a
  * trained checkpoint given as --html or --out. With --force it does. */
 START_TEST(test_attn_never_replaces_an_existing_file)
 {
-    train_tiny("base.ckpt");
+    train_logged("base.ckpt");
     size_t n;
-    char *ckpt = bytes_of("base.ckpt", &n);
-    qkv_test_write_file(qkv_cli_path(&cli, "trained.ckpt"), ckpt, n);
+    char *ckpt = work_bytes("base.ckpt", &n);
+    qkv_test_write_file(work_file("trained.ckpt"), ckpt, n);
     const char *flags[] = {"--html", "--out"};
     for (int i = 0; i < 2; i++) {
         EXPECT_RUN(1, "'trained.ckpt' exists already", "attn", "--ckpt", "base.ckpt", "--text",
                    "the", flags[i], "trained.ckpt");
-        expect_unchanged("trained.ckpt", ckpt, n);
+        qkv_test_assert_file_holds(work_file("trained.ckpt"), ckpt, n);
     }
     /* A symbolic link is a file of the user's too, even one that leads nowhere. */
-    ck_assert_int_eq(symlink("nowhere", qkv_cli_path(&cli, "link.svg")), 0);
+    ck_assert_int_eq(symlink("nowhere", work_file("link.svg")), 0);
     EXPECT_RUN(1, "'link.svg' exists already", "attn", "--ckpt", "base.ckpt", "--text", "the",
                "--out", "link.svg");
-    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "attn", "--ckpt", "base.ckpt", "--text", "the",
+    qkv_cli_result r = QKV_CLI_RUN(&suite_cli, NULL, "attn", "--ckpt", "base.ckpt", "--text", "the",
                                    "--html", "trained.ckpt");
     ck_assert_ptr_nonnull(strstr(r.err, "--force"));
     qkv_cli_result_free(&r);
     EXPECT_RUN(0, "", "attn", "--ckpt", "base.ckpt", "--text", "the", "--html", "trained.ckpt",
                "--force");
-    char *page = bytes_of("trained.ckpt", NULL);
+    char *page = work_bytes("trained.ckpt", NULL);
     ck_assert_ptr_nonnull(strstr(page, "<html"));
     free(page);
     free(ckpt);
-    r = QKV_CLI_RUN(&cli, NULL, "attn", "--help");
+    r = QKV_CLI_RUN(&suite_cli, NULL, "attn", "--help");
     ck_assert_ptr_nonnull(strstr(r.out, "--force"));
     qkv_cli_result_free(&r);
     char target[16] = "";
-    ck_assert_int_eq(readlink(qkv_cli_path(&cli, "link.svg"), target, sizeof target - 1), 7);
-    ck_assert_str_eq(qkv_test_listing(cli.work),
+    ck_assert_int_eq(readlink(work_file("link.svg"), target, sizeof target - 1), 7);
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work),
                      " base.ckpt base.ckpt.csv base.ckpt.svg link.svg trained.ckpt");
 }
 END_TEST
@@ -115,12 +70,12 @@ END_TEST
  * checkpoint) is refused even with --force, and so is the lock file itself. */
 START_TEST(test_attn_refuses_a_file_another_run_holds)
 {
-    train_tiny("base.ckpt");
+    train_logged("base.ckpt");
     size_t n, lock_n;
-    char *ckpt = bytes_of("base.ckpt", &n);
-    qkv_test_write_file(qkv_cli_path(&cli, "live.ckpt"), ckpt, n);
-    ck_assert_int_eq(qkv_output_lock(qkv_cli_path(&cli, "live.ckpt")), 0); /* the "run" */
-    char *lock = bytes_of("live.ckpt.lock", &lock_n);
+    char *ckpt = work_bytes("base.ckpt", &n);
+    qkv_test_write_file(work_file("live.ckpt"), ckpt, n);
+    ck_assert_int_eq(qkv_output_lock(work_file("live.ckpt")), 0); /* the "run" */
+    char *lock = work_bytes("live.ckpt.lock", &lock_n);
     EXPECT_RUN(1, "'live.ckpt' exists already", "attn", "--ckpt", "base.ckpt", "--text", "the",
                "--out", "live.ckpt");
     EXPECT_RUN(1, "'live.ckpt' is being written by another process", "attn", "--ckpt",
@@ -129,12 +84,12 @@ START_TEST(test_attn_refuses_a_file_another_run_holds)
                "base.ckpt", "--text", "the", "--html", "live.ckpt", "--force");
     EXPECT_RUN(1, "'live.ckpt.lock' is a lock file another process holds", "attn", "--ckpt",
                "base.ckpt", "--text", "the", "--out", "live.ckpt.lock", "--force");
-    expect_unchanged("live.ckpt", ckpt, n);
-    expect_unchanged("live.ckpt.lock", lock, lock_n);
-    qkv_output_unlock(qkv_cli_path(&cli, "live.ckpt"));
+    qkv_test_assert_file_holds(work_file("live.ckpt"), ckpt, n);
+    qkv_test_assert_file_holds(work_file("live.ckpt.lock"), lock, lock_n);
+    qkv_output_unlock(work_file("live.ckpt"));
     free(ckpt);
     free(lock);
-    ck_assert_str_eq(qkv_test_listing(cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg live.ckpt");
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg live.ckpt");
 }
 END_TEST
 
@@ -142,9 +97,9 @@ END_TEST
  * it, a hard link, or one the other's lock file) are refused before any work. */
 START_TEST(test_attn_refuses_two_outputs_naming_one_file)
 {
-    train_tiny("base.ckpt");
-    qkv_test_write_file(qkv_cli_path(&cli, "page.html"), "old\n", 4);
-    ck_assert_int_eq(link(qkv_cli_path(&cli, "page.html"), qkv_cli_path(&cli, "hard.svg")), 0);
+    train_logged("base.ckpt");
+    qkv_test_write_file(work_file("page.html"), "old\n", 4);
+    ck_assert_int_eq(link(work_file("page.html"), work_file("hard.svg")), 0);
     const char *cases[][3] = {
         {"x", "x", "'x' is the same file as --html 'x'"},
         {"y", "./y", "'./y' is the same file as --html 'y'"},
@@ -154,15 +109,15 @@ START_TEST(test_attn_refuses_two_outputs_naming_one_file)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* (--force only lets the hard links, which exist, be replaced.) */
-        qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "attn", "--ckpt", "base.ckpt", "--text", "the",
+        qkv_cli_result r = QKV_CLI_RUN(&suite_cli, NULL, "attn", "--ckpt", "base.ckpt", "--text", "the",
                                        "--html", cases[i][0], "--out", cases[i][1],
                                        i == 2 ? "--force" : NULL);
-        expect(&r, 1, cases[i][2]);
+        EXPECT(r, 1, cases[i][2]);
         ck_assert_msg(r.out[0] == 0, "case %zu wrote:\n%s", i, r.out);
         qkv_cli_result_free(&r);
     }
-    expect_unchanged("page.html", "old\n", 4);
-    ck_assert_str_eq(qkv_test_listing(cli.work),
+    qkv_test_assert_file_holds(work_file("page.html"), "old\n", 4);
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work),
                      " base.ckpt base.ckpt.csv base.ckpt.svg hard.svg page.html");
 }
 END_TEST
@@ -172,28 +127,28 @@ END_TEST
  * (root), a full disk; a device is refused without being written. */
 START_TEST(test_attn_says_why_a_page_cannot_be_written)
 {
-    train_tiny("base.ckpt");
+    train_logged("base.ckpt");
     qkv_cli_opts small = {.fsize_limit = 4096};
-    qkv_cli_result r = qkv_cli_run(&cli, &small, (const char *const[]){
+    qkv_cli_result r = qkv_cli_run(&suite_cli, &small, (const char *const[]){
         "attn", "--ckpt", "base.ckpt", "--text", "the", "--html", "big.html", NULL});
-    expect(&r, 1, "cannot write 'big.html': File too large");
+    EXPECT(r, 1, "cannot write 'big.html': File too large");
     qkv_cli_result_free(&r);
     EXPECT_RUN(1, "cannot write '/dev/full': it is a character device", "attn", "--ckpt",
                "base.ckpt", "--text", "the", "--html", "/dev/full", "--force");
 
-    ck_assert_int_eq(mkdir(qkv_cli_path(&cli, "../disk"), 0700), 0);
+    ck_assert_int_eq(mkdir(work_file("../disk"), 0700), 0);
     qkv_cli_opts full = {.tmpfs = "../disk", .tmpfs_size = "16k"};
     char ckpt[300];
-    snprintf(ckpt, sizeof ckpt, "%s/base.ckpt", cli.work); /* the tmpfs hides nothing of work */
-    r = qkv_cli_run(&cli, &full, (const char *const[]){
+    snprintf(ckpt, sizeof ckpt, "%s/base.ckpt", suite_cli.work); /* the tmpfs hides nothing of work */
+    r = qkv_cli_run(&suite_cli, &full, (const char *const[]){
         "attn", "--ckpt", ckpt, "--text", "the quick", "--html", "../disk/a.html", NULL});
     if (r.status == 126)
         printf("SKIPPED: attn --html on a full disk (mounting a tmpfs needs root)\n");
     else
-        expect(&r, 1, "cannot write '../disk/a.html': No space left on device");
+        EXPECT(r, 1, "cannot write '../disk/a.html': No space left on device");
     qkv_cli_result_free(&r);
-    ck_assert_int_eq(rmdir(qkv_cli_path(&cli, "../disk")), 0);
-    ck_assert_str_eq(qkv_test_listing(cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg");
+    ck_assert_int_eq(rmdir(work_file("../disk")), 0);
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work), " base.ckpt base.ckpt.csv base.ckpt.svg");
 }
 END_TEST
 
@@ -201,7 +156,7 @@ END_TEST
  * the option and its range, with --html alone too, and nothing is written. */
 START_TEST(test_attn_refuses_a_layer_or_head_the_model_lacks)
 {
-    train_tiny("base.ckpt");
+    train_logged("base.ckpt");
     EXPECT_RUN(1, "--head 9 does not exist; the model has heads 0 to 1", "attn", "--ckpt",
                "base.ckpt", "--text", "the", "--head", "9", "--html", "x");
     EXPECT_RUN(1, "--layer 5 does not exist; the model has layers 0 to 0", "attn", "--ckpt",
@@ -212,7 +167,7 @@ START_TEST(test_attn_refuses_a_layer_or_head_the_model_lacks)
                "16", "--batch", "4", "--eval-iters", "1", "--threads", "1", "--out", "s.ckpt");
     EXPECT_RUN(1, "--head 4 does not exist; the model has heads 0 to 1", "attn", "--ckpt",
                "s.ckpt", "--input", "May 1, 2000", "--head", "4", "--html", "x");
-    ck_assert_str_eq(qkv_test_listing(cli.work),
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work),
                      " base.ckpt base.ckpt.csv base.ckpt.svg s.ckpt s.ckpt.csv s.ckpt.svg");
 }
 END_TEST
@@ -221,7 +176,7 @@ END_TEST
  * masked cells skipped), into v (at most cap); how many there were. */
 static int cell_values(const char *name, double *v, int cap)
 {
-    char *svg = bytes_of(name, NULL);
+    char *svg = work_bytes(name, NULL);
     int n = 0;
     for (const char *p = svg; (p = strstr(p, "class=\"cell\"")) && n < cap; n++) {
         p = strstr(p, "<title>");
@@ -236,7 +191,7 @@ static int cell_values(const char *name, double *v, int cap)
  * whole picture, each row's keys up to itself (causal), nothing else. */
 START_TEST(test_attn_rows_draw_those_rows_of_the_whole_picture)
 {
-    train_tiny("base.ckpt");
+    train_logged("base.ckpt");
     const char *text = "the lazy dog"; /* 12 characters: rows 0..11, row r has r + 1 cells */
     EXPECT_RUN(0, "", "attn", "--ckpt", "base.ckpt", "--text", text, "--head", "1", "--out",
                "all.svg");
@@ -255,7 +210,7 @@ START_TEST(test_attn_rows_draw_those_rows_of_the_whole_picture)
                    "base.ckpt", "--text", text, "--rows", bad[i], "--out", "bad.svg");
     EXPECT_RUN(2, "--rows chooses the rows of the GPT's SVG", "attn", "--ckpt", "base.ckpt",
                "--text", text, "--rows", "1:2", "--html", "x");
-    ck_assert_str_eq(qkv_test_listing(cli.work),
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work),
                      " all.svg base.ckpt base.ckpt.csv base.ckpt.svg part.svg");
 }
 END_TEST
@@ -266,24 +221,24 @@ START_TEST(test_a_new_run_never_replaces_an_existing_log)
 {
     const char *names[] = {"results.csv", "results.svg"};
     for (int i = 0; i < 2; i++) {
-        qkv_test_write_file(qkv_cli_path(&cli, names[i]), "data\n", 5);
+        qkv_test_write_file(work_file(names[i]), "data\n", 5);
         char want[64];
         snprintf(want, sizeof want, "'%s' exists already", names[i]);
-        qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, TINY, "--iters",
+        qkv_cli_result r = QKV_CLI_RUN(&suite_cli, NULL, "train", "--data", suite_text, TINY, "--iters",
                                        "20", "--out", "results");
-        expect(&r, 1, want);
+        EXPECT(r, 1, want);
         ck_assert_msg(r.out[0] == 0, "it trained:\n%s", r.out);
         qkv_cli_result_free(&r);
         EXPECT_RUN(1, want, "s2s", "train", "--steps", "2", "--out", "results");
-        expect_unchanged(names[i], "data\n", 5);
-        ck_assert_str_eq(qkv_test_listing(cli.work), i ? " results.svg" : " results.csv");
-        ck_assert_int_eq(unlink(qkv_cli_path(&cli, names[i])), 0);
+        qkv_test_assert_file_holds(work_file(names[i]), "data\n", 5);
+        ck_assert_str_eq(qkv_test_listing(suite_cli.work), i ? " results.svg" : " results.csv");
+        ck_assert_int_eq(unlink(work_file(names[i])), 0);
     }
     /* --force lets it replace them. */
-    qkv_test_write_file(qkv_cli_path(&cli, "results.csv"), "data\n", 5);
-    EXPECT_RUN(0, "", "train", "--data", text_path, TINY, "--iters", "4", "--out", "results",
+    qkv_test_write_file(work_file("results.csv"), "data\n", 5);
+    EXPECT_RUN(0, "", "train", "--data", suite_text, TINY, "--iters", "4", "--out", "results",
                "--force");
-    char *csv = bytes_of("results.csv", NULL);
+    char *csv = work_bytes("results.csv", NULL);
     const char *header = "step,train_loss,val_loss,val_share\n";
     ck_assert_msg(strncmp(csv, header, strlen(header)) == 0, "results.csv:\n%s", csv);
     free(csv);
@@ -293,7 +248,7 @@ END_TEST
 /* The step of the last row of work/name, a loss log. */
 static long last_logged_step(const char *name)
 {
-    char *csv = bytes_of(name, NULL);
+    char *csv = work_bytes(name, NULL);
     size_t len = strlen(csv);
     ck_assert_msg(len > 1 && csv[len - 1] == '\n', "%s does not end in a whole row", name);
     csv[len - 1] = 0;
@@ -308,64 +263,62 @@ static long last_logged_step(const char *name)
  * own log beside its checkpoint. */
 START_TEST(test_a_forced_run_keeps_its_checkpoint_and_log_together)
 {
-    train_tiny("r.ckpt");
+    train_logged("r.ckpt");
     const char *set[] = {"r.ckpt", "r.ckpt.csv", "r.ckpt.svg"};
     char *old[3];
     size_t old_n[3];
     for (int i = 0; i < 3; i++)
-        old[i] = bytes_of(set[i], &old_n[i]);
+        old[i] = work_bytes(set[i], &old_n[i]);
 
-    pid_t pid = qkv_cli_start(&cli, NULL, (const char *const[]){
-        "train", "--data", text_path, TINY, "--iters", "100000", "--eval-every", "100000",
+    pid_t pid = qkv_cli_start(&suite_cli, NULL, (const char *const[]){
+        "train", "--data", suite_text, TINY, "--iters", "100000", "--eval-every", "100000",
         "--log-every", "1", "--out", "r.ckpt", "--force", NULL});
-    ck_assert_msg(qkv_cli_wait_for(&cli, "step     20/", 60), "the run did not reach step 20");
+    ck_assert_msg(qkv_cli_wait_for(&suite_cli, "step     20/", 60), "the run did not reach step 20");
     ck_assert_int_eq(kill(pid, SIGKILL), 0);
-    qkv_cli_result r = qkv_cli_wait(&cli, pid);
+    qkv_cli_result r = qkv_cli_wait(&suite_cli, pid);
     ck_assert_int_eq(r.status, 128 + SIGKILL);
     qkv_cli_result_free(&r);
     for (int i = 0; i < 3; i++)
-        expect_unchanged(set[i], old[i], old_n[i]);
+        qkv_test_assert_file_holds(work_file(set[i]), old[i], old_n[i]);
 
     /* The first save fails (too large a file): the old log is put back. */
     qkv_cli_opts small = {.fsize_limit = 4096};
-    r = qkv_cli_run(&cli, &small, (const char *const[]){
-        "train", "--data", text_path, TINY, "--iters", "4", "--eval-every", "4", "--log-every",
+    r = qkv_cli_run(&suite_cli, &small, (const char *const[]){
+        "train", "--data", suite_text, TINY, "--iters", "4", "--eval-every", "4", "--log-every",
         "1", "--out", "r.ckpt", "--force", NULL});
-    expect(&r, 1, "File too large");
+    EXPECT(r, 1, "File too large");
     qkv_cli_result_free(&r);
     for (int i = 0; i < 3; i++)
-        expect_unchanged(set[i], old[i], old_n[i]);
-    ck_assert_str_eq(qkv_test_listing(cli.work), " r.ckpt r.ckpt.csv r.ckpt.svg");
+        qkv_test_assert_file_holds(work_file(set[i]), old[i], old_n[i]);
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work), " r.ckpt r.ckpt.csv r.ckpt.svg");
 
     /* Stopped after 30 steps, it saves: checkpoint and log both at its step. */
-    pid = qkv_cli_start(&cli, NULL, (const char *const[]){
-        "train", "--data", text_path, TINY, "--iters", "100000", "--eval-every", "100000",
+    pid = qkv_cli_start(&suite_cli, NULL, (const char *const[]){
+        "train", "--data", suite_text, TINY, "--iters", "100000", "--eval-every", "100000",
         "--log-every", "1", "--out", "r.ckpt", "--force", NULL});
-    ck_assert(qkv_cli_wait_for(&cli, "step     30/", 60));
+    ck_assert(qkv_cli_wait_for(&suite_cli, "step     30/", 60));
     ck_assert_int_eq(kill(pid, SIGINT), 0);
-    r = qkv_cli_wait(&cli, pid);
-    expect(&r, 130, "");
+    r = qkv_cli_wait(&suite_cli, pid);
+    EXPECT(r, 130, "");
     qkv_cli_result_free(&r);
-    qkv_checkpoint *ck = qkv_checkpoint_open(qkv_cli_path(&cli, "r.ckpt"), "gpt");
+    qkv_checkpoint *ck = qkv_checkpoint_open(work_file("r.ckpt"), "gpt");
     ck_assert_qkv(ck);
     ck_assert_int_ge(ck->step, 30);
     ck_assert_int_eq(last_logged_step("r.ckpt.csv"), ck->step);
     qkv_checkpoint_close(ck);
-    char *svg = bytes_of("r.ckpt.svg", NULL);
+    char *svg = work_bytes("r.ckpt.svg", NULL);
     ck_assert_msg(strcmp(svg, old[2]) != 0, "r.ckpt.svg is the old run's plot");
     free(svg);
     for (int i = 0; i < 3; i++)
         free(old[i]);
-    ck_assert_str_eq(qkv_test_listing(cli.work), " r.ckpt r.ckpt.csv r.ckpt.svg");
+    ck_assert_str_eq(qkv_test_listing(suite_cli.work), " r.ckpt r.ckpt.csv r.ckpt.svg");
 }
 END_TEST
 
 static Suite *outputs_suite(void)
 {
     Suite *s = suite_create("cli_outputs");
-    TCase *tc = tcase_create("outputs");
-    tcase_set_timeout(tc, 240);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    TCase *tc = cli_suite_tcase("outputs");
     tcase_add_test(tc, test_attn_never_replaces_an_existing_file);
     tcase_add_test(tc, test_attn_refuses_a_file_another_run_holds);
     tcase_add_test(tc, test_attn_refuses_two_outputs_naming_one_file);

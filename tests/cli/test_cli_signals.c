@@ -3,18 +3,14 @@
  * Ctrl-C, with a documented status and no stale lock; a signal ends an
  * evaluation within a batch, however many it was to average; and a --time
  * budget holds when the machine slows down halfway. Every case runs
- * $QKV_TEST_BUILD/qkv in a temporary directory. */
-#define _GNU_SOURCE /* F_SETPIPE_SZ */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
+ * $QKV_TEST_BUILD/qkv in a temporary directory (a child of child.h). */
+#define _GNU_SOURCE /* usleep */
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "testing.h"
 
 static char qkv_bin[4096]; /* absolute path of the program */
@@ -45,78 +41,18 @@ static void setup(void)
 
 static void teardown(void) { qkv_test_remove_tmpdir(dir); }
 
-/* A run of `qkv args...` whose stdout is a one-page pipe this process reads. */
-typedef struct run {
-    pid_t pid;
-    int fd;         /* the read end (-1 once closed) */
-    int writer;     /* a copy of the write end, for qkv_test_fill_pipe (-1 when not kept) */
-    char out[1 << 16];
-    size_t len;     /* what it printed so far */
-} run;
-
-/* Start qkv with args (NULL-terminated) in dir: stdin /dev/null, stderr to
- * err_path, signals at their defaults (Check's own dispositions must not
- * leak into it: an ignored SIGPIPE is inherited across exec). With
- * keep_writer the write end of the pipe stays open here too. */
-static void start(run *r, const char *const *args, bool keep_writer)
+/* Start qkv with args (NULL-terminated) in dir, its stdout a one-page pipe
+ * this process reads, stderr to err_path, signals at their defaults. With
+ * keep_writer the write end of the pipe stays open here too (r.writer). */
+static qkv_child start(const char *const *args, bool keep_writer)
 {
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
-    ck_assert_int_eq(fcntl(fds[1], F_SETPIPE_SZ, 4096), 4096);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int in = open("/dev/null", O_RDONLY);
-        if (e < 0 || in < 0 || chdir(dir) != 0 || dup2(fds[1], 1) < 0 || dup2(e, 2) < 0 ||
-            dup2(in, 0) < 0)
-            _exit(127);
-        close(fds[0]);
-        int sigs[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP};
-        for (int i = 0; i < 4; i++)
-            signal(sigs[i], SIG_DFL);
-        alarm(120); /* a hung program must not hang the suite */
-        char *argv[64] = {qkv_bin};
-        for (int n = 1; args[n - 1] && n < 63; n++)
-            argv[n] = (char *)args[n - 1];
-        execv(qkv_bin, argv);
-        _exit(127);
-    }
-    r->pid = pid;
-    r->fd = fds[0];
-    r->len = 0;
-    r->out[0] = 0;
-    r->writer = keep_writer ? fds[1] : -1;
-    if (!keep_writer)
-        close(fds[1]);
-}
-
-/* Read r's stdout until it holds want; false when the run ended first or
- * timeout_s passed. */
-static bool read_until(run *r, const char *want, double timeout_s)
-{
-    double end = now_s() + timeout_s;
-    while (!strstr(r->out, want)) {
-        struct pollfd p = {.fd = r->fd, .events = POLLIN};
-        int ms = (int)(1000 * (end - now_s()));
-        if (ms <= 0 || poll(&p, 1, ms) <= 0)
-            return false;
-        if (r->len + 4097 > sizeof r->out) { /* keep the last half: the lines wanted are new */
-            memmove(r->out, r->out + r->len / 2, r->len - r->len / 2 + 1);
-            r->len -= r->len / 2;
-        }
-        ssize_t got = read(r->fd, r->out + r->len, 4096);
-        if (got <= 0)
-            return false;
-        r->len += (size_t)got;
-        r->out[r->len] = 0;
-    }
-    return true;
+    return qkv_child_exec(qkv_bin, args,
+                          &(qkv_child_opts){.dir = dir, .err_path = err_path, .pipe_out = true,
+                                            .keep_writer = keep_writer, .default_signals = true});
 }
 
 /* The number after the last "step " r printed at the start of a line. */
-static long last_step(const run *r)
+static long last_step(const qkv_child *r)
 {
     long step = -1;
     for (const char *p = r->out; (p = strstr(p, "\nstep ")); p++)
@@ -124,59 +60,13 @@ static long last_step(const run *r)
     return step;
 }
 
-/* Stop reading: the run's reader is gone. */
-static void close_reader(run *r)
-{
-    close(r->fd);
-    r->fd = -1;
-}
-
-/* What finish gives for a run killed by signal sig (never an exit status),
- * and for one still going at the timeout. */
-#define KILLED_BY(sig) (1000 + (sig))
-#define STILL_GOING (-1)
-
-/* Wait up to timeout_s for r to end (then SIGKILL it): its exit status,
- * KILLED_BY(the signal that ended it), or STILL_GOING. Reads on (to its
- * end) unless the reader was closed. */
-static int finish(run *r, double timeout_s)
-{
-    double end = now_s() + timeout_s;
-    int st;
-    pid_t got;
-    while ((got = waitpid(r->pid, &st, WNOHANG)) == 0 && now_s() < end) {
-        if (r->fd >= 0)
-            read_until(r, "\x01never printed", 0.05);
-        else
-            usleep(20000);
-    }
-    if (got == 0) {
-        kill(r->pid, SIGKILL);
-        waitpid(r->pid, &st, 0);
-    }
-    if (r->fd >= 0) { /* what it printed last may still be in the pipe */
-        read_until(r, "\x01never printed", 10);
-        close_reader(r);
-    }
-    if (r->writer >= 0)
-        close(r->writer);
-    return got == 0 ? STILL_GOING : WIFEXITED(st) ? WEXITSTATUS(st) : KILLED_BY(WTERMSIG(st));
-}
-
 static const char *run_err(void);
 
 /* The run ended with exit status want. */
 static void expect_status(int status, int want)
 {
-    char how[64];
-    if (status == STILL_GOING)
-        snprintf(how, sizeof how, "was still going at the timeout");
-    else if (status >= KILLED_BY(0))
-        snprintf(how, sizeof how, "was killed by signal %d", status - KILLED_BY(0));
-    else
-        snprintf(how, sizeof how, "exited with status %d", status);
-    ck_assert_msg(status == want, "the run %s, not with status %d; stderr:\n%s", how, want,
-                  run_err());
+    ck_assert_msg(status == want, "the run %s, not with status %d; stderr:\n%s",
+                  qkv_child_describe(status), want, run_err());
 }
 
 /* The last run's stderr (static buffer). */
@@ -243,15 +133,15 @@ static void assert_saved(const char *out, long at_least)
  * SIGPIPE with no checkpoint and a stale lock). */
 START_TEST(test_a_closed_pipe_saves_and_exits_141)
 {
-    run r;
-    start(&r, (const char *const[]){"train", ENDLESS, "--eval-every", "1000000", "--out",
+    qkv_child r = start((const char *const[]){"train", ENDLESS, "--eval-every", "1000000", "--out",
                                     "p.ckpt", NULL}, false);
-    ck_assert_msg(read_until(&r, "\ntraining: ", 60), "no plan line:\n%s", r.out);
-    close_reader(&r);
-    int status = finish(&r, 60);
+    ck_assert_msg(qkv_child_read_until(&r, "\ntraining: ", 60), "no plan line:\n%s", r.out);
+    qkv_child_close_reader(&r);
+    int status = qkv_child_wait(&r, 60);
     expect_status(status, 141);
     ck_assert_ptr_nonnull(strstr(run_err(), "qkv: standard output is gone (Broken pipe)"));
     assert_saved("p.ckpt", 1);
+    qkv_child_free(&r);
 }
 END_TEST
 
@@ -262,19 +152,19 @@ END_TEST
  * and exits 130 (it used to die of SIGPIPE, the checkpoint steps behind). */
 START_TEST(test_ctrl_c_with_the_reader_gone_saves_the_current_step)
 {
-    run r;
-    start(&r, (const char *const[]){"train", ENDLESS, "--eval-every", "1000000", "--out",
+    qkv_child r = start((const char *const[]){"train", ENDLESS, "--eval-every", "1000000", "--out",
                                     "t.ckpt", NULL}, true);
-    ck_assert_msg(read_until(&r, "\nstep ", 60), "no step line:\n%s", r.out);
+    ck_assert_msg(qkv_child_read_until(&r, "\nstep ", 60), "no step line:\n%s", r.out);
     long seen = last_step(&r);
     qkv_test_fill_pipe(r.writer);
     r.writer = -1;
     ck_assert_int_eq(kill(r.pid, SIGINT), 0);
     await_err("qkv: stopping");
-    close_reader(&r);
-    int status = finish(&r, 60);
+    qkv_child_close_reader(&r);
+    int status = qkv_child_wait(&r, 60);
     expect_status(status, 130);
     assert_saved("t.ckpt", seen);
+    qkv_child_free(&r);
 }
 END_TEST
 
@@ -282,19 +172,19 @@ END_TEST
  * it saves, says where to resume, and exits 129. */
 START_TEST(test_a_hang_up_saves_like_sigterm)
 {
-    run r;
-    start(&r, (const char *const[]){"train", ENDLESS, "--eval-every", "1000000", "--out",
+    qkv_child r = start((const char *const[]){"train", ENDLESS, "--eval-every", "1000000", "--out",
                                     "h.ckpt", NULL}, false);
-    ck_assert_msg(read_until(&r, "\nstep ", 60), "no step line:\n%s", r.out);
+    ck_assert_msg(qkv_child_read_until(&r, "\nstep ", 60), "no step line:\n%s", r.out);
     long seen = last_step(&r);
     ck_assert_int_eq(kill(r.pid, SIGHUP), 0);
-    int status = finish(&r, 60);
+    int status = qkv_child_wait(&r, 60);
     expect_status(status, 129);
     ck_assert_ptr_nonnull(strstr(run_err(), "qkv: stopping"));
     ck_assert_ptr_nonnull(strstr(r.out, "\ninterrupted at step "));
     char lock[] = "h.ckpt.lock";
     ck_assert(!exists(lock));
     ck_assert_int_ge(saved_step("h.ckpt"), seen);
+    qkv_child_free(&r);
 }
 END_TEST
 
@@ -303,12 +193,11 @@ END_TEST
  * SIGINT: the run saves at step 5 and ends within seconds, not hours. */
 START_TEST(test_ctrl_c_ends_a_huge_evaluation_within_a_batch)
 {
-    run r;
-    start(&r, (const char *const[]){"train", TINY, "--iters", "1000000", "--eval-every", "5",
+    qkv_child r = start((const char *const[]){"train", TINY, "--iters", "1000000", "--eval-every", "5",
                                     "--eval-iters", "1000000", "--out", "e.ckpt", NULL}, false);
-    bool seen = read_until(&r, "\nstep      5/", 30); /* the signal goes anyway */
+    bool seen = qkv_child_read_until(&r, "\nstep      5/", 30); /* the signal goes anyway */
     ck_assert_int_eq(kill(r.pid, SIGINT), 0);
-    int status = finish(&r, 30);
+    int status = qkv_child_wait(&r, 30);
     expect_status(status, 130);
     ck_assert_msg(seen, "no line for step 5 before its evaluation:\n%s", r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "eval at step 5: "));
@@ -316,6 +205,7 @@ START_TEST(test_ctrl_c_ends_a_huge_evaluation_within_a_batch)
     ck_assert_ptr_nonnull(strstr(r.out, "\ninterrupted at step 5: saved e.ckpt\n"));
     ck_assert_int_eq(saved_step("e.ckpt"), 5);
     ck_assert(!exists("e.ckpt.lock"));
+    qkv_child_free(&r);
 }
 END_TEST
 
@@ -349,20 +239,29 @@ START_TEST(test_sigterm_ends_a_resumed_runs_huge_evaluation)
     test_run_free(t);
     qkv_corpus_free(corpus);
 
-    run r;
-    start(&r, (const char *const[]){"train", "--resume", "big.ckpt", "--data", "text.txt",
+    qkv_child r = start((const char *const[]){"train", "--resume", "big.ckpt", "--data", "text.txt",
                                     "--threads", "1", "--log-every", "1", "--eval-every", "3",
                                     NULL}, false);
-    bool seen = read_until(&r, "\nstep      3/", 30); /* the signal goes anyway */
+    bool seen = qkv_child_read_until(&r, "\nstep      3/", 30); /* the signal goes anyway */
     ck_assert_int_eq(kill(r.pid, SIGTERM), 0);
-    int status = finish(&r, 30);
+    int status = qkv_child_wait(&r, 30);
     expect_status(status, 143);
     ck_assert_msg(seen, "no line for step 3 before its evaluation:\n%s", r.out);
     ck_assert_ptr_nonnull(strstr(r.out, "\ninterrupted at step 3: saved big.ckpt\n"));
     ck_assert_int_eq(saved_step("big.ckpt"), 3);
     ck_assert(!exists("big.ckpt.lock"));
+    qkv_child_free(&r);
 }
 END_TEST
+
+/* A child that keeps a core busy until it is killed. */
+static int spin(void *unused)
+{
+    (void)unused;
+    for (volatile unsigned long x = 1; x; x++) /* 2^64 turns: until the kill */
+        ;
+    return 0;
+}
 
 /* --time 20 with every core made busy from 10 s on (the run's threads then
  * share them): the run still ends within max(2%, 3 s) of its budget, its
@@ -371,31 +270,24 @@ END_TEST
 START_TEST(test_a_time_budget_holds_when_the_machine_slows_down)
 {
     const double budget = 20, half = 10, slack = 3;
-    run r;
     double t0 = now_s();
-    start(&r, (const char *const[]){"train", "--data", "text.txt", "--layers", "2", "--heads",
+    qkv_child r = start((const char *const[]){"train", "--data", "text.txt", "--layers", "2", "--heads",
                                     "4", "--embd", "64", "--block", "64", "--batch", "8",
                                     "--threads", "2", "--time", "20", "--eval-every", "1000000",
                                     "--eval-iters", "2000", "--log-every", "100", "--out",
                                     "b.ckpt", NULL}, false);
     /* Read (the run must not block on its output) until halfway, then load every core. */
-    read_until(&r, "\x01never printed", half - (now_s() - t0));
+    qkv_child_read_until(&r, "\x01never printed", half - (now_s() - t0));
     long n_busy = sysconf(_SC_NPROCESSORS_ONLN);
-    pid_t busy[256];
+    qkv_child busy[256];
     n_busy = n_busy < 1 ? 1 : n_busy > 256 ? 256 : n_busy;
-    for (long i = 0; i < n_busy; i++) {
-        ck_assert_int_ge(busy[i] = fork(), 0);
-        if (busy[i] == 0) {
-            alarm(60); /* ends it should this test die */
-            for (volatile unsigned long x = 0;; x++)
-                ;
-        }
-    }
-    int status = finish(&r, 40);
+    for (long i = 0; i < n_busy; i++) /* the alarm ends them should this test die */
+        busy[i] = qkv_child_call(spin, NULL, &(qkv_child_opts){.alarm_s = 60});
+    int status = qkv_child_wait(&r, 40);
     double took = now_s() - t0;
     for (long i = 0; i < n_busy; i++) {
-        kill(busy[i], SIGKILL);
-        waitpid(busy[i], NULL, 0);
+        kill(busy[i].pid, SIGKILL);
+        qkv_child_wait(&busy[i], -1);
     }
     expect_status(status, 0);
     double tol = fmax(0.02 * budget, slack);
@@ -407,6 +299,7 @@ START_TEST(test_a_time_budget_holds_when_the_machine_slows_down)
     ck_assert_msg(eval && strstr(eval, " of 2000+2000 batches, "), "no sized evaluation:\n%s",
                   r.out);
     ck_assert_ptr_nonnull(strstr(eval, " tokens, "));
+    qkv_child_free(&r);
 }
 END_TEST
 

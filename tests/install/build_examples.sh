@@ -20,6 +20,16 @@ cpp_example=examples/cross_attention_padding.c
 static_example=examples/attention_sentence.c
 mkdir -p "$work"
 fail() { echo "examples: FAILED: $*" >&2; exit 1; }
+# Run a built program (PROGRAM ARGS...), its stdout to OUT and its stderr to
+# ERR (ERR may be OUT); when it fails, show ERR and fail with the program's own
+# exit status, kept before anything else runs and sets $? anew.
+run_built() {
+    what=$1 out=$2 err=$3
+    shift 3
+    rc=0
+    if [ "$err" = "$out" ]; then "$@" > "$out" 2>&1 || rc=$?; else "$@" > "$out" 2> "$err" || rc=$?; fi
+    [ "$rc" -eq 0 ] || { cat "$err"; fail "$what exited with $rc (output in $out)"; }
+}
 pc() { PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config "$@" qkv; }
 rpath="-Wl,-rpath,$(pc --variable=libdir)"
 
@@ -33,18 +43,17 @@ for ex in examples/*.c; do
     # shellcheck disable=SC2046 # pkg-config's output is a list of flags
     $cc $warn ${SAN:-} "$ex" -o "$work/$name" $(pc --cflags --libs) -lm "$rpath" ||
         fail "$ex did not build"
-    "$work/$name" "$work/tiny.ckpt" > "$work/$name.out" 2> "$work/$name.err" ||
-        { cat "$work/$name.err"; fail "$ex exited with $? (output in $work/$name.out)"; }
+    run_built "$ex" "$work/$name.out" "$work/$name.err" "$work/$name" "$work/tiny.ckpt"
     echo "example $ex: built against the installed library and ran"
 done
 
 name=$(basename "$cpp_example" .c)
 # Under the sanitizers only g++: its runtime is the one the library was built with.
 for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
-    command -v "$cxx" > /dev/null || { echo "example $cpp_example as C++: SKIPPED: no $cxx"; continue; }
+    command -v "$cxx" > /dev/null || { echo "example $cpp_example as C++: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
     $cxx -x c++ -std=c++11 $warn ${SAN:-} "$cpp_example" -x none -o "$work/$name.$cxx" $(pc --cflags --libs) "$rpath" ||
         fail "$cpp_example did not build as C++ with $cxx"
-    "$work/$name.$cxx" > "$work/$name.$cxx.out" 2>&1 || fail "$cpp_example built with $cxx exited with $?"
+    run_built "$cpp_example built with $cxx" "$work/$name.$cxx.out" "$work/$name.$cxx.out" "$work/$name.$cxx"
     cmp -s "$work/$name.out" "$work/$name.$cxx.out" || fail "$cpp_example prints something else built with $cxx"
     echo "example $cpp_example: built as C++ with $cxx, ran, printed what the C build printed"
 done
@@ -52,17 +61,17 @@ done
 for src in examples/*.cpp tests/install/shape_cxx.cpp; do
     name=$(basename "$src" .cpp)
     for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
-        command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx"; continue; }
+        command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
         # shellcheck disable=SC2046 # pkg-config's output is a list of flags
         $cxx -std=c++17 $warn -Wnarrowing ${SAN:-} "$src" -o "$work/$name.$cxx" $(pc --cflags --libs) "$rpath" ||
             fail "$src did not build as C++17 with $cxx"
-        "$work/$name.$cxx" > "$work/$name.$cxx.out" 2>&1 || { cat "$work/$name.$cxx.out"; fail "$src built with $cxx exited with $?"; }
+        run_built "$src built with $cxx" "$work/$name.$cxx.out" "$work/$name.$cxx.out" "$work/$name.$cxx"
         echo "C++17 $src: built with $cxx against the installed library and ran"
     done
 done
 
 if [ -n "${SAN:-}" ]; then
-    echo "example $static_example, static: SKIPPED under the sanitizers"
+    echo "example $static_example, static: SKIPPED under the sanitizers" | tee -a "${QKV_SKIPS:-/dev/null}"
 else
     name=$(basename "$static_example" .c)
     $cc $warn "$static_example" -o "$work/$name.static" $(pc --cflags) -static $(pc --static --libs) \

@@ -101,7 +101,7 @@ echo "install check: a program with qkv $next headers against libqkv $version: $
 # Every installed header, included together into a C++ file, compiles as C++11.
 for h in "$prefix"/include/qkv/*.h; do printf '#include <qkv/%s>\n' "$(basename "$h")"; done > "$work/all_headers.cc"
 for cxx in g++ clang++; do
-    command -v "$cxx" > /dev/null || { echo "install check: headers as C++ with $cxx: SKIPPED: no $cxx"; continue; }
+    command -v "$cxx" > /dev/null || { echo "install check: headers as C++ with $cxx: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
     $cxx -x c++ -std=c++11 -Wall -Wextra -pedantic -Werror $(pc --cflags) -fsyntax-only "$work/all_headers.cc" ||
         fail "the installed headers do not compile as C++11 with $cxx"
     echo "install check: all $(wc -l < "$work/all_headers.cc") installed headers compile as C++11 with $cxx"

@@ -6,9 +6,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "testing.h"
 
 static char dir[64];
@@ -197,34 +197,43 @@ static int save_small(const char *path, uint64_t seed)
     return rc;
 }
 
-/* A child that takes path's lock and holds it until *release is closed. */
-static pid_t hold_in_child(const char *path, int *release)
-{
+/* A lock holder: the path it locks and its two pipes (it says it holds the
+ * lock on ready, and gives it back when hold is closed). */
+typedef struct holder {
+    const char *path;
     int ready[2], hold[2];
-    ck_assert_int_eq(pipe(ready), 0);
-    ck_assert_int_eq(pipe(hold), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(ready[0]);
-        close(hold[1]);
-        char c = qkv_output_lock(path) == 0 ? 'y' : 'n';
-        if (write(ready[1], &c, 1) != 1)
-            _exit(1);
-        while (read(hold[0], &c, 1) > 0)
-            ;
-        qkv_output_unlock(path);
-        _exit(0);
-    }
-    close(ready[1]);
-    close(hold[0]);
+} holder;
+
+/* The child: take the lock, say so, hold it until the test closes hold. */
+static int hold_lock(void *arg)
+{
+    const holder *h = arg;
+    close(h->ready[0]);
+    close(h->hold[1]);
+    char c = qkv_output_lock(h->path) == 0 ? 'y' : 'n';
+    if (write(h->ready[1], &c, 1) != 1)
+        return 1;
+    while (read(h->hold[0], &c, 1) > 0)
+        ;
+    qkv_output_unlock(h->path);
+    return 0;
+}
+
+/* A child that takes path's lock and holds it until *release is closed. */
+static qkv_child hold_in_child(const char *path, int *release)
+{
+    holder h = {.path = path};
+    ck_assert_int_eq(pipe(h.ready), 0);
+    ck_assert_int_eq(pipe(h.hold), 0);
+    qkv_child child = qkv_child_call(hold_lock, &h, NULL);
+    close(h.ready[1]);
+    close(h.hold[0]);
     char c = 0;
-    ck_assert_int_eq(read(ready[0], &c, 1), 1);
+    ck_assert_int_eq(read(h.ready[0], &c, 1), 1);
     ck_assert_int_eq(c, 'y');
-    close(ready[0]);
-    *release = hold[1];
-    return pid;
+    close(h.ready[0]);
+    *release = h.hold[1];
+    return child;
 }
 
 /* While another process holds a checkpoint's lock, this one cannot save
@@ -234,14 +243,13 @@ START_TEST(test_the_lock_keeps_a_second_writer_out)
 {
     const char *path = at("run.ckpt");
     int release;
-    pid_t holder = hold_in_child(path, &release);
+    qkv_child holder = hold_in_child(path, &release);
     ck_assert_int_eq(save_small(path, 1), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "is being written by another process (pid"));
     ck_assert_int_eq(qkv_output_lock(path), -1);
     ck_assert_int_eq(access(path, F_OK), -1);
     close(release);
-    int st;
-    ck_assert_int_eq(waitpid(holder, &st, 0), holder);
+    ck_assert_int_eq(qkv_child_wait(&holder, -1), 0);
     ck_assert_int_eq(access(at("run.ckpt.lock"), F_OK), -1);
     ck_assert_int_eq(save_small(path, 1), 0);
     ck_assert_int_eq(qkv_output_lock(path), 0);
@@ -260,6 +268,23 @@ START_TEST(test_the_lock_keeps_a_second_writer_out)
 }
 END_TEST
 
+/* What a saver saves where. */
+typedef struct saving {
+    const char *path;
+    uint64_t step;
+} saving;
+
+/* The child: save 200 times; 1 when a save fails other than for the lock. */
+static int save_often(void *arg)
+{
+    const saving *job = arg;
+    for (int i = 0; i < 200; i++)
+        if (save_small(job->path, job->step) < 0 &&
+            !strstr(qkv_last_error(), "is being written by another process"))
+            return 1;
+    return 0;
+}
+
 /* Two processes saving one checkpoint over and over: each save either works
  * or fails at once saying the other holds the lock, and the file is always
  * one whole checkpoint. */
@@ -267,23 +292,11 @@ START_TEST(test_concurrent_savers_never_corrupt_the_file)
 {
     const char *path = at("both.ckpt");
     ck_assert_int_eq(save_small(path, 1), 0);
-    pid_t kids[2];
-    for (int k = 0; k < 2; k++) {
-        fflush(NULL);
-        ck_assert_int_ge(kids[k] = fork(), 0);
-        if (kids[k] == 0) {
-            for (int i = 0; i < 200; i++)
-                if (save_small(path, (uint64_t)(10 + k)) < 0 &&
-                    !strstr(qkv_last_error(), "is being written by another process"))
-                    _exit(1);
-            _exit(0);
-        }
-    }
-    for (int k = 0; k < 2; k++) {
-        int st;
-        ck_assert_int_eq(waitpid(kids[k], &st, 0), kids[k]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a save failed otherwise");
-    }
+    qkv_child kids[2];
+    for (int k = 0; k < 2; k++)
+        kids[k] = qkv_child_call(save_often, &(saving){path, (uint64_t)(10 + k)}, NULL);
+    for (int k = 0; k < 2; k++)
+        ck_assert_msg(qkv_child_wait(&kids[k], -1) == 0, "a save failed otherwise");
     qkv_checkpoint *ck = qkv_checkpoint_open(path, "lock-test");
     ck_assert_qkv(ck);
     ck_assert(ck->step == 10 || ck->step == 11);

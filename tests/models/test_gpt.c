@@ -224,15 +224,23 @@ START_TEST(test_sampling_options)
     qkv_sample_opts greedy = {.temperature = 0, .top_k = 0, .top_p = 1};
     qkv_sample_opts top1 = {.temperature = 1, .top_k = 1, .top_p = 1};
     qkv_sample_opts nucleus = {.temperature = 1, .top_k = 0, .top_p = 0.3};
+    /* p = .088 .393 .145 .020 .355: at top_p 0.5 the token that crosses it is
+     * not the top one (.393 < 0.5, then .393 + .355 >= 0.5), so the rule (keep
+     * it: tokens 1 and 4) and its near-miss (stop before it: token 1 alone)
+     * differ; 0.3 is crossed by the top token itself, where both agree. */
+    qkv_sample_opts crossing = {.temperature = 1, .top_k = 0, .top_p = 0.5};
     qkv_sample_opts top2 = {.temperature = 1, .top_k = 2, .top_p = 1};
     qkv_sample_opts plain = {.temperature = 1, .top_k = 0, .top_p = 1};
-    int counts[5] = {0};
+    int counts[5] = {0}, kept[5] = {0};
     for (int i = 0; i < 20000; i++) {
         ck_assert_int_eq(qkv_sample_token(logits, 5, &greedy, &rng, scratch), 1);
         ck_assert_int_eq(qkv_sample_token(logits, 5, &top1, &rng, scratch), 1);
         ck_assert_int_eq(qkv_sample_token(logits, 5, &nucleus, &rng, scratch), 1);
         int t = qkv_sample_token(logits, 5, &top2, &rng, scratch);
         ck_assert_msg(t == 1 || t == 4, "top-2 drew token %d", t);
+        t = qkv_sample_token(logits, 5, &crossing, &rng, scratch);
+        ck_assert_msg(t == 1 || t == 4, "top-p 0.5 drew token %d", t);
+        kept[t]++;
         counts[qkv_sample_token(logits, 5, &plain, &rng, scratch)]++;
     }
     /* Plain sampling follows the softmax: compare frequencies with exact probabilities. */
@@ -243,6 +251,11 @@ START_TEST(test_sampling_options)
         double p = exp((double)logits[i]) / z, f = counts[i] / 20000.0;
         ck_assert_msg(fabs(f - p) < 0.015, "token %d: frequency %g, probability %g", i, f, p);
     }
+    /* top-p 0.5 draws tokens 1 and 4 in proportion to their probabilities. */
+    double p1 = exp((double)logits[1]) / z, p4 = exp((double)logits[4]) / z;
+    ck_assert_msg(fabs(kept[1] / 20000.0 - p1 / (p1 + p4)) < 0.015,
+                  "top-p 0.5: token 1 drawn %d times in 20000, probability %g", kept[1],
+                  p1 / (p1 + p4));
     qkv_sample_opts bad = {.temperature = -1, .top_k = 0, .top_p = 1};
     ck_assert_int_eq(qkv_sample_opts_check(&bad), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "temperature"));

@@ -42,6 +42,9 @@ START_TEST(test_rmsnorm_grad)
     qkv_tensor *in[2] = {param(a, &rng, QKV_SHAPE(2, 3, 7)), param(a, &rng, QKV_SHAPE(7))};
     check("rmsnorm (x, w)", f_rmsnorm, 2, in, (void *)1);
     check("rmsnorm (x, no scale)", f_rmsnorm, 1, in, NULL);
+    /* Rows wider than the backward's blocks of 32 columns (op_rmsnorm.c): two and a part. */
+    qkv_tensor *wide[2] = {param(a, &rng, QKV_SHAPE(3, 70)), param(a, &rng, QKV_SHAPE(70))};
+    check("rmsnorm (x, w), 70 columns", f_rmsnorm, 2, wide, (void *)1);
     qkv_arena_free(&a);
 }
 END_TEST

@@ -8,6 +8,8 @@
  * a tile boundary, and queries that see no key at all) and both. */
 #include "attention_tiles.h"
 
+#include <string.h>
+
 #include "tensor/attention.h"
 #include "tensor/attention_plain.h"
 #include "testing.h"
@@ -105,3 +107,8 @@ void attention_tiles_check(double tol)
     }
 }
 
+void attention_gather(qkv_real *dst, const qkv_real *src, int rows, int d, int pitch)
+{
+    for (int r = 0; r < rows; r++)
+        memcpy(dst + (size_t)r * d, src + (size_t)r * pitch, (size_t)d * sizeof *dst);
+}

@@ -1,6 +1,6 @@
 /* Running the qkv program from a test: $QKV_TEST_BUILD/qkv (default build/qkv)
  * in a working directory of its own, with stdin closed, and what it printed
- * and how it ended collected afterwards.
+ * and how it ended collected afterwards (a child of child.h).
  *
  *     qkv_cli cli;
  *     qkv_cli_open(&cli, "qkv_outputs");
@@ -17,6 +17,9 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "child.h"
+#include "files.h"
+
 /* The program and where it runs. */
 typedef struct qkv_cli {
     char bin[4096]; /* the program's absolute path */
@@ -32,6 +35,12 @@ typedef struct qkv_cli_opts {
                                on, in the run's own mount namespace (gone with it); a run
                                that cannot mount it (not root) exits 126 */
     const char *tmpfs_size; /* e.g. "16k" */
+    rlim_t as_limit;        /* RLIMIT_AS, 0 = none */
+    unsigned alarm_s;       /* seconds before SIGALRM ends a hung run, 0 = 120 */
+    const char *stdout_path; /* its stdout to this file (e.g. /dev/full) instead of root/out */
+    bool obey_modes;        /* as root too, without CAP_DAC_OVERRIDE, so a folder's mode
+                               binds; a run that cannot drop it exits 126 */
+    bool keep_writer;       /* qkv_cli_start_piped: keep the pipe's write end (child.writer) */
 } qkv_cli_opts;
 
 /* What a run printed and how it ended. */
@@ -57,6 +66,16 @@ qkv_cli_result qkv_cli_wait(const qkv_cli *cli, pid_t pid);
 /* Wait (at most seconds) until the running program's stdout holds text; whether it did. */
 bool qkv_cli_wait_for(const qkv_cli *cli, const char *text, double seconds);
 
+/* Start `qkv args...` in cli->work with its stdout a one-page pipe this
+ * process reads (qkv_child_read_until; the run blocks when the reader lags)
+ * and its stderr to root/err. */
+qkv_child qkv_cli_start_piped(const qkv_cli *cli, const qkv_cli_opts *opts,
+                              const char *const *args);
+
+/* Read the rest of a piped run's stdout, wait for it, and collect its
+ * stderr (the child is freed). */
+qkv_cli_result qkv_cli_finish(const qkv_cli *cli, qkv_child *run);
+
 /* Run `qkv args...` to its end. */
 qkv_cli_result qkv_cli_run(const qkv_cli *cli, const qkv_cli_opts *opts, const char *const *args);
 
@@ -68,10 +87,13 @@ void qkv_cli_result_free(qkv_cli_result *r);
 /* cli->work/name (qkv_test_path: three slots, so three can be held at once). */
 const char *qkv_cli_path(const qkv_cli *cli, const char *name);
 
-/* The names of the files in dir, sorted, each after a space ("" when empty). */
-const char *qkv_test_listing(const char *dir);
+/* The run ended with status and its stderr holds each of the n strings. */
+void qkv_cli_expect(const qkv_cli_result *r, int status, size_t n, const char *const *parts);
 
-/* Write the n bytes to path (made or truncated). */
-void qkv_test_write_file(const char *path, const void *bytes, size_t n);
+/* QKV_CLI_EXPECT(r, status, "a", "b"): r ended with status and its stderr
+ * holds "a" and "b" (give "" for no string). */
+#define QKV_CLI_EXPECT(r, status, ...)                                                      \
+    qkv_cli_expect(&(r), (status), sizeof((const char *[]){__VA_ARGS__}) / sizeof(char *), \
+                   (const char *[]){__VA_ARGS__})
 
 #endif

@@ -1,7 +1,6 @@
 /* Small assertions shared by the test programs. */
 #include "testing.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -32,45 +31,6 @@ void qkv_test_random_perm(qkv_rng *rng, int n, int *perm)
     }
 }
 
-void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix)
-{
-    snprintf(dir, len, "/tmp/%s_XXXXXX", prefix);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-void qkv_test_remove_tmpdir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    char path[512];
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove(path);
-        }
-    closedir(d);
-    ck_assert_int_eq(rmdir(dir), 0);
-}
-
-char *qkv_test_read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    char *b = NULL;
-    size_t len = 0, cap = 0, got;
-    do {
-        if (len + 4096 + 1 > cap)
-            ck_assert_ptr_nonnull(b = realloc(b, cap = 2 * cap + 4096 + 1));
-        got = fread(b + len, 1, 4096, f);
-        len += got;
-    } while (got > 0);
-    fclose(f);
-    b[len] = 0;
-    if (n)
-        *n = len;
-    return b;
-}
-
 void qkv_test_fill_pipe(int fd)
 {
     char path[64];
@@ -92,15 +52,6 @@ void qkv_test_program(char *path, size_t len)
         ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
     snprintf(path, len, "%s%s%s/qkv", cwd, cwd[0] ? "/" : "", build ? build : "build");
     ck_assert_msg(access(path, X_OK) == 0, "no program at %s (set QKV_TEST_BUILD)", path);
-}
-
-const char *qkv_test_path(const char *dir, const char *name)
-{
-    static char paths[3][256];
-    static int slot;
-    slot = (slot + 1) % 3;
-    snprintf(paths[slot], sizeof paths[slot], "%s/%s", dir, name);
-    return paths[slot];
 }
 
 qkv_model_options qkv_test_every_option(void)
@@ -138,7 +89,7 @@ void qkv_test_without_memory(void (*fn)(void *arg), void *arg)
     qkv_set_allocator(refuse, free);
     fn(arg);
     qkv_set_allocator(NULL, NULL);
-    const char *fork = getenv("CK_FORK");
-    if (!fork || strcmp(fork, "no") != 0)
+    const char *own_process = getenv("CK_FORK"); /* Check's default: a process per test */
+    if (!own_process || strcmp(own_process, "no") != 0)
         ck_assert_int_gt(refused, 0);
 }

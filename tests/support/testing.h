@@ -10,6 +10,7 @@
 #include "qkv/dates.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
+#include "files.h"
 #include "runs.h"
 
 /* main() that runs one suite and exits non-zero when any test failed. */
@@ -44,16 +45,6 @@ void qkv_test_random_shape(qkv_rng *rng, int ndim, int max_extent, int *shape);
 /* A random permutation of {0..n-1} into perm (Fisher-Yates). */
 void qkv_test_random_perm(qkv_rng *rng, int n, int *perm);
 
-/* Make a fresh directory /tmp/PREFIX_XXXXXX, its path into dir (len bytes). */
-void qkv_test_make_tmpdir(char *dir, size_t len, const char *prefix);
-
-/* Remove dir and the files in it (not subdirectories' contents). */
-void qkv_test_remove_tmpdir(const char *dir);
-
-/* The whole file at path (malloc'd, NUL-terminated) and its length (n may be
- * NULL); fails the test when it cannot be read. */
-char *qkv_test_read_file(const char *path, size_t *n);
-
 /* The absolute path of the qkv program, $QKV_TEST_BUILD/qkv (build/qkv
  * when unset), into path (len bytes); the test fails when it is not there. */
 void qkv_test_program(char *path, size_t len);
@@ -63,9 +54,6 @@ void qkv_test_program(char *path, size_t len);
  * it. The filling writes through a fresh open of the pipe, since O_NONBLOCK
  * on fd itself would make the program's own writes fail. */
 void qkv_test_fill_pipe(int fd);
-
-/* dir/name in a static buffer (three slots, so three can be held at once). */
-const char *qkv_test_path(const char *dir, const char *name);
 
 /* Every model option of qkv/options.h turned on: each flag on, each choice
  * its first value past GPT-2's (rope, rmsnorm, relu2). */

@@ -5,9 +5,9 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <string.h>
 
+#include "child.h"
 #include "testing.h"
 
 /* The threads of this process (/proc/self/task). */
@@ -40,33 +40,34 @@ static double product_sum(void)
     return s;
 }
 
+/* The child's checks: the product's sum as its parent's (parent points at
+ * it), one thread, more refused saying why, one allowed. 0, or the check
+ * that failed. */
+static int child_checks(void *parent)
+{
+    if (product_sum() != *(const double *)parent)
+        return 2;
+    if (qkv_threads() != 1)
+        return 3;
+    if (qkv_set_threads(2) != -1 ||
+        !strstr(qkv_last_error(), "qkv_set_threads: n 2: this process was forked from one whose "
+                                  "threads were running"))
+        return 4;
+    return qkv_set_threads(1) != 0 ? 5 : 0;
+}
+
 START_TEST(test_a_forked_child_runs_on_one_thread)
 {
     ck_assert_int_eq(qkv_set_threads(2), 0);
     double parent = product_sum();
     ck_assert_msg(process_threads() > 1, "the work ran on one thread: the case tests nothing");
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        signal(SIGALRM, SIG_DFL); /* a child that hangs, as it did, is ended and fails the case */
-        alarm(20);
-        int code = product_sum() == parent ? 0 : 2;
-        if (code == 0 && qkv_threads() != 1)
-            code = 3;
-        if (code == 0 && (qkv_set_threads(2) != -1 ||
-                          !strstr(qkv_last_error(), "qkv_set_threads: n 2: this process was "
-                                                    "forked from one whose threads were running")))
-            code = 4;
-        if (code == 0 && qkv_set_threads(1) != 0)
-            code = 5;
-        _exit(code);
-    }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFEXITED(status), "the child was ended by signal %d (%s)",
-                  WIFSIGNALED(status) ? WTERMSIG(status) : 0,
-                  WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "it hung" : "a crash");
-    ck_assert_msg(WEXITSTATUS(status) == 0, "the child failed check %d", WEXITSTATUS(status));
+    /* A child that hangs, as it did, is ended by its alarm and fails the case. */
+    qkv_child c = qkv_child_call(child_checks, &parent, &(qkv_child_opts){.alarm_s = 20});
+    int status = qkv_child_wait(&c, 60);
+    qkv_child_free(&c);
+    ck_assert_msg(status != QKV_CHILD_KILLED(SIGALRM), "the child hung");
+    ck_assert_msg(status == 0, "the child ended with %d (a check's number, or 1000 + a signal)",
+                  status);
     /* The parent keeps its threads. */
     ck_assert_int_eq(qkv_threads(), 2);
     ck_assert(product_sum() == parent);

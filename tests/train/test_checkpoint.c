@@ -4,13 +4,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "qkv/checkpoint.h"
+#include "child.h"
 #include "testing.h"
 
 /* ---- a temporary directory for the suite (made and removed by the parent
@@ -24,20 +23,6 @@ static void remove_tmpdir(void) { qkv_test_remove_tmpdir(tmpdir); }
 
 /* tmpdir/name (see qkv_test_path). */
 static const char *tmp_path(const char *name) { return qkv_test_path(tmpdir, name); }
-
-/* The bytes of a file (malloc'd) and their number. */
-static unsigned char *read_all(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    rewind(f);
-    unsigned char *b = malloc(*n);
-    ck_assert_uint_eq(fread(b, 1, *n, f), *n);
-    fclose(f);
-    return b;
-}
 
 /* ---- a small training run to save ---- */
 
@@ -105,7 +90,7 @@ static unsigned char *saved_bytes(const char *name, uint64_t seed, size_t *n)
     ck_assert_msg(qkv_checkpoint_save(path, &r.model, r.p, r.opt, &r.prog) == 0, "%s",
                   qkv_last_error());
     run_free(&r);
-    return read_all(path, n);
+    return (unsigned char *)qkv_test_read_file(path, n);
 }
 
 /* Open n bytes that must fail; the message must contain want. */
@@ -167,12 +152,7 @@ START_TEST(test_round_trip_is_bit_exact)
     /* Saving the loaded run again gives the same file, byte for byte. */
     const char *again = tmp_path("rt2.ckpt");
     ck_assert_int_eq(qkv_checkpoint_save(again, &a.model, b.p, b.opt, &b.prog), 0);
-    size_t n1, n2;
-    unsigned char *f1 = read_all(path, &n1), *f2 = read_all(again, &n2);
-    ck_assert_uint_eq(n1, n2);
-    ck_assert_mem_eq(f1, f2, n1);
-    free(f1);
-    free(f2);
+    qkv_test_assert_same_files(path, again);
     run_free(&a);
     run_free(&b);
 }
@@ -424,26 +404,32 @@ static const char *leftovers(const char *prefix)
     return names;
 }
 
+/* What a child saves: run b to path. */
+typedef struct save_job {
+    const char *path;
+    run *b;
+} save_job;
+
+/* In the child: the save must fail naming why; 0 when it does. */
+static int save_must_fail(void *arg)
+{
+    const save_job *job = arg;
+    int ok = qkv_checkpoint_save(job->path, &job->b->model, job->b->p, job->b->opt,
+                                 &job->b->prog) == -1 &&
+             strstr(qkv_last_error(), "File too large") &&
+             strstr(qkv_last_error(), "is left as it was");
+    if (!ok)
+        fprintf(stderr, "save under a file size limit: %s\n", qkv_last_error());
+    return ok ? 0 : 1;
+}
+
 /* In a child whose files may grow to at most limit bytes (a disk that fills
  * up half-way, as root too): save b to path, which must fail naming why. */
 static void save_with_file_limit(const char *path, run *b, rlim_t limit)
 {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN); /* the write then fails with EFBIG instead */
-        struct rlimit rl = {limit, limit};
-        int ok = setrlimit(RLIMIT_FSIZE, &rl) == 0 &&
-                 qkv_checkpoint_save(path, &b->model, b->p, b->opt, &b->prog) == -1 &&
-                 strstr(qkv_last_error(), "File too large") &&
-                 strstr(qkv_last_error(), "is left as it was");
-        if (!ok)
-            fprintf(stderr, "save under a file size limit: %s\n", qkv_last_error());
-        _exit(ok ? 0 : 1);
-    }
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the failing save did not fail cleanly");
+    qkv_child c = qkv_child_call(save_must_fail, &(save_job){path, b},
+                                 &(qkv_child_opts){.fsize_limit = limit});
+    ck_assert_msg(qkv_child_wait(&c, -1) == 0, "the failing save did not fail cleanly");
 }
 
 START_TEST(test_failed_save_keeps_last_checkpoint)

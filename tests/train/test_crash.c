@@ -11,10 +11,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "testing.h"
 
 enum { ROUNDS = 10, N_RNGS = 2 };
@@ -97,20 +97,30 @@ static int64_t check_whole(const char *path, state *s)
     return g;
 }
 
+/* A saver: the generations it starts from, where it saves them, and the
+ * pipe it tells the test on. */
+typedef struct saver {
+    const char *path;
+    int64_t first;
+    int fds[2];
+} saver;
+
 /* The child: save generations first, first+1, ... to path for ever,
- * writing each finished generation's number to fd. */
-static _Noreturn void save_forever(const char *path, int64_t first, int fd)
+ * writing each finished generation's number to the pipe. */
+static int save_forever(void *arg)
 {
+    const saver *sv = arg;
+    close(sv->fds[0]);
     state s;
     state_init(&s);
-    for (int64_t g = first;; g++) {
+    for (int64_t g = sv->first;; g++) {
         fill(&s, g);
-        if (save(path, &s) < 0) {
+        if (save(sv->path, &s) < 0) {
             fprintf(stderr, "save failed: %s\n", qkv_last_error());
-            _exit(3);
+            return 3;
         }
-        if (write(fd, &g, sizeof g) != (ssize_t)sizeof g)
-            _exit(4);
+        if (write(sv->fds[1], &g, sizeof g) != (ssize_t)sizeof g)
+            return 4;
     }
 }
 
@@ -160,30 +170,23 @@ START_TEST(test_sigkill_during_save_keeps_the_last_checkpoint)
     int64_t last = check_whole(path, &s);
     int mid_write = 0;
     for (int round = 0; round < ROUNDS; round++) {
-        int fds[2];
-        ck_assert_int_eq(pipe(fds), 0);
-        pid_t pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-            close(fds[0]);
-            save_forever(path, last + 1, fds[1]);
-        }
-        close(fds[1]);
+        saver sv = {path, last + 1, {-1, -1}};
+        ck_assert_int_eq(pipe(sv.fds), 0);
+        qkv_child c = qkv_child_call(save_forever, &sv, NULL);
+        close(sv.fds[1]);
         /* Let it finish one save, then kill it somewhere in the next two. */
         int64_t g;
-        ck_assert_int_eq(read(fds[0], &g, sizeof g), (ssize_t)sizeof g);
+        ck_assert_int_eq(read(sv.fds[0], &g, sizeof g), (ssize_t)sizeof g);
         struct timespec delay = {0, (long)(1e9 * 2 * save_s * qkv_rng_uniform(&rng))};
         while (nanosleep(&delay, &delay) != 0 && errno == EINTR)
             ;
-        ck_assert_int_eq(kill(pid, SIGKILL), 0);
-        int st;
-        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-        ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the saver ended by itself (%d)",
-                      st);
+        ck_assert_int_eq(kill(c.pid, SIGKILL), 0);
+        int st = qkv_child_wait(&c, -1);
+        ck_assert_msg(st == QKV_CHILD_KILLED(SIGKILL), "the saver %s", qkv_child_describe(st));
         int64_t done = g;
-        while (read(fds[0], &g, sizeof g) == (ssize_t)sizeof g)
+        while (read(sv.fds[0], &g, sizeof g) == (ssize_t)sizeof g)
             done = g;
-        close(fds[0]);
+        close(sv.fds[0]);
         int left = remove_temporaries(dir); /* killed between creating one and the rename */
         ck_assert_int_le(left, 1);
         mid_write += left;
