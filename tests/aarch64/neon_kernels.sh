@@ -11,7 +11,7 @@
 build=$1 objdump=${2:-aarch64-linux-gnu-objdump}
 fail=0
 for spec in tensor/op_activation:20 tensor/op_layernorm:8 tensor/op_rmsnorm:4 \
-            tensor/op_softmax:6 train/optim:5; do
+            tensor/op_softmax:6 tensor/kernels/adamw:4; do
     obj=$build/obj/${spec%%:*}.o want=${spec##*:}
     have=$("$objdump" -d --no-show-raw-insn "$obj" | grep -cE '[[:space:]]fml[as][[:space:]]+v[0-9]+\.4s') || true
     if [ "$have" -lt "$want" ]; then
