@@ -2,9 +2,9 @@
 #include "full_eval.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "runtime.h"
-#include "tensor/check.h"
 
 /* Windows full_eval_cost times (besides the first, which warms up). */
 enum { COST_WINDOWS = 8 };
@@ -53,8 +53,11 @@ int full_eval(const qkv_gpt *m, const qkv_corpus *c, qkv_split split, int64_t n,
         m2 += d * (l - mean);
     }
     qkv_set_grad_enabled(was);
-    if (i < n)
-        return qkv__error_prefix("exact evaluation of window %lld", (long long)i);
+    if (i < n) {
+        char why[1024]; /* qkv_set_error must not read the message it writes */
+        snprintf(why, sizeof why, "%s", qkv_last_error());
+        return qkv_set_error("exact evaluation of window %lld: %s", (long long)i, why);
+    }
     *out = (full_loss){.loss = mean, .se = n > 1 ? sqrt(m2 / (double)(n - 1) / (double)n) : NAN,
                        .windows = n, .tokens = n * T};
     return 0;

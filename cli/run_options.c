@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "output.h"
-#include "train/bytes.h"
-#include "train/internal.h"
 #include "threads.h"
 #include "train_ranks.h"
 
@@ -140,6 +138,19 @@ int run_start(const arg_cmd *cmd, const run_options *o)
  * little-endian u32s. */
 enum { NOTE_VERSION = 1, NOTE_BYTES = 9 };
 
+/* The note's numbers little-endian: the same bytes on every machine. */
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The number put_u32 stored at p. */
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* The setting *value (named flag) of a resumed run from its note's saved
  * one: kept when given (said when it differs), else taken back. A saved
  * value out of the flag's range (a tampered file) is not one: it is left. */
@@ -160,16 +171,16 @@ void run_note(run_options *o, qkv_training *run)
     if (!run)
         return;
     const uint8_t *saved;
-    if (o->resume && qkv__training_note(run, &saved) == NOTE_BYTES && saved[0] == NOTE_VERSION) {
+    if (o->resume && qkv_training_note(run, &saved) == NOTE_BYTES && saved[0] == NOTE_VERSION) {
         take_back(o, "--eval-every", &o->eval_every, o->eval_every_given,
-                  qkv__get_u32(saved + 1));
+                  get_u32(saved + 1));
         take_back(o, "--log-every", &o->log_every, o->log_every_given,
-                  qkv__get_u32(saved + 5));
+                  get_u32(saved + 5));
     }
     uint8_t note[NOTE_BYTES] = {NOTE_VERSION};
-    qkv__put_u32(note + 1, (uint32_t)o->eval_every);
-    qkv__put_u32(note + 5, (uint32_t)o->log_every);
-    qkv__training_set_note(run, note, NOTE_BYTES);
+    put_u32(note + 1, (uint32_t)o->eval_every);
+    put_u32(note + 5, (uint32_t)o->log_every);
+    qkv_training_set_note(run, note, NOTE_BYTES);
 }
 
 qkv_train_config run_config(const run_options *o)

@@ -60,7 +60,7 @@ int run_check(const arg_cmd *cmd, run_options *o);
 int run_start(const arg_cmd *cmd, const run_options *o);
 
 /* The settings of the program's own that change a run, noted in run (saved
- * in its checkpoint, see qkv__training_set_note): --eval-every (where it
+ * in its checkpoint, see qkv_training_set_note): --eval-every (where it
  * evaluates, and with that where the evaluation streams end) and
  * --log-every (its rows of OUT.csv). A resumed run first takes back those
  * it was saved with, unless given, saying so when a given one differs: the

@@ -28,21 +28,6 @@ qkv_real qkv__clip_coef(double norm, double max_norm);
  * costs no pass of its own. (optim.c) */
 int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale);
 
-struct qkv_training;
-
-/* The most bytes of a program's note in a saved run. */
-enum { QKV__NOTE_MAX = 32 };
-
-/* A note of the program's own (len 0..QKV__NOTE_MAX bytes: the settings a
- * program keeps beside the library's, as qkv train's --eval-every), saved
- * with run t's settings from the next qkv_training_save on and loaded back
- * into the run by qkv_training_load (so qkv_training_resume). 0, or -1 for
- * a bad length. (training.c) */
-int qkv__training_set_note(struct qkv_training *t, const void *note, int len);
-
-/* Run t's note: its length (0: none), the bytes at *note. (training.c) */
-int qkv__training_note(const struct qkv_training *t, const uint8_t **note);
-
 /* An optimizer as qkv_optim_new allocates it: the public struct (whose
  * layout is ABI) first, then what Muon keeps besides. A qkv_optim * from
  * qkv_optim_new always points at one of these. */

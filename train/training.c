@@ -137,8 +137,8 @@ static void pack_config(uint8_t *p, const qkv_train_config *tc)
 
 /* What follows the run's 64 bytes of settings in a newer checkpoint: its
  * grad_accum, then the model's stream names (see QKV_TRAIN_CONFIG_BYTES),
- * then, when the program gave one (qkv__training_set_note), its note: a
- * length byte (1..QKV__NOTE_MAX) and the bytes. */
+ * then, when the program gave one (qkv_training_set_note), its note: a
+ * length byte (1..QKV_TRAINING_NOTE_MAX) and the bytes. */
 enum { NAME_MAX_BYTES = 64 };
 typedef struct stream_names {
     int n;                                   /* 0: the streams are unnamed */
@@ -178,7 +178,7 @@ static void pack_extension(uint8_t *p, int grad_accum, const char *const *names,
         memcpy(p, note, 1 + (size_t)note[0]);
 }
 
-/* The program's note of run t: a length byte, then up to QKV__NOTE_MAX
+/* The program's note of run t: a length byte, then up to QKV_TRAINING_NOTE_MAX
  * bytes, kept after the copy of its kind (see new_run). */
 static uint8_t *note_of(const qkv_training *t)
 {
@@ -208,7 +208,7 @@ static int read_extension(const char *who, const uint8_t *p, size_t len, int *gr
         names->name[i] = p + at + 1;
         at += 1 + (size_t)p[at];
     }
-    if (at < len && p[at] >= 1 && p[at] <= QKV__NOTE_MAX && at + 1 + p[at] == len) {
+    if (at < len && p[at] >= 1 && p[at] <= QKV_TRAINING_NOTE_MAX && at + 1 + p[at] == len) {
         names->note = p + at + 1;
         names->note_len = p[at];
         at = len;
@@ -373,9 +373,9 @@ static qkv_training *new_run(const char *fn, const qkv_training_model *model,
     /* Room for the extension whatever grad_accum a save finds in t->cfg, and
      * then a copy of the kind: the caller's string may live no longer than
      * this call (a rebuild's plug->kind = ck->kind). */
-    size_t extra = extension_bytes(2, model->rng_names, model->n_rngs, QKV__NOTE_MAX);
+    size_t extra = extension_bytes(2, model->rng_names, model->n_rngs, QKV_TRAINING_NOTE_MAX);
     size_t at_kind = model->config_len + QKV_TRAIN_CONFIG_BYTES + extra;
-    uint8_t *blob = qkv_alloc(at_kind + strlen(model->kind) + 1 + 1 + QKV__NOTE_MAX);
+    uint8_t *blob = qkv_alloc(at_kind + strlen(model->kind) + 1 + 1 + QKV_TRAINING_NOTE_MAX);
     t->model.config = blob;
     if (blob) {
         t->model.kind = strcpy((char *)blob + at_kind, model->kind);
@@ -756,18 +756,24 @@ int qkv_training_load(qkv_training *t, const qkv_checkpoint *ck)
     return 0;
 }
 
-int qkv__training_set_note(qkv_training *t, const void *note, int len)
+int qkv_training_set_note(qkv_training *t, const void *note, int len)
 {
-    if (len < 0 || len > QKV__NOTE_MAX)
-        return qkv_set_error("a run's note is 0 to %d bytes, not %d", QKV__NOTE_MAX, len);
+    const char *fn = "qkv_training_set_note";
+    if (qkv__null(fn, "t", t) || (len && qkv__null(fn, "note", note)))
+        return -1;
+    if (len < 0 || len > QKV_TRAINING_NOTE_MAX)
+        return qkv_set_error("%s: len %d: a note is 0 to %d bytes", fn, len, QKV_TRAINING_NOTE_MAX);
     uint8_t *at = note_of(t);
     at[0] = (uint8_t)len;
     memcpy(at + 1, note, (size_t)len);
     return 0;
 }
 
-int qkv__training_note(const qkv_training *t, const uint8_t **note)
+int qkv_training_note(const qkv_training *t, const uint8_t **note)
 {
+    const char *fn = "qkv_training_note";
+    if (qkv__null(fn, "t", t) || qkv__null(fn, "note", note))
+        return -1;
     *note = note_of(t) + 1;
     return note_of(t)[0];
 }

@@ -305,6 +305,18 @@ int qkv_training_save(const qkv_training *t, const char *path);
  * or when ck's step is past the saved iters. */
 int qkv_training_config_load(qkv_train_config *tc, const qkv_checkpoint *ck, size_t model_bytes);
 
+/* The most bytes of a program's note in a saved run. */
+#define QKV_TRAINING_NOTE_MAX 32
+
+/* Keep a note of the program's own with run t (len 0..QKV_TRAINING_NOTE_MAX
+ * bytes: settings that change the run but are not the library's, as qkv
+ * train's --eval-every), saved by every qkv_training_save from now on and
+ * given back by qkv_training_note after qkv_training_load or _resume. 0 or -1. */
+int qkv_training_set_note(qkv_training *t, const void *note, int len);
+
+/* Run t's note: its length (0: none) and its bytes at *note; -1 for bad arguments. */
+int qkv_training_note(const qkv_training *t, const uint8_t **note);
+
 /* Load the parameters, moments, step and streams of ck into a run made for
  * the model and settings ck describes. Streams saved with names go to the
  * model's stream of that name (wherever it is in rngs); a saved name the

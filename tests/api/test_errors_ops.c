@@ -291,7 +291,8 @@ START_TEST(test_optimizer_misuse)
     cfg = qkv_adamw_defaults();
     qkv_optim *o = qkv_optim_new(p, &cfg);
     ck_assert_qkv(o);
-    FAILS_INT(qkv_optim_step(o, other, 1e-3), "made for 16 values", "the parameters have 48");
+    FAILS_INT(qkv_optim_step(o, other, 1e-3), "o was made for 1 parameters (16 values)",
+              "p has 1 (48)");
     qkv_optim_free(o);
     qkv_params_free(&p);
     qkv_params_free(&other);

@@ -138,6 +138,24 @@ MISUSE(qkv_training_set_optim, after_a_step)
     FAILS_INT(qkv_training_set_optim(t, QKV_OPTIM_MUON), "at step 1");
     MISUSE_ASSERT(t->opt->cfg.kind == QKV_OPTIM_ADAMW); /* unchanged */
 }
+MISUSE(qkv_training_set_note, null) { FAILS_INT(qkv_training_set_note(NULL, "x", 1), "t is NULL"); }
+MISUSE(qkv_training_set_note, bad_values)
+{
+    qkv_training *t = gpt_run()->run;
+    MISUSE_ASSERT(qkv_training_set_note(t, "ab", 2) == 0);
+    FAILS_INT(qkv_training_set_note(t, NULL, 3), "note is NULL");
+    char big[QKV_TRAINING_NOTE_MAX + 1] = {0};
+    FAILS_INT(qkv_training_set_note(t, big, QKV_TRAINING_NOTE_MAX + 1), "len 33");
+    FAILS_INT(qkv_training_set_note(t, big, -1), "len -1");
+    const uint8_t *note;
+    MISUSE_ASSERT(qkv_training_note(t, &note) == 2 && memcmp(note, "ab", 2) == 0); /* unchanged */
+}
+MISUSE(qkv_training_note, null)
+{
+    const uint8_t *note;
+    FAILS_INT(qkv_training_note(NULL, &note), "t is NULL");
+    FAILS_INT(qkv_training_note(gpt_run()->run, NULL), "note is NULL");
+}
 MISUSE(qkv_training_set_iters, null) { FAILS_INT(qkv_training_set_iters(NULL, 5), "t is NULL"); }
 MISUSE(qkv_training_set_iters, zero)
 {
