@@ -3,7 +3,7 @@
 
 #include "graph.h"
 
-/* y = x - m - ln Σ_j e^(x_j - m), m the row's largest value: subtracting it
+/* y = (x - m) - ln Σ_j e^(x_j - m), m the row's largest value: subtracting it
  * first keeps every e^ at most 1, so a large logit neither overflows nor
  * turns the row to NaN. Each row is one thread's; the sum is in double. */
 static void log_softmax_forward(qkv_real *y, const qkv_real *x, size_t rows, size_t cols)
@@ -17,9 +17,10 @@ static void log_softmax_forward(qkv_real *y, const qkv_real *x, size_t rows, siz
         double s = 0;
         for (size_t j = 0; j < cols; j++)
             s += exp((double)(xr[j] - m));
-        qkv_real lse = m + (qkv_real)log(s);
+        qkv_real ls = (qkv_real)log(s); /* taken off x - m, not m + ls off x: x - m
+                                          * keeps the digits a large m would round away */
         for (size_t j = 0; j < cols; j++)
-            y[r * cols + j] = xr[j] - lse;
+            y[r * cols + j] = (xr[j] - m) - ls;
     }
 }
 
