@@ -1,6 +1,4 @@
 /* mse_loss: the mean squared error (see qkv/ops.h). */
-#include <string.h>
-
 #include "graph.h"
 
 /* With d = pred - target and N values: dpred += dout · 2d/N, dtarget -= the same. */
@@ -23,8 +21,7 @@ qkv_tensor *qkv_mse_loss(qkv_arena *a, qkv_tensor *pred, qkv_tensor *target)
     qkv_tensor *in[2] = {pred, target};
     if (qkv__check_inputs(fn, a, "pred target", 2, in) < 0)
         return NULL;
-    if (pred->ndim != target->ndim ||
-        memcmp(pred->shape, target->shape, (size_t)pred->ndim * sizeof *pred->shape))
+    if (!qkv_same_shape(pred, target))
         return qkv__shape_error(fn, "pred and target must have the same shape", pred, target);
     qkv_tensor *out = qkv_tensor_new(a, 1, (int[]){1});
     if (!out)

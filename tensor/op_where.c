@@ -24,7 +24,7 @@ qkv_tensor *qkv_where(qkv_arena *a, const uint8_t *cond, qkv_tensor *x, qkv_tens
     qkv_tensor *in[2] = {x, y};
     if (qkv__check_inputs(fn, a, "x y", 2, in) < 0 || qkv__null(fn, "cond", cond))
         return NULL;
-    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof *x->shape))
+    if (!qkv_same_shape(x, y))
         return qkv__shape_error(fn, "x and y must have the same shape", x, y);
     qkv_tensor *out = qkv__like(a, x);
     uint8_t *kept = out ? qkv_arena_alloc(a, x->size) : NULL;
