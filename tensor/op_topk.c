@@ -50,16 +50,12 @@ static qkv_tensor *ranked_values(qkv_arena *a, const char *fn, qkv_tensor *x, in
                       qkv_shape_str(x, s, sizeof s));
         return NULL;
     }
+    /* The row being sorted lives in the arena too: one row, until the next reset. */
     int32_t *ids = qkv_arena_alloc(a, qkv__rows(x) * (size_t)k * sizeof *ids);
-    ranked *scratch = malloc((size_t)qkv__cols(x) * sizeof *scratch);
-    if (!ids || !scratch) {
-        free(scratch);
-        if (ids)
-            qkv_set_error("%s: out of memory", fn);
+    ranked *scratch = ids ? qkv_arena_alloc(a, (size_t)qkv__cols(x) * sizeof *scratch) : NULL;
+    if (!scratch)
         return NULL;
-    }
     rank_rows(ids, scratch, x, k, desc);
-    free(scratch);
     qkv_tensor *y = qkv__take(a, fn, x, -1, k, ids, true);
     if (y && indices)
         *indices = ids;
