@@ -70,7 +70,10 @@ static void exp_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_EX
 static void log_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_LOG, y, x, n); }
 static void tanh_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_TANH, y, x, n); }
 static void sigmoid_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_SIGMOID, y, x, n); }
-static void softplus_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_SOFTPLUS, y, x, n); }
+static void softplus_forward(qkv_real *y, const qkv_real *x, size_t n)
+{
+    forward(F_SOFTPLUS, y, x, n);
+}
 static void sqrt_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_SQRT, y, x, n); }
 static void abs_forward(qkv_real *y, const qkv_real *x, size_t n) { forward(F_ABS, y, x, n); }
 static void exp_backward(qkv_node *n) { backward(F_EXP, n); }

@@ -20,7 +20,8 @@ static void pow_backward(qkv_node *n)
 
 qkv_tensor *qkv_pow(qkv_arena *a, qkv_tensor *x, qkv_real p)
 {
-    if (qkv__check_inputs("qkv_pow", a, "x", 1, &x) < 0 || qkv__not_finite("qkv_pow", "p", (double)p))
+    if (qkv__check_inputs("qkv_pow", a, "x", 1, &x) < 0 ||
+        qkv__not_finite("qkv_pow", "p", (double)p))
         return NULL;
     qkv_tensor *y = qkv__like(a, x);
     if (!y)
