@@ -123,6 +123,21 @@ $(BUILD)/$(SONAME): $(BUILD)/libqkv.so.$(VERSION)
 $(BUILD)/libqkv.so: $(BUILD)/$(SONAME)
 	ln -sf $(notdir $<) $@
 
+# The double-precision library, installed beside the float one under its own
+# name (libqkv64, pkg-config qkv64, which adds -DQKV_DOUBLE): for checking
+# gradients at double's tolerance (qkv/gradcheck.h). The same symbols: a
+# program links one precision or the other, and the precision guard
+# (qkv/base.h) refuses a mismatch at link time.
+SONAME64 := libqkv64.so.$(ABI)
+$(BUILD)/libqkv64.so.$(VERSION): $(OBJ64)
+	$(CC) -shared -Wl,-soname,$(SONAME64) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/$(SONAME64): $(BUILD)/libqkv64.so.$(VERSION)
+	ln -sf $(notdir $<) $@
+
+$(BUILD)/libqkv64.so: $(BUILD)/$(SONAME64)
+	ln -sf $(notdir $<) $@
+
 # mpi.h and libmpi are the chosen MPI's own: a change of MPICC recompiles this.
 $(BUILD)/obj/cli/dist_mpi.o: cli/dist_mpi.c $(BUILD)/program-flavour
 	@mkdir -p $(dir $@)
@@ -237,24 +252,28 @@ run: $(BUILD)/qkv
 	$(BUILD)/qkv train --config fast --time 170 --data "$$data" --out $(BUILD)/fast.ckpt --force $(ARGS) && \
 	$(BUILD)/qkv sample --ckpt $(BUILD)/fast.ckpt --tokens 300 --temperature 0.8
 
-install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
+install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/libqkv64.a $(BUILD)/libqkv64.so $(BUILD)/qkv
 	install -d $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/qkv/*.h $(DESTDIR)$(PREFIX)/include/qkv/
-	install -m 644 $(BUILD)/libqkv.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/libqkv.a $(BUILD)/libqkv64.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libqkv.so.$(VERSION) $(BUILD)/libqkv64.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libqkv.so
+	ln -sf libqkv64.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME64)
+	ln -sf $(SONAME64) $(DESTDIR)$(PREFIX)/lib/libqkv64.so
 	install -m 755 $(BUILD)/qkv $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' qkv64.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/qkv64.pc
 
 # Install into a throwaway prefix; check it is packaged like a C library
 # (SONAME, exports, the precision guard); build and run every example the way
 # an outside program would, only through pkg-config (one as C++ too, one
 # statically); compile every header's usage block.
-test-install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/qkv
+test-install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/libqkv64.a $(BUILD)/libqkv64.so $(BUILD)/qkv
 	@rm -rf $(BUILD)/prefix $(BUILD)/install-check
 	@$(MAKE) --no-print-directory -s install PREFIX=$(CURDIR)/$(BUILD)/prefix BUILD=$(BUILD) SAN="$(SAN)"
 	@CC="$(CC)" SAN="$(SAN)" sh tests/install/check_library.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check
+	@CC="$(CC)" SAN="$(SAN)" sh tests/install/check_double.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/double
 	@CC="$(CC)" SAN="$(SAN)" sh tests/install/build_examples.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/examples
 	@CC="$(CC)" SAN="$(SAN)" sh tests/install/compile_usage_blocks.sh $(CURDIR)/$(BUILD)/prefix $(BUILD)/install-check/usage
 

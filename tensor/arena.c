@@ -74,7 +74,8 @@ static void free_blocks(block *b)
     }
 }
 
-void qkv_arena_free(qkv_arena **a)
+/* In parentheses: the name, not the header's checking macro (qkv/arena.h). */
+void(qkv_arena_free)(qkv_arena **a)
 {
     if (!a || !*a)
         return;

@@ -66,6 +66,12 @@ static int check_inputs(const char *fn, qkv_tensor **inputs, int n_inputs)
     return 0;
 }
 
+/* What each input's gradient holds before the backward: a backward must add
+ * to it (+=), so one that assigns (=) ends without it and fails the check,
+ * even on an op checked alone, where it is the only contribution. A power of
+ * two, so taking it off again leaves the gradient as exact as it can be. */
+#define PREFILL 0.5
+
 /* The analytic gradients of L into keep, one array per input that requires
  * grad (the inputs' own gradient buffers are left as they were). */
 static int analytic_grads(qkv_arena *a, qkv_arena *keep, qkv_gradcheck_fn f, qkv_tensor **inputs,
@@ -76,8 +82,10 @@ static int analytic_grads(qkv_arena *a, qkv_arena *keep, qkv_gradcheck_fn f, qkv
     for (int i = 0; i < n_inputs; i++) {
         own_grad[i] = inputs[i]->grad;
         if (inputs[i]->requires_grad &&
-            !(inputs[i]->grad = qkv_arena_calloc(a, inputs[i]->size * sizeof(qkv_real))))
+            !(inputs[i]->grad = qkv_arena_alloc(a, inputs[i]->size * sizeof(qkv_real))))
             rc = -1;
+        for (size_t j = 0; rc == 0 && inputs[i]->requires_grad && j < inputs[i]->size; j++)
+            inputs[i]->grad[j] = PREFILL;
     }
     bool was = qkv_set_grad_enabled(true);
     qkv_tensor *loss = rc ? NULL : weighted_loss(a, f, inputs, user);
@@ -88,7 +96,8 @@ static int analytic_grads(qkv_arena *a, qkv_arena *keep, qkv_gradcheck_fn f, qkv
         if (inputs[i]->requires_grad) {
             size_t bytes = inputs[i]->size * sizeof(qkv_real);
             if ((analytic[i] = qkv_arena_alloc(keep, bytes)))
-                memcpy(analytic[i], inputs[i]->grad, bytes);
+                for (size_t j = 0; j < inputs[i]->size; j++)
+                    analytic[i][j] = inputs[i]->grad[j] - (qkv_real)PREFILL;
             else
                 rc = -1;
         }

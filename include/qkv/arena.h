@@ -34,6 +34,16 @@ qkv_arena *qkv_arena_new(size_t initial_bytes);
  * freeing twice is harmless (a or *a NULL is fine). */
 void qkv_arena_free(qkv_arena **a);
 
+/* 0.x freed with qkv_arena_free(a); 1.x takes &a. C lets the old call through
+ * with a warning and the wrong pointer at run time, so in C11 the call is
+ * checked here: anything but a qkv_arena ** (or NULL) is a compile error,
+ * "'_Generic' selector of type 'qkv_arena *' is not compatible". The same
+ * symbol is called (the ABI is unchanged); (qkv_arena_free)(p) goes around the
+ * check. C++ refuses the old call by itself. */
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define qkv_arena_free(a) qkv_arena_free(_Generic((a), qkv_arena **: (a), void *: (a)))
+#endif
+
 /* size bytes, QKV_ALIGN-aligned, valid until the next reset; NULL on failure. */
 void *qkv_arena_alloc(qkv_arena *a, size_t size);
 

@@ -55,7 +55,10 @@ typedef qkv_tensor *(*qkv_gradcheck_fn)(qkv_arena *a, qkv_tensor **inputs, void 
  * |analytic - numeric| / max(|analytic|, |numeric|, 1e-3); when that exceeds
  * QKV_GRADCHECK_TOL, qkv_last_error() names the worst value. The inputs'
  * values and gradients are as before afterwards. NAN with a message on a bad
- * argument or when f or its backward fails. */
+ * argument or when f or its backward fails. The inputs' gradients hold a
+ * non-zero value before the backward, which is taken off after: a backward
+ * that assigns (=) an input's gradient instead of adding to it (+=) fails
+ * the check even when its op is the input's only consumer. */
 double qkv_gradcheck(qkv_gradcheck_fn f, qkv_tensor **inputs, int n_inputs, void *user);
 
 QKV_END_DECLS

@@ -243,5 +243,78 @@ qkv_tensor *qkv_slice_axis(qkv_arena *a, qkv_tensor *x, int axis, int start, int
 /* Swap dims d0 and d1 (a copy): (B,T,C) with 0 and 2 is (C,T,B); qkv_transpose is (-2, -1). */
 qkv_tensor *qkv_transpose_axes(qkv_arena *a, qkv_tensor *x, int d0, int d1);
 
+/* ==== more ops (1.2): the math, selection and loss a model of one's own needs ==== */
+
+/* ---- elementwise ---- */
+
+/* ln(1 + e^x) elementwise, computed without overflow; dx = dy · σ(x). */
+qkv_tensor *qkv_softplus(qkv_arena *a, qkv_tensor *x);
+
+/* √x elementwise (x < 0 gives NaN, as C's sqrt); dx = dy / (2√x). */
+qkv_tensor *qkv_sqrt(qkv_arena *a, qkv_tensor *x);
+
+/* |x| elementwise; dx = dy · sign(x), and 0 at x = 0. */
+qkv_tensor *qkv_abs(qkv_arena *a, qkv_tensor *x);
+
+/* x^p elementwise for a finite constant p, as C's pow; dx = dy · p·x^(p-1) (0 when p = 0). */
+qkv_tensor *qkv_pow(qkv_arena *a, qkv_tensor *x, qkv_real p);
+
+/* x held to [lo, hi] (lo <= hi; either may be infinite); the gradient passes
+ * where lo <= x <= hi and is 0 where x was held to a bound. */
+qkv_tensor *qkv_clamp(qkv_arena *a, qkv_tensor *x, qkv_real lo, qkv_real hi);
+
+/* cond[i] ? x[i] : y[i] for x and y of the same shape and cond of their size
+ * (copied); each gradient goes to the operand its value came from. */
+qkv_tensor *qkv_where(qkv_arena *a, const uint8_t *cond, qkv_tensor *x, qkv_tensor *y);
+
+/* ---- reductions and scans over one axis ---- */
+
+/* min_k x[..., k, ...] over axis, shaped as qkv_sum_axis; the gradient goes
+ * to the first smallest value (a NaN counts as the smallest). */
+qkv_tensor *qkv_min_axis(qkv_arena *a, qkv_tensor *x, int axis, bool keepdim);
+
+/* The variance over axis, Σ_k (x_k - mean)² / (n - correction) for n the
+ * axis's extent: correction 0 is the population variance, 1 the sample
+ * (Bessel's) one; 0 <= correction < n. Shaped as qkv_sum_axis. */
+qkv_tensor *qkv_var_axis(qkv_arena *a, qkv_tensor *x, int axis, bool keepdim, int correction);
+
+/* Running sums along axis: y[..., k, ...] = Σ_{j <= k} x[..., j, ...], x's shape. */
+qkv_tensor *qkv_cumsum(qkv_arena *a, qkv_tensor *x, int axis);
+
+/* ---- picking by index ---- */
+
+/* The same n indices ids (each in [0, extent)) picked from axis in every
+ * row: (B,T,C) with axis 1 is (B,n,C), y[b, j, c] = x[b, ids[j], c]. ids is
+ * copied; the backward scatter-adds, so an index picked twice gets both gradients. */
+qkv_tensor *qkv_index_select(qkv_arena *a, qkv_tensor *x, int axis, int n, const int32_t *ids);
+
+/* PyTorch's gather: an index per result value, ids shaped as x with axis's
+ * extent n (row-major), y[..., j, ...] = x[..., ids[..., j, ...], ...]:
+ * (B,T,V) with axis 2 and n = 1 picks one value per row, as a target's
+ * log-probability. Each id in [0, extent); ids is copied; backward as
+ * qkv_index_select. */
+qkv_tensor *qkv_gather(qkv_arena *a, qkv_tensor *x, int axis, int n, const int32_t *ids);
+
+/* The k largest values of each row of the last dim, largest first, ties in
+ * index order (a NaN counts as the largest): (..., C) -> (..., k), 1 <= k <= C.
+ * If indices is not NULL it receives their column indices (rows·k int32_t
+ * from the arena). The gradient goes back to the columns they came from. */
+qkv_tensor *qkv_topk(qkv_arena *a, qkv_tensor *x, int k, int32_t **indices);
+
+/* Each row of the last dim sorted, ascending or descending, ties in index
+ * order (a NaN counts as the largest); indices as for qkv_topk. */
+qkv_tensor *qkv_sort(qkv_arena *a, qkv_tensor *x, bool descending, int32_t **indices);
+
+/* ---- rows and losses ---- */
+
+/* log(softmax(x)) over the last dim, x - max - ln Σ e^(x - max): finite for
+ * any finite logits, where qkv_log(qkv_softmax(x)) gives -inf once a weight
+ * underflows. */
+qkv_tensor *qkv_log_softmax(qkv_arena *a, qkv_tensor *x);
+
+/* The mean squared error mean((pred - target)²) over every value, shape (1);
+ * pred and target of the same shape, and both get gradients if they want them. */
+qkv_tensor *qkv_mse_loss(qkv_arena *a, qkv_tensor *pred, qkv_tensor *target);
+
 QKV_END_DECLS
 #endif

@@ -23,6 +23,8 @@
 #include "qkv/base.h"
 #include "qkv/rng.h"
 
+#include <stdio.h>
+
 #ifdef __cplusplus
 #include <climits>
 #include <cstddef>
@@ -169,6 +171,21 @@ int qkv_backward_retain_graph(qkv_arena *a, qkv_tensor *loss);
 
 /* Keep the gradient of t, the result of an op, after the next backward (to look at it). */
 void qkv_retain_grad(qkv_tensor *t);
+
+/* ---- inspection ---- */
+
+/* One line about t to f: its name (name, else t's parameter name, else
+ * "tensor"), shape, its first and last values (all of them up to 8), and
+ * the min, max, mean and standard deviation of its finite values, with how
+ * many are NaN or infinite when any are:
+ *   "h (2,3): [0.5, -1.25, 3, 0, 2, 1] min -1.25 max 3 mean 0.875 std 1.3"
+ * 0, or -1 with a message on a NULL or unallocated t, a NULL f or a failed write. */
+int qkv_tensor_print(const qkv_tensor *t, const char *name, FILE *f);
+
+/* The value of t at index (ndim entries, each 0..extent-1 or counted from the
+ * end, -1 the last: qkv_tensor_get(t, QKV_SHAPE(1, -1), &v) reads row 1's last
+ * value) into *value. 0, or -1 with a message naming the bad argument. */
+int qkv_tensor_get(const qkv_tensor *t, int ndim, const int *index, qkv_real *value);
 
 QKV_END_DECLS
 #endif

@@ -106,3 +106,16 @@ for cxx in g++ clang++; do
         fail "the installed headers do not compile as C++11 with $cxx"
     echo "install check: all $(wc -l < "$work/all_headers.cc") installed headers compile as C++11 with $cxx"
 done
+
+# 0.x's qkv_arena_free(a) does not compile under 1.x (qkv/arena.h checks the
+# argument's type); &a and NULL do, and the program runs.
+printf '#include <qkv/qkv.h>\nint main(void) { qkv_arena *a = qkv_arena_new(64); qkv_arena_free(&a); qkv_arena_free(NULL); return a != NULL; }\n' > "$work/arena_free.c"
+$cc -std=c11 -Wall -Wextra -pedantic -Werror ${SAN:-} $(pc --cflags) "$work/arena_free.c" -o "$work/arena_free" $(pc --libs) \
+    -Wl,-rpath,"$(pc --variable=libdir)" && "$work/arena_free" || fail "qkv_arena_free(&a) and qkv_arena_free(NULL) did not build and run"
+sed 's/qkv_arena_free(&a)/qkv_arena_free(a)/' "$work/arena_free.c" > "$work/arena_free_0x.c"
+if $cc -std=c11 ${SAN:-} $(pc --cflags) -c "$work/arena_free_0x.c" -o "$work/arena_free_0x.o" 2> "$work/arena_free_0x.err"; then
+    fail "0.x's qkv_arena_free(a) compiled (it must be an error: it frees through the wrong pointer)"
+fi
+grep -q "_Generic" "$work/arena_free_0x.err" ||
+    fail "qkv_arena_free(a) failed to compile, but not for its argument: $(cat "$work/arena_free_0x.err")"
+echo "install check: 0.x's qkv_arena_free(a) does not compile: $(grep -m1 -o "error: .*" "$work/arena_free_0x.err")"

@@ -540,3 +540,76 @@ MISUSE(qkv_transpose_axes, d1_too_negative)
 {
     FAILS_NULL(qkv_transpose_axes(arena(), tensor(SHAPE23), 0, -3), "d1 -3");
 }
+
+/* ---- the 1.2 ops ---- */
+
+UNARY_CASES(softplus)
+UNARY_CASES(sqrt)
+UNARY_CASES(abs)
+UNARY_CASES(pow, , 2)
+UNARY_CASES(clamp, , -1, 1)
+UNARY_CASES(min_axis, , 0, false)
+UNARY_CASES(var_axis, , 1, false, 1)
+UNARY_CASES(cumsum, , 0)
+UNARY_CASES(index_select, , 1, 2, (const int32_t[]){0, 2})
+UNARY_CASES(gather, , 0, 1, (const int32_t[]){0, 1, 1})
+UNARY_CASES(topk, , 2, NULL)
+UNARY_CASES(sort, , true, NULL)
+UNARY_CASES(log_softmax)
+MISUSE(qkv_pow, nan_exponent) { FAILS_NULL(qkv_pow(arena(), tensor(SHAPE23), NAN), "p"); }
+MISUSE(qkv_clamp, lo_above_hi) { FAILS_NULL(qkv_clamp(arena(), tensor(SHAPE23), 1, -1), "lo 1", "hi -1"); }
+MISUSE(qkv_clamp, nan_bound) { FAILS_NULL(qkv_clamp(arena(), tensor(SHAPE23), NAN, 1), "NaN"); }
+MISUSE(qkv_where, null_arena)
+{
+    FAILS_NULL(qkv_where(NULL, MASK23, tensor(SHAPE23), tensor(SHAPE23)), "arena is NULL");
+}
+MISUSE(qkv_where, null_cond) { FAILS_NULL(qkv_where(arena(), NULL, tensor(SHAPE23), tensor(SHAPE23)), "cond is NULL"); }
+MISUSE(qkv_where, null_x) { FAILS_NULL(qkv_where(arena(), MASK23, NULL, tensor(SHAPE23)), "x is NULL"); }
+MISUSE(qkv_where, null_y) { FAILS_NULL(qkv_where(arena(), MASK23, tensor(SHAPE23), NULL), "y is NULL"); }
+MISUSE(qkv_where, shapes_differ)
+{
+    FAILS_NULL(qkv_where(arena(), MASK23, tensor(SHAPE23), tensor(QKV_SHAPE(3, 2))), "(2,3)", "(3,2)");
+}
+MISUSE(qkv_min_axis, axis_too_large) { FAILS_NULL(qkv_min_axis(arena(), tensor(SHAPE23), 2, false), "qkv_min_axis", "axis 2"); }
+MISUSE(qkv_var_axis, correction_too_large)
+{
+    FAILS_NULL(qkv_var_axis(arena(), tensor(SHAPE23), 0, false, 2), "correction 2");
+}
+MISUSE(qkv_var_axis, negative_correction)
+{
+    FAILS_NULL(qkv_var_axis(arena(), tensor(SHAPE23), 1, false, -1), "correction -1");
+}
+MISUSE(qkv_var_axis, axis_too_negative) { FAILS_NULL(qkv_var_axis(arena(), tensor(SHAPE23), -3, false, 0), "axis -3"); }
+MISUSE(qkv_cumsum, axis_too_large) { FAILS_NULL(qkv_cumsum(arena(), tensor(SHAPE23), 2), "axis 2"); }
+MISUSE(qkv_index_select, null_ids) { FAILS_NULL(qkv_index_select(arena(), tensor(SHAPE23), 1, 2, NULL), "ids is NULL"); }
+MISUSE(qkv_index_select, id_out_of_range)
+{
+    FAILS_NULL(qkv_index_select(arena(), tensor(SHAPE23), 1, 2, (const int32_t[]){0, 3}), "ids[1] = 3", "[0, 3)");
+}
+MISUSE(qkv_index_select, negative_id)
+{
+    FAILS_NULL(qkv_index_select(arena(), tensor(SHAPE23), 0, 1, (const int32_t[]){-1}), "ids[0] = -1");
+}
+MISUSE(qkv_index_select, n_0) { FAILS_NULL(qkv_index_select(arena(), tensor(SHAPE23), 0, 0, (const int32_t[]){0}), "n must be at least 1"); }
+MISUSE(qkv_index_select, axis_too_large)
+{
+    FAILS_NULL(qkv_index_select(arena(), tensor(SHAPE23), 2, 1, (const int32_t[]){0}), "axis 2");
+}
+MISUSE(qkv_gather, id_out_of_range)
+{
+    FAILS_NULL(qkv_gather(arena(), tensor(SHAPE23), 1, 1, (const int32_t[]){0, 5}), "ids[1] = 5");
+}
+MISUSE(qkv_gather, null_ids) { FAILS_NULL(qkv_gather(arena(), tensor(SHAPE23), 1, 1, NULL), "ids is NULL"); }
+MISUSE(qkv_topk, k_0) { FAILS_NULL(qkv_topk(arena(), tensor(SHAPE23), 0, NULL), "k 0", "[1, 3]"); }
+MISUSE(qkv_topk, k_too_large) { FAILS_NULL(qkv_topk(arena(), tensor(SHAPE23), 4, NULL), "k 4", "(2,3)"); }
+MISUSE(qkv_mse_loss, null_arena) { FAILS_NULL(qkv_mse_loss(NULL, tensor(SHAPE23), tensor(SHAPE23)), "arena is NULL"); }
+MISUSE(qkv_mse_loss, null_pred) { FAILS_NULL(qkv_mse_loss(arena(), NULL, tensor(SHAPE23)), "pred is NULL"); }
+MISUSE(qkv_mse_loss, null_target) { FAILS_NULL(qkv_mse_loss(arena(), tensor(SHAPE23), NULL), "target is NULL"); }
+MISUSE(qkv_mse_loss, unallocated_target)
+{
+    FAILS_NULL(qkv_mse_loss(arena(), tensor(SHAPE23), unallocated()), "target", "qkv_params_alloc");
+}
+MISUSE(qkv_mse_loss, shapes_differ)
+{
+    FAILS_NULL(qkv_mse_loss(arena(), tensor(SHAPE23), tensor(QKV_SHAPE(6))), "(2,3)", "(6)");
+}

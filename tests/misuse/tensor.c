@@ -110,3 +110,30 @@ MISUSE(qkv_backward_retain_graph, not_scalar)
     FAILS_INT(qkv_backward_retain_graph(arena(), tensor(SHAPE23)), "one value");
 }
 MISUSE(qkv_retain_grad, null) { REFUSES(qkv_retain_grad(NULL), "t is NULL"); }
+
+/* ---- inspection ---- */
+
+/* A parameter never allocated: a shape, no values. */
+static qkv_tensor *no_values(void)
+{
+    static qkv_params *p;
+    p = qkv_params_new();
+    return qkv_params_add(p, "w", SHAPE23, QKV_INIT_ZEROS, 0);
+}
+
+MISUSE(qkv_tensor_print, null_t) { FAILS_INT(qkv_tensor_print(NULL, "x", stdout), "t is NULL"); }
+MISUSE(qkv_tensor_print, null_f) { FAILS_INT(qkv_tensor_print(tensor(SHAPE23), "x", NULL), "f is NULL"); }
+MISUSE(qkv_tensor_print, unallocated) { FAILS_INT(qkv_tensor_print(no_values(), NULL, stdout), "t", "qkv_params_alloc"); }
+MISUSE(qkv_tensor_get, null_t) { FAILS_INT(qkv_tensor_get(NULL, QKV_SHAPE(0, 0), &(qkv_real){0}), "t is NULL"); }
+MISUSE(qkv_tensor_get, null_index) { FAILS_INT(qkv_tensor_get(tensor(SHAPE23), 2, NULL, &(qkv_real){0}), "index is NULL"); }
+MISUSE(qkv_tensor_get, null_value) { FAILS_INT(qkv_tensor_get(tensor(SHAPE23), QKV_SHAPE(0, 0), NULL), "value is NULL"); }
+MISUSE(qkv_tensor_get, wrong_ndim) { FAILS_INT(qkv_tensor_get(tensor(SHAPE23), QKV_SHAPE(0), &(qkv_real){0}), "ndim 1", "(2,3)", "2 indices"); }
+MISUSE(qkv_tensor_get, index_too_large)
+{
+    FAILS_INT(qkv_tensor_get(tensor(SHAPE23), QKV_SHAPE(1, 3), &(qkv_real){0}), "index[1] = 3", "dim 1");
+}
+MISUSE(qkv_tensor_get, index_too_negative)
+{
+    FAILS_INT(qkv_tensor_get(tensor(SHAPE23), QKV_SHAPE(-3, 0), &(qkv_real){0}), "index[0] = -3");
+}
+MISUSE(qkv_tensor_get, unallocated) { FAILS_INT(qkv_tensor_get(no_values(), QKV_SHAPE(0, 0), &(qkv_real){0}), "t", "qkv_params_alloc"); }

@@ -40,3 +40,19 @@ static void wrong_backward(const qkv_tensor *out, const qkv_real *g, qkv_tensor 
 
 const qkv_custom_op scaled_product_op = {"scaled_product", forward, backward};
 const qkv_custom_op scaled_product_wrong_op = {"scaled_product_wrong", forward, wrong_backward};
+
+/* The right gradients, but assigned: right only when nothing came before. */
+static void assigning_backward(const qkv_tensor *out, const qkv_real *g, qkv_tensor *const *in,
+                               qkv_real *const *grad_in, int n, void *user)
+{
+    (void)n;
+    qkv_real s = *(const qkv_real *)user;
+    scaled_product_backwards++;
+    for (int k = 0; k < 2; k++)
+        if (grad_in[k])
+            for (size_t i = 0; i < out->size; i++)
+                grad_in[k][i] = in[1 - k]->data[i] * s * g[i];
+}
+
+const qkv_custom_op scaled_product_assigning_op = {"scaled_product_assigning", forward,
+                                                   assigning_backward};

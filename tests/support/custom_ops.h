@@ -12,7 +12,10 @@ extern const qkv_custom_op scaled_product_op;
 /* The same forward; its backward forgets the user's scale. */
 extern const qkv_custom_op scaled_product_wrong_op;
 
-/* How many times either op's backward ran (a counter the tests reset). */
+/* The same forward; its backward assigns (=) the gradients instead of adding (+=). */
+extern const qkv_custom_op scaled_product_assigning_op;
+
+/* How many times any of these ops' backward ran (a counter the tests reset). */
 extern int scaled_product_backwards;
 
 #endif

@@ -469,6 +469,170 @@ START_TEST(test_rope)
 }
 END_TEST
 
+/* ---- the 1.2 ops ---- */
+
+static double ref_abs(double v) { return fabs(v); }
+
+START_TEST(test_more_pointwise)
+{
+    qkv_test_env f = qkv_test_env_new(60);
+    qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(3, 17), 2, &f.rng);
+    x->data[0] = 0;
+    x->data[1] = 100, x->data[2] = -100; /* e^100 overflows a float */
+    double *want = want_n(x->size), *xs = doubles_of(x);
+    for (size_t i = 0; i < x->size; i++)
+        want[i] = ref_softplus(xs[i]);
+    expect_close(qkv_softplus(f.a, x), want, x->size, TOL, "softplus");
+    for (size_t i = 0; i < x->size; i++)
+        want[i] = ref_abs(xs[i]);
+    expect_close(qkv_abs(f.a, x), want, x->size, 0, "abs");
+    for (size_t i = 0; i < x->size; i++)
+        want[i] = xs[i] < -0.5 ? -0.5 : xs[i] > 0.75 ? 0.75 : xs[i];
+    expect_close(qkv_clamp(f.a, x, -0.5, 0.75), want, x->size, 0, "clamp");
+    for (size_t i = 0; i < x->size; i++)
+        want[i] = xs[i] * xs[i] * xs[i];
+    expect_close(qkv_pow(f.a, x, 3), want, x->size, TOL, "pow 3");
+    qkv_tensor *ax = qkv_abs(f.a, x);
+    for (size_t i = 0; i < x->size; i++)
+        want[i] = sqrt(fabs(xs[i]));
+    expect_close(qkv_sqrt(f.a, ax), want, x->size, TOL, "sqrt");
+    for (size_t i = 0; i < x->size; i++)
+        want[i] = exp(-1.5 * log(fabs(xs[i]) + 0.25));
+    expect_close(qkv_pow(f.a, qkv_add(f.a, ax, qkv_from_array(f.a, QKV_SHAPE(1), (qkv_real[]){0.25})), -1.5), want,
+                 x->size, TOL, "pow -1.5");
+    /* where: x where the mask is set, else y. */
+    qkv_tensor *y = qkv_randn(f.a, QKV_SHAPE(3, 17), 1, &f.rng);
+    uint8_t cond[3 * 17];
+    for (size_t i = 0; i < x->size; i++) {
+        cond[i] = qkv_rng_uniform(&f.rng) < 0.5;
+        want[i] = cond[i] ? xs[i] : y->data[i];
+    }
+    expect_close(qkv_where(f.a, cond, x, y), want, x->size, 0, "where");
+    /* mse: the mean of the squared differences. */
+    double mse = 0;
+    for (size_t i = 0; i < x->size; i++)
+        mse += (xs[i] - y->data[i]) * (xs[i] - y->data[i]) / (double)x->size;
+    expect_close(qkv_mse_loss(f.a, x, y), &mse, 1, TOL, "mse_loss");
+    free(want);
+    free(xs);
+    qkv_arena_free(&f.a);
+}
+END_TEST
+
+/* min, var and cumsum over each axis of (A, N, I), the plain (outer, n, inner) walk. */
+START_TEST(test_more_axis)
+{
+    qkv_test_env f = qkv_test_env_new(61);
+    enum { D0 = 3, D1 = 4, D2 = 5 };
+    qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(D0, D1, D2), 1, &f.rng);
+    double *xs = doubles_of(x), *want = want_n(x->size);
+    const int dims[3] = {D0, D1, D2};
+    for (int axis = 0; axis < 3; axis++) {
+        size_t n = (size_t)dims[axis], inner = 1, outer = 1;
+        for (int d = axis + 1; d < 3; d++)
+            inner *= (size_t)dims[d];
+        for (int d = 0; d < axis; d++)
+            outer *= (size_t)dims[d];
+        double mins[D0 * D1 * D2], vars[D0 * D1 * D2];
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < inner; i++) {
+                const double *line = xs + o * n * inner + i;
+                double m = line[0], run = 0;
+                for (size_t k = 0; k < n; k++) {
+                    m = fmin(m, line[k * inner]);
+                    run += line[k * inner];
+                    want[(o * n + k) * inner + i] = run;
+                }
+                mins[o * inner + i] = m;
+                vars[o * inner + i] = ref_variance(line, n, inner, 1);
+            }
+        expect_close(qkv_min_axis(f.a, x, axis, false), mins, outer * inner, 0, "min_axis");
+        expect_close(qkv_var_axis(f.a, x, axis, true, 1), vars, outer * inner, TOL, "var_axis");
+        expect_close(qkv_cumsum(f.a, x, axis), want, x->size, TOL, "cumsum");
+    }
+    free(want);
+    free(xs);
+    qkv_arena_free(&f.a);
+}
+END_TEST
+
+/* index_select, gather, topk and sort, their picks written out. */
+START_TEST(test_picks)
+{
+    qkv_test_env f = qkv_test_env_new(62);
+    enum { R = 3, C = 6 };
+    qkv_tensor *x = qkv_randn(f.a, QKV_SHAPE(R, C), 1, &f.rng);
+    const int32_t cols[4] = {5, 0, 5, 2}, rows[2] = {2, 0};
+    double want[R * C];
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < 4; j++)
+            want[r * 4 + j] = x->data[r * C + cols[j]];
+    expect_close(qkv_index_select(f.a, x, 1, 4, cols), want, R * 4, 0, "index_select columns");
+    for (int j = 0; j < 2; j++)
+        for (int c = 0; c < C; c++)
+            want[j * C + c] = x->data[rows[j] * C + c];
+    expect_close(qkv_index_select(f.a, x, 0, 2, rows), want, 2 * C, 0, "index_select rows");
+    const int32_t per_row[R * 2] = {1, 4, 0, 0, 5, 3};
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < 2; j++)
+            want[r * 2 + j] = x->data[r * C + per_row[r * 2 + j]];
+    expect_close(qkv_gather(f.a, x, 1, 2, per_row), want, R * 2, 0, "gather");
+    /* sort by selection: each next value the largest (smallest) not yet taken, ties by index. */
+    x->data[3] = x->data[1]; /* a tie in row 0 */
+    for (int desc = 0; desc < 2; desc++) {
+        int32_t *idx = NULL, expect_idx[R * C];
+        for (int r = 0; r < R; r++) {
+            bool taken[C] = {false};
+            for (int j = 0; j < C; j++) {
+                int best = -1;
+                for (int c = 0; c < C; c++)
+                    if (!taken[c] && (best < 0 || (desc ? x->data[r * C + c] > x->data[r * C + best]
+                                                        : x->data[r * C + c] < x->data[r * C + best])))
+                        best = c;
+                taken[best] = true;
+                expect_idx[r * C + j] = best;
+                want[r * C + j] = x->data[r * C + best];
+            }
+        }
+        expect_close(qkv_sort(f.a, x, desc, &idx), want, R * C, 0, desc ? "sort descending" : "sort");
+        for (int q = 0; q < R * C; q++)
+            ck_assert_int_eq(idx[q], expect_idx[q]);
+        if (desc) { /* topk 2: the first two of the descending order */
+            double top[R * 2];
+            for (int r = 0; r < R; r++)
+                top[r * 2] = want[r * C], top[r * 2 + 1] = want[r * C + 1];
+            expect_close(qkv_topk(f.a, x, 2, &idx), top, R * 2, 0, "topk");
+            for (int r = 0; r < R; r++)
+                ck_assert(idx[r * 2] == expect_idx[r * C] && idx[r * 2 + 1] == expect_idx[r * C + 1]);
+        }
+    }
+    qkv_arena_free(&f.a);
+}
+END_TEST
+
+/* log_softmax as written; and of logits 1000 above those (ln softmax does not
+ * change when a row is shifted), where e^x overflows both precisions: a
+ * log_softmax that does not take the row's max out first gives NaN there. The
+ * values are quarters, exact at 1000 + v in float too. */
+START_TEST(test_log_softmax)
+{
+    qkv_test_env f = qkv_test_env_new(63);
+    enum { R = 4, C = 9 };
+    qkv_tensor *x = qkv_tensor_new(f.a, QKV_SHAPE(R, C)), *shifted = qkv_tensor_new(f.a, QKV_SHAPE(R, C));
+    for (size_t i = 0; i < x->size; i++) {
+        x->data[i] = (qkv_real)(floor(8 * qkv_rng_normal(&f.rng)) / 4);
+        shifted->data[i] = x->data[i] + 1000;
+    }
+    double *xs = doubles_of(x), want[R * C];
+    for (int r = 0; r < R; r++)
+        ref_log_softmax_row(want + r * C, xs + r * C, C);
+    expect_close(qkv_log_softmax(f.a, x), want, R * C, TOL, "log_softmax");
+    expect_close(qkv_log_softmax(f.a, shifted), want, R * C, TOL, "log_softmax of logits near 1000");
+    free(xs);
+    qkv_arena_free(&f.a);
+}
+END_TEST
+
 /* ---- the modules and the model, through their public API ---- */
 
 /* Every parameter of p drawn anew, N(0, std²): norm scales and biases too,
@@ -659,6 +823,10 @@ static Suite *definitions_suite(void)
     tcase_add_test(tc, test_cross_attention_key_padding);
     tcase_add_test(tc, test_gpt_logits_every_option);
     tcase_add_test(tc, test_lr_schedule);
+    tcase_add_test(tc, test_more_pointwise);
+    tcase_add_test(tc, test_more_axis);
+    tcase_add_test(tc, test_picks);
+    tcase_add_test(tc, test_log_softmax);
     suite_add_tcase(s, tc);
     return s;
 }

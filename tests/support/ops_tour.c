@@ -176,6 +176,29 @@ int ops_tour(int passes, tour_report_fn report, void *ud)
     qkv_tensor *sl = check(&t, "slice_axis", qkv_slice_axis(t.a, cat2, 1, 2, 3)); /* (B,3,C) */
     check(&t, "transpose_axes", qkv_transpose_axes(t.a, sl, 0, 2));                /* (C,3,B) */
 
+    /* The 1.2 ops: pointwise math and clamp on a fresh input (no value near a
+     * kink or a bound after float rounding), selection, scans, losses. */
+    qkv_tensor *u = input(&t, "u", QKV_SHAPE(B, T, C));
+    qkv_tensor *sp = check(&t, "softplus", qkv_softplus(t.a, u));
+    check(&t, "sqrt", qkv_sqrt(t.a, sp));
+    qkv_tensor *au = check(&t, "abs", qkv_abs(t.a, u));
+    check(&t, "pow", qkv_pow(t.a, sp, 1.5));
+    check(&t, "clamp", qkv_clamp(t.a, u, -0.5, 0.5));
+    static const uint8_t picks[B * T * C] = {1, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0,
+                                             1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0,
+                                             0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0,
+                                             1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 1, 1};
+    check(&t, "where", qkv_where(t.a, picks, u, h));
+    check(&t, "min_axis", qkv_min_axis(t.a, u, 1, true));
+    check(&t, "var_axis", qkv_var_axis(t.a, u, -1, false, 1));
+    check(&t, "cumsum", qkv_cumsum(t.a, au, 1));
+    check(&t, "index_select", qkv_index_select(t.a, u, 2, 4, (const int32_t[]){7, 0, 7, 3}));
+    check(&t, "gather", qkv_gather(t.a, u, 2, 1, (const int32_t[]){3, 0, 7, 7, 1, 5, 2, 6}));
+    check(&t, "topk", qkv_topk(t.a, u, 3, NULL));
+    check(&t, "sort", qkv_sort(t.a, u, false, NULL));
+    check(&t, "log_softmax", qkv_log_softmax(t.a, u));
+    check(&t, "mse_loss", qkv_mse_loss(t.a, u, x));
+
     int rc = t.failed ? -1 : 0;
     for (int pass = 0; rc == 0 && pass < passes; pass++)
         rc = pass + 1 < passes ? qkv_backward_retain_graph(t.a, t.loss) : qkv_backward(t.a, t.loss);

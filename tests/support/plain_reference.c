@@ -223,3 +223,25 @@ void ref_gpt_logits(double *logits, const qkv_gpt *m, const int32_t *ids, int B,
     free(y);
     free(f);
 }
+
+double ref_softplus(double x) { return log(1 + exp(x)); }
+
+void ref_log_softmax_row(double *y, const double *x, int C)
+{
+    double s = 0;
+    for (int j = 0; j < C; j++)
+        s += exp(x[j]);
+    for (int j = 0; j < C; j++)
+        y[j] = log(exp(x[j]) / s);
+}
+
+double ref_variance(const double *x, size_t n, size_t stride, int correction)
+{
+    double mean = 0, ss = 0;
+    for (size_t k = 0; k < n; k++)
+        mean += x[k * stride];
+    mean /= (double)n;
+    for (size_t k = 0; k < n; k++)
+        ss += (x[k * stride] - mean) * (x[k * stride] - mean);
+    return ss / ((double)n - correction);
+}

@@ -63,4 +63,13 @@ void ref_self_attn(double *y, double *w, const qkv_params *p, const char *prefix
  * followed, from m's parameters read by name (m->params). */
 void ref_gpt_logits(double *logits, const qkv_gpt *m, const int32_t *ids, int B, int T);
 
+/* ln(1 + e^x), as written (for |x| where e^x is finite). */
+double ref_softplus(double x);
+
+/* One row of C values: ln(e^x_j / Σ_k e^x_k), as written (no shift: for x where e^x is finite). */
+void ref_log_softmax_row(double *y, const double *x, int C);
+
+/* Σ_k (x[k·stride] - mean)² / (n - correction) over n values. */
+double ref_variance(const double *x, size_t n, size_t stride, int correction);
+
 #endif
