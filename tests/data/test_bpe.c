@@ -445,7 +445,7 @@ START_TEST(test_token_bytes_are_its_halves)
 }
 END_TEST
 
-START_TEST(test_decode_says_how_many_bytes_cap_lacks)
+START_TEST(test_decode_cap_and_the_last_id)
 {
     qkv_bpe *bpe = qkv_bpe_train("hello hello", 11, 300);
     ck_assert_qkv(bpe);
@@ -456,6 +456,13 @@ START_TEST(test_decode_says_how_many_bytes_cap_lacks)
     ck_assert_int_eq(qkv_bpe_decode(bpe, ids, 2, out, 10), -1);
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "cap"));
     ck_assert_int_eq(qkv_bpe_decode(bpe, ids, 2, out, 11), 11);
+    /* the first id past the end, and the last one */
+    int32_t past = qkv_bpe_size(bpe), last = past - 1;
+    ck_assert_int_eq(qkv_bpe_decode(bpe, &past, 1, out, 11), -1);
+    ck_assert_int_eq(qkv_bpe_decode(bpe, &last, 1, out, 11), 6); /* " hello" */
+    size_t n_last;
+    ck_assert_ptr_null(qkv_bpe_token(bpe, past, &n_last));
+    ck_assert_ptr_nonnull(qkv_bpe_token(bpe, last, &n_last));
     qkv_bpe_free(bpe);
 }
 END_TEST
@@ -476,7 +483,7 @@ static Suite *bpe_suite(void)
     tcase_add_test(tc, test_encode_matches_definition_for_random_merges);
     tcase_add_test(tc, test_round_trip_of_random_bytes);
     tcase_add_test(tc, test_token_bytes_are_its_halves);
-    tcase_add_test(tc, test_decode_says_how_many_bytes_cap_lacks);
+    tcase_add_test(tc, test_decode_cap_and_the_last_id);
     suite_add_tcase(s, tc);
     return s;
 }
