@@ -5,16 +5,16 @@
  *   u32          pre-split (1: the ASCII classes of qkv/bpe.h)
  *   u32          n, the number of merges
  *   n × 2 u32    merge i's left and right token
- *   u32          CRC-32 of every byte before it
+ *   u32          FNV-1a (32-bit) of every byte before it
  *
  * Numbers are little-endian. The same bytes go into a checkpoint that carries
- * a tokenizer. */
+ * a tokenizer. The checksum is FNV-1a, not the checkpoints' CRC-32, because
+ * data/ sits below train/; it too catches any one damaged byte. */
 #include <stdio.h>
 #include <string.h>
 
 #include "tensor/check.h"
 #include "data/bpe_internal.h"
-#include "qkv/checkpoint.h"
 #include "qkv/file.h"
 
 static const char MAGIC[8] = "QKVBPE";
@@ -45,7 +45,7 @@ unsigned char *qkv__bpe_to_bytes(const qkv_bpe *bpe, size_t *len)
     put_u32(p + 16, (uint32_t)n);
     for (size_t i = 0; i < 2 * n; i++)
         put_u32(p + HEADER_BYTES + 4 * i, (uint32_t)bpe->merges[i]);
-    put_u32(p + size - 4, qkv_crc32(0, p, size - 4));
+    put_u32(p + size - 4, qkv__fnv1a(p, size - 4));
     *len = size;
     return p;
 }
@@ -80,10 +80,10 @@ qkv_bpe *qkv__bpe_from_bytes(const unsigned char *p, size_t len)
                       len < want ? "cut short" : "bytes after the end");
         return NULL;
     }
-    uint32_t crc = qkv_crc32(0, p, len - 4);
-    if (crc != get_u32(p + len - 4)) {
-        qkv_set_error("bad checksum (CRC-32 %08x, the file says %08x): the file is damaged",
-                      crc, get_u32(p + len - 4));
+    uint32_t sum = qkv__fnv1a(p, len - 4);
+    if (sum != get_u32(p + len - 4)) {
+        qkv_set_error("bad checksum (FNV-1a %08x, the file says %08x): the file is damaged",
+                      sum, get_u32(p + len - 4));
         return NULL;
     }
     int32_t *merges = qkv_alloc(8 * (size_t)n + 1);

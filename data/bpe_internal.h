@@ -24,6 +24,16 @@ static inline uint64_t qkv__pair(int32_t left, int32_t right)
     return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
 }
 
+/* FNV-1a, 32-bit, of n bytes: the chunks' hash in training and the .bpe file's
+ * checksum (any one changed byte changes it: each step is a bijection). */
+static inline uint32_t qkv__fnv1a(const unsigned char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
 /* An empty map with room for n keys before it grows. 0, or -1 (no memory). */
 int qkv__pairmap_init(qkv__pairmap *m, size_t n);
 

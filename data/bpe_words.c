@@ -5,15 +5,6 @@
 
 #include "data/bpe_train.h"
 
-/* FNV-1a of a chunk's bytes. */
-static uint32_t hash_bytes(const unsigned char *p, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 16777619u;
-    return h;
-}
-
 /* Room for one more word in the arrays of w. */
 static int reserve_word(qkv__bpe_words *w)
 {
@@ -62,7 +53,7 @@ static int rebuild_table(qkv__bpe_words *w, size_t slots)
 /* Count one occurrence of the chunk p[0, n). */
 static int add_chunk(qkv__bpe_words *w, const unsigned char *p, size_t n)
 {
-    uint32_t h = hash_bytes(p, n);
+    uint32_t h = qkv__fnv1a(p, n);
     size_t s = h & (w->slots - 1);
     for (; w->table[s] >= 0; s = (s + 1) & (w->slots - 1)) {
         int i = w->table[s];

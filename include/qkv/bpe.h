@@ -80,7 +80,7 @@ long long qkv_bpe_decode(const qkv_bpe *bpe, const int32_t *ids, size_t n, char 
                          size_t cap);
 
 /* Write bpe to path through qkv_output (qkv/file.h): a versioned file with a
- * CRC-32, the merges only. 0, or -1 naming the path. */
+ * checksum, the merges only. 0, or -1 naming the path. */
 int qkv_bpe_save(const qkv_bpe *bpe, const char *path);
 
 /* Read a file qkv_bpe_save wrote. NULL with a message naming the path and what is

@@ -35,10 +35,15 @@ static void put_u32(unsigned char *p, uint32_t x)
         p[i] = (unsigned char)(x >> (8 * i));
 }
 
-/* Write bytes to path with a fresh CRC-32 at its end (a file that is wrong but not damaged). */
-static void write_with_crc(const char *path, unsigned char *bytes, size_t n)
+/* Write bytes to path with a fresh checksum at its end (a file that is wrong but
+ * not damaged): FNV-1a, 32-bit, as its definition reads (offset basis, then
+ * xor and multiply by the FNV prime byte by byte). */
+static void write_with_sum(const char *path, unsigned char *bytes, size_t n)
 {
-    put_u32(bytes + n - 4, qkv_crc32(0, bytes, n - 4));
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n - 4; i++)
+        h = (h ^ bytes[i]) * 16777619u;
+    put_u32(bytes + n - 4, h);
     qkv_test_write_file(path, bytes, n);
 }
 
@@ -69,7 +74,7 @@ START_TEST(test_load_gives_back_what_was_saved)
     long long n = qkv_bpe_encode(bpe, TEXT, sizeof TEXT - 1, a);
     ck_assert_int_eq(qkv_bpe_encode(back, TEXT, sizeof TEXT - 1, b), n);
     ck_assert_mem_eq(a, b, (size_t)n * sizeof *a);
-    /* 20 bytes of header, 8 a merge, 4 of CRC */
+    /* 20 bytes of header, 8 a merge, 4 of checksum */
     size_t len;
     free(qkv_test_read_file(path, &len));
     ck_assert_uint_eq(len, 24 + 8 * (size_t)(qkv_bpe_size(bpe) - 256));
@@ -126,30 +131,30 @@ START_TEST(test_bad_files_say_what_is_wrong)
     b[len - 1] ^= 1;
 
     put_u32(b + 8, 2);
-    write_with_crc(bad, b, len);
+    write_with_sum(bad, b, len);
     refused(bad, "version 2");
     put_u32(b + 8, 1);
 
     put_u32(b + 12, 7);
-    write_with_crc(bad, b, len);
+    write_with_sum(bad, b, len);
     refused(bad, "pre-split 7");
     put_u32(b + 12, 1);
 
     put_u32(b + 20 + 4, 4000); /* merge 0's right half: a token not made yet */
-    write_with_crc(bad, b, len);
+    write_with_sum(bad, b, len);
     refused(bad, "merge 0");
     put_u32(b + 20 + 4, 0xffffffffu);
-    write_with_crc(bad, b, len);
+    write_with_sum(bad, b, len);
     refused(bad, "merge 0");
 
     unsigned char *longer = calloc(len + 8, 1);
     memcpy(longer, b, len);
-    write_with_crc(bad, longer, len + 8);
+    write_with_sum(bad, longer, len + 8);
     refused(bad, "after the end");
     free(longer);
 
     put_u32(b + 16, 0x7fffffff);
-    write_with_crc(bad, b, len);
+    write_with_sum(bad, b, len);
     refused(bad, "merges");
     free(b);
 }
