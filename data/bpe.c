@@ -140,33 +140,99 @@ const char *qkv_bpe_token(const qkv_bpe *bpe, int32_t id, size_t *len)
     return bpe->bytes + bpe->offset[id];
 }
 
-/* Encode the n bytes of one chunk, whose ids are already in ids[0, n) as bytes:
- * merge the lowest-ranked pair present, every occurrence left to right, until
- * no pair is a merge. The number of ids left. */
-static size_t merge_chunk(const qkv_bpe *bpe, int32_t *ids, size_t n)
+/* What encoding one chunk of up to cap bytes needs: its tokens as a linked list
+ * and a heap of the merges it could make. Grown for longer chunks. */
+typedef struct chunk_work {
+    int32_t *next;  /* position -> the next live token's position, or n */
+    int32_t *prev;  /* position -> the previous live token's, or -1 */
+    uint64_t *heap; /* candidates (rank << 32 | position), smallest first */
+    size_t cap;     /* positions the arrays hold (the heap 3 times as many) */
+} chunk_work;
+
+/* Room in w for a chunk of n tokens. 0, or -1 when out of memory. */
+static int work_reserve(chunk_work *w, size_t n)
 {
-    while (n > 1) {
-        int32_t best = INT32_MAX;
-        for (size_t i = 0; i + 1 < n; i++) {
-            int32_t r = qkv__pairmap_get(&bpe->ranks, qkv__pair(ids[i], ids[i + 1]));
-            if (r >= 0 && r < best)
-                best = r;
-        }
-        if (best == INT32_MAX)
+    if (n <= w->cap)
+        return 0;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    qkv_free(w->next), qkv_free(w->prev), qkv_free(w->heap);
+    w->next = qkv_alloc(cap * sizeof *w->next);
+    w->prev = qkv_alloc(cap * sizeof *w->prev);
+    w->heap = qkv_alloc(3 * cap * sizeof *w->heap);
+    w->cap = w->next && w->prev && w->heap ? cap : 0;
+    return w->cap ? 0 : -1;
+}
+
+/* Push (rank, i) when the tokens at i and after it are merge rank's pair. */
+static void push_pair(const qkv_bpe *bpe, const int32_t *ids, const chunk_work *w, size_t *n_heap,
+                      int32_t i, int32_t n)
+{
+    if (i < 0 || w->next[i] >= n)
+        return;
+    int32_t rank = qkv__pairmap_get(&bpe->ranks, qkv__pair(ids[i], ids[w->next[i]]));
+    if (rank < 0)
+        return;
+    uint64_t key = (uint64_t)rank << 32 | (uint32_t)i, *h = w->heap;
+    size_t k = (*n_heap)++;
+    for (; k > 0 && h[(k - 1) / 2] > key; k = (k - 1) / 2)
+        h[k] = h[(k - 1) / 2];
+    h[k] = key;
+}
+
+static uint64_t pop_pair(uint64_t *h, size_t *n_heap)
+{
+    uint64_t top = h[0], last = h[--*n_heap];
+    size_t k = 0, n = *n_heap;
+    for (;;) {
+        size_t c = 2 * k + 1;
+        if (c >= n)
             break;
-        int32_t l = bpe->merges[2 * best], r = bpe->merges[2 * best + 1];
-        size_t out = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (i + 1 < n && ids[i] == l && ids[i + 1] == r) {
-                ids[out++] = 256 + best;
-                i++;
-            } else {
-                ids[out++] = ids[i];
-            }
-        }
-        n = out;
+        if (c + 1 < n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= last)
+            break;
+        h[k] = h[c];
+        k = c;
     }
-    return n;
+    if (n)
+        h[k] = last;
+    return top;
+}
+
+/* Encode the n bytes of one chunk, whose ids are already in ids[0, n) as bytes:
+ * the merge of lowest rank present is made first, its occurrences left to right
+ * (the heap orders by rank, then position), until no pair is a merge. A merge
+ * makes a token only later merges use, so each rank's turn sees all of its
+ * pairs: the same as replaying the merges in order, in O(n log n). A candidate
+ * whose tokens have changed since it was pushed is dropped when it comes up.
+ * The number of ids left, compacted at the front of ids. */
+static size_t merge_chunk(const qkv_bpe *bpe, int32_t *ids, int32_t n, chunk_work *w)
+{
+    size_t n_heap = 0;
+    for (int32_t i = 0; i < n; i++)
+        w->next[i] = i + 1, w->prev[i] = i - 1;
+    for (int32_t i = 0; i + 1 < n; i++)
+        push_pair(bpe, ids, w, &n_heap, i, n);
+    while (n_heap > 0) {
+        uint64_t key = pop_pair(w->heap, &n_heap);
+        int32_t rank = (int32_t)(key >> 32), i = (int32_t)(key & 0xffffffff), j = w->next[i];
+        if (ids[i] < 0 || j >= n || ids[i] != bpe->merges[2 * rank] ||
+            ids[j] != bpe->merges[2 * rank + 1])
+            continue; /* gone, or no longer this pair */
+        ids[i] = 256 + rank;
+        ids[j] = -1; /* j is merged into i */
+        w->next[i] = w->next[j];
+        if (w->next[j] < n)
+            w->prev[w->next[j]] = i;
+        push_pair(bpe, ids, w, &n_heap, w->prev[i], n);
+        push_pair(bpe, ids, w, &n_heap, i, n);
+    }
+    size_t out = 0;
+    for (int32_t i = 0; i < n; i = w->next[i])
+        ids[out++] = ids[i];
+    return out;
 }
 
 long long qkv_bpe_encode(const qkv_bpe *bpe, const char *text, size_t len, int32_t *ids)
@@ -176,14 +242,21 @@ long long qkv_bpe_encode(const qkv_bpe *bpe, const char *text, size_t len, int32
         (len && (qkv__null(fn, "text", text) || qkv__null(fn, "ids", ids))))
         return -1;
     const unsigned char *t = (const unsigned char *)text;
+    chunk_work w = {0};
     size_t out = 0;
     for (size_t pos = 0; pos < len;) {
         size_t end = qkv__bpe_chunk_end(t, len, pos);
+        if (end - pos > INT32_MAX / 2 || work_reserve(&w, end - pos) < 0) {
+            qkv_free(w.next), qkv_free(w.prev), qkv_free(w.heap);
+            return qkv_set_error("%s: out of memory for a chunk of %zu bytes at %zu", fn,
+                                 end - pos, pos);
+        }
         for (size_t i = pos; i < end; i++)
             ids[out + i - pos] = t[i]; /* every byte is a token: nothing is unknown */
-        out += merge_chunk(bpe, ids + out, end - pos);
+        out += merge_chunk(bpe, ids + out, (int32_t)(end - pos), &w);
         pos = end;
     }
+    qkv_free(w.next), qkv_free(w.prev), qkv_free(w.heap);
     return (long long)out;
 }
 

@@ -8,9 +8,9 @@
  * Before counting pairs the text is cut into chunks, and no merge crosses a
  * chunk's edge (GPT-2's idea, with ASCII classes): a chunk is a run of letters
  * (A-Z, a-z and every byte >= 0x80, so UTF-8 words stay whole), a run of digits,
- * or a run of other printable bytes (punctuation), each with at most one space
- * before it; or a run of whitespace, less its last byte when that byte is a space
- * a word takes. "Hello, world 42!\n" is "Hello" "," " world" " 42" "!" "\n".
+ * or a run of any other bytes (punctuation, control bytes), each with at most
+ * one space before it; or a run of whitespace, less its last byte when that
+ * byte is a space a word takes. "Hello, world 42!\n" is "Hello" "," " world" " 42" "!" "\n".
  *
  * Training takes, again and again, the most frequent adjacent pair of tokens
  * inside the chunks (counted at every adjacent position, so "aaa" holds (a, a)
@@ -20,11 +20,14 @@
  * merge of lowest index present, every occurrence left to right, until none
  * applies: the same tokens as replaying the merges in order.
  *
- *     qkv_bpe *bpe = qkv_bpe_train(text, len, 4096);
- *     int32_t *ids = malloc(len * sizeof *ids);          // never more ids than bytes
+ *     static const char text[] = "the cat sat on the mat; the cat ate the rat";
+ *     size_t len = sizeof text - 1;
+ *     qkv_bpe *bpe = qkv_bpe_train(text, len, 300);  // the 256 bytes and up to 44 merges
+ *     int32_t ids[sizeof text];                       // never more ids than bytes
+ *     char back[sizeof text];
  *     long long n = bpe ? qkv_bpe_encode(bpe, text, len, ids) : -1;
- *     long long back = qkv_bpe_decode(bpe, ids, n, NULL, 0);   // bytes it decodes to
- *     if (n < 0 || qkv_bpe_save(bpe, "shakespeare.bpe") < 0)
+ *     if (n < 0 || qkv_bpe_decode(bpe, ids, (size_t)n, back, len) != (long long)len ||
+ *         qkv_bpe_save(bpe, "text.bpe") < 0)
  *         fprintf(stderr, "%s\n", qkv_last_error());
  *     qkv_bpe_free(bpe);
  *
