@@ -9,6 +9,7 @@
 #include "full_eval.h"
 #include "qkv/qkv.h"
 #include "threads.h"
+#include "tokenizer_bits.h"
 
 /* The most bytes of activations one forward of the evaluation may take: a
  * --batch whose rows need more is evaluated in chunks of rows (at least one),
@@ -120,12 +121,16 @@ int cmd_eval(int argc, char **argv)
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
     else if (full)
         printf("%s on %s: train loss %.4f +- %.4f, val loss %.4f +- %.4f (the whole splits: "
-               "%lld + %lld windows of %d tokens)\n", ckpt, data, exact[0].loss, exact[0].se,
-               exact[1].loss, exact[1].se, (long long)exact[0].windows,
-               (long long)exact[1].windows, T);
+               "%lld + %lld windows of %d tokens); bits per byte: train %.4f, val %.4f\n", ckpt,
+               data, exact[0].loss, exact[0].se, exact[1].loss, exact[1].se,
+               (long long)exact[0].windows, (long long)exact[1].windows, T,
+               bits_per_byte(exact[0].loss, CHAR_BYTES_PER_TOKEN),
+               bits_per_byte(exact[1].loss, CHAR_BYTES_PER_TOKEN));
     else
-        printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each)\n", ckpt, data,
-               loss[0], loss[1], iters, batch, T);
+        printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each); bits per "
+               "byte: train %.4f, val %.4f\n", ckpt, data, loss[0], loss[1], iters, batch, T,
+               bits_per_byte(loss[0], CHAR_BYTES_PER_TOKEN),
+               bits_per_byte(loss[1], CHAR_BYTES_PER_TOKEN));
     qkv_free(x);
     qkv_free(y);
     qkv_arena_free(&arena);

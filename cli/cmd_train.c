@@ -16,6 +16,7 @@
 #include "ranks_agree.h"
 #include "run_options.h"
 #include "runtime.h"
+#include "tokenizer_bits.h"
 #include "train_loop.h"
 #include "train_ranks.h"
 
@@ -60,11 +61,13 @@ static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, trai
     if (exact) {
         snprintf(e->summary, sizeof e->summary,
                  "train loss %.4f, val loss %.4f +- %.4f (the whole split)", e->train, e->val, f.se);
+        append_bits_per_byte(e->summary, sizeof e->summary, e->train, e->val, CHAR_BYTES_PER_TOKEN);
         snprintf(e->used, sizeof e->used, "%d batches + %lld windows, %.0f tokens", done[0],
                  (long long)f.windows, tokens + (double)f.tokens);
         return 0;
     }
     snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
+    append_bits_per_byte(e->summary, sizeof e->summary, e->train, e->val, CHAR_BYTES_PER_TOKEN);
     int n = snprintf(e->used, sizeof e->used, "%d+%d", done[0], done[1]);
     if (e->share < 1)
         n += snprintf(e->used + n, sizeof e->used - (size_t)n, " of %d+%d", c->eval_iters,
@@ -244,6 +247,7 @@ int cmd_train(int argc, char **argv)
     const gpt_eval text = {m, corpus};
     const train_loop loop = {.prog = "qkv train", .opts = &ro, .run = run,
                              .resume_args = resume_args, .tokens_per_step = (double)K * B * T,
+                             .bytes_per_token = CHAR_BYTES_PER_TOKEN,
                              .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate,
                              .ud = &text, .evaluate_final = evaluate_final,
                              .final_cost = final_cost};
