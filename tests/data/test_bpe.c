@@ -467,6 +467,29 @@ START_TEST(test_decode_cap_and_the_last_id)
 }
 END_TEST
 
+/* With no memory at all every function that allocates fails with a message
+ * naming it, and nothing crashes or leaks a half-made tokenizer. */
+static void without_memory(void *bpe)
+{
+    qkv_clear_error();
+    ck_assert_ptr_null(qkv_bpe_train(SONNETS, sizeof SONNETS - 1, 300));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "qkv_bpe_train: out of memory"));
+    ck_assert_ptr_null(qkv_bpe_from_merges((int32_t[]){'a', 'b'}, 1));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "qkv_bpe_from_merges: out of memory"));
+    int32_t ids[sizeof SONNETS];
+    ck_assert_int_eq(qkv_bpe_encode(bpe, SONNETS, sizeof SONNETS - 1, ids), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "qkv_bpe_encode: out of memory"));
+}
+
+START_TEST(test_no_memory_is_a_message)
+{
+    qkv_bpe *bpe = qkv_bpe_train(SONNETS, sizeof SONNETS - 1, 300);
+    ck_assert_qkv(bpe);
+    qkv_test_without_memory(without_memory, bpe);
+    qkv_bpe_free(bpe);
+}
+END_TEST
+
 static Suite *bpe_suite(void)
 {
     Suite *s = suite_create("bpe");
@@ -484,6 +507,7 @@ static Suite *bpe_suite(void)
     tcase_add_test(tc, test_round_trip_of_random_bytes);
     tcase_add_test(tc, test_token_bytes_are_its_halves);
     tcase_add_test(tc, test_decode_cap_and_the_last_id);
+    tcase_add_test(tc, test_no_memory_is_a_message);
     suite_add_tcase(s, tc);
     return s;
 }
