@@ -50,6 +50,17 @@ unsigned char *qkv__bpe_to_bytes(const qkv_bpe *bpe, size_t *len)
     return p;
 }
 
+size_t qkv__bpe_bytes_len(const unsigned char *p, size_t avail)
+{
+    if (avail < HEADER_BYTES + 4 || memcmp(p, MAGIC, 8) != 0)
+        return 0;
+    uint32_t n = get_u32(p + 16);
+    if (n > QKV_BPE_MAX_VOCAB - 256)
+        return 0;
+    size_t len = HEADER_BYTES + 8 * (size_t)n + 4;
+    return len <= avail ? len : 0;
+}
+
 qkv_bpe *qkv__bpe_from_bytes(const unsigned char *p, size_t len)
 {
     if (len < 8 || memcmp(p, MAGIC, 8) != 0) {

@@ -69,6 +69,11 @@ qkv_bpe *qkv__bpe_make(const int32_t *merges, int n);
  * of *len bytes; NULL with no memory. (data/bpe_file.c) */
 unsigned char *qkv__bpe_to_bytes(const qkv_bpe *bpe, size_t *len);
 
+/* The length of the serialized tokenizer that starts at p, within the avail
+ * bytes there: 0 when p does not start with one (no magic, or it would not
+ * fit). Its contents are not checked. (data/bpe_file.c) */
+size_t qkv__bpe_bytes_len(const unsigned char *p, size_t avail);
+
 /* The tokenizer serialized in the len bytes at p; NULL with a message saying
  * what is wrong (not prefixed with a function name). (data/bpe_file.c) */
 qkv_bpe *qkv__bpe_from_bytes(const unsigned char *p, size_t len);

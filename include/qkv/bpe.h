@@ -38,6 +38,7 @@
 #define QKV_BPE_H
 
 #include "qkv/base.h"
+#include "qkv/data.h"
 
 QKV_BEGIN_DECLS
 
@@ -81,6 +82,12 @@ long long qkv_bpe_encode(const qkv_bpe *bpe, const char *text, size_t len, int32
  * cap lacks (text is then left partly written). */
 long long qkv_bpe_decode(const qkv_bpe *bpe, const int32_t *ids, size_t n, char *text,
                          size_t cap);
+
+/* A corpus of the len bytes of text (len >= 1) encoded with bpe, split 90/10
+ * by tokens as qkv_corpus_from_text splits; its tok is empty (size 0): the ids
+ * are bpe's, to be decoded with it. Free it with qkv_corpus_free. NULL with a
+ * message (NULL arguments, empty text, no memory). */
+qkv_corpus *qkv_bpe_corpus(const qkv_bpe *bpe, const char *text, size_t len);
 
 /* Write bpe to path through qkv_output (qkv/file.h): a versioned file with a
  * checksum, the merges only. 0, or -1 naming the path. */

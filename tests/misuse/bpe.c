@@ -133,3 +133,75 @@ MISUSE(qkv_bpe_load, not_a_bpe_file)
     FAILS_NULL(qkv_bpe_load(text_path()), "text.txt", "not a qkv BPE");
 }
 MISUSE(qkv_bpe_load, a_checkpoint) { FAILS_NULL(qkv_bpe_load(ckpt_path()), "not a qkv BPE"); }
+MISUSE(qkv_bpe_corpus, null_bpe) { FAILS_NULL(qkv_bpe_corpus(NULL, "ab", 2), "bpe is NULL"); }
+MISUSE(qkv_bpe_corpus, null_text) { FAILS_NULL(qkv_bpe_corpus(bpe(), NULL, 2), "text is NULL"); }
+MISUSE(qkv_bpe_corpus, empty_text) { FAILS_NULL(qkv_bpe_corpus(bpe(), "ab", 0), "empty"); }
+
+/* A GPT with bpe()'s vocabulary. */
+static qkv_gpt *bpe_gpt(void)
+{
+    qkv_gpt_config mc = {.vocab_size = qkv_bpe_size(bpe()), .block_size = 4, .n_layer = 1,
+                         .n_head = 1, .n_embd = 8};
+    qkv_gpt *m = qkv_gpt_new(&mc, 1);
+    MISUSE_ASSERT(m != NULL);
+    return m;
+}
+
+MISUSE(qkv_gpt_training_model_bpe, null_m)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model_bpe(NULL, corpus(), bpe(), &tm), "m is NULL");
+}
+MISUSE(qkv_gpt_training_model_bpe, null_corpus)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model_bpe(bpe_gpt(), NULL, bpe(), &tm), "corpus is NULL");
+}
+MISUSE(qkv_gpt_training_model_bpe, null_bpe)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model_bpe(bpe_gpt(), corpus(), NULL, &tm), "bpe is NULL");
+}
+MISUSE(qkv_gpt_training_model_bpe, null_out)
+{
+    FAILS_INT(qkv_gpt_training_model_bpe(bpe_gpt(), corpus(), bpe(), NULL), "out is NULL");
+}
+MISUSE(qkv_gpt_training_model_bpe, character_corpus)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model_bpe(bpe_gpt(), corpus(), bpe(), &tm), "characters");
+}
+MISUSE(qkv_gpt_training_model_bpe, tokenizer_of_another_size)
+{
+    qkv_training_model tm;
+    FAILS_INT(qkv_gpt_training_model_bpe(gpt(), corpus(), bpe(), &tm), "tokens", "vocabulary is 5");
+}
+MISUSE(qkv_gpt_load_bpe, null_path)
+{
+    qkv_tokenizer v;
+    qkv_bpe *b;
+    FAILS_NULL(qkv_gpt_load_bpe(NULL, &v, &b), "path is NULL");
+}
+MISUSE(qkv_gpt_load_bpe, null_vocab)
+{
+    qkv_bpe *b;
+    FAILS_NULL(qkv_gpt_load_bpe(ckpt_path(), NULL, &b), "vocab is NULL");
+}
+MISUSE(qkv_gpt_load_bpe, null_bpe)
+{
+    qkv_tokenizer v;
+    FAILS_NULL(qkv_gpt_load_bpe(ckpt_path(), &v, NULL), "bpe is NULL");
+}
+MISUSE(qkv_gpt_load_bpe, missing)
+{
+    qkv_tokenizer v;
+    qkv_bpe *b;
+    FAILS_NULL(qkv_gpt_load_bpe(tmp_path("none.ckpt"), &v, &b), "none.ckpt");
+}
+MISUSE(qkv_gpt_load_bpe, a_bpe_file)
+{
+    qkv_tokenizer v;
+    qkv_bpe *b;
+    MISUSE_ASSERT(qkv_bpe_save(bpe(), tmp_path("t.bpe")) == 0);
+    FAILS_NULL(qkv_gpt_load_bpe(tmp_path("t.bpe"), &v, &b), "t.bpe");
+}
