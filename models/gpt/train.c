@@ -17,7 +17,7 @@ typedef struct gpt_batches {
     qkv_batcher train;              /* training batches */
     qkv_batcher eval[2];            /* evaluation batches of the train and val splits */
     int32_t *x, *y;                 /* one batch of inputs and targets (B·T each) */
-    uint8_t *config;                /* the model's config blob, and a BPE tokenizer's bytes after it */
+    uint8_t *config;                /* the model's config blob (a BPE tokenizer's bytes after it) */
     size_t config_len;              /* its length */
     qkv_rng *streams[3];            /* the batchers' streams, in checkpoint order */
 } gpt_batches;
