@@ -69,7 +69,7 @@ DUMPS   := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(DUMP_SRC))))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-.PHONY: all test sanitize clean install bench bench-bf16 test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run mutants FORCE
+.PHONY: all test sanitize clean install bench bench-bf16 bench-bpe test-install test-readme misuse-coverage tour-coverage abi-check abi-baseline run mutants FORCE
 # The version lives in include/qkv/version.h; the SONAME carries its ABI
 # version: the major number, or before 1.0 "0.MINOR" (see version.h).
 VERSION := $(shell sed -n 's/^.define QKV_VERSION_[MP][A-Z]* \([0-9]*\)$$/\1/p' include/qkv/version.h | paste -sd.)
@@ -232,6 +232,15 @@ bench-bf16: $(BUILD)/tests/bench_gemm_bf16
 	$(BUILD)/tests/bench_gemm_bf16 $(ARGS)
 
 $(BUILD)/tests/bench_gemm_bf16: tests/tensor/bench_gemm_bf16.c $(BUILD)/libqkv.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) $(TEST_DEPS) -o $@ $(TEST_INPUTS) $(LDLIBS)
+
+# The BPE tokenizer's speed: training, encoding, decoding a text (tests/data/bench_bpe.c):
+#   make bench-bpe ARGS="tinyshakespeare.txt 4096"
+bench-bpe: $(BUILD)/tests/bench_bpe
+	$(BUILD)/tests/bench_bpe $(ARGS)
+
+$(BUILD)/tests/bench_bpe: tests/data/bench_bpe.c $(BUILD)/libqkv.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) $(TEST_DEPS) -o $@ $(TEST_INPUTS) $(LDLIBS)
 

@@ -9,6 +9,8 @@
 #include "full_eval.h"
 #include "qkv/qkv.h"
 #include "threads.h"
+#include "tokenizer_bits.h"
+#include "tokenizer_text.h"
 
 /* The most bytes of activations one forward of the evaluation may take: a
  * --batch whose rows need more is evaluated in chunks of rows (at least one),
@@ -88,8 +90,10 @@ int cmd_eval(int argc, char **argv)
         return args_error(&cmd, "no text: give --data FILE or set QKV_DATA");
     cli_use_threads(threads);
     qkv_tokenizer vocab;
-    qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
-    qkv_corpus *c = m ? qkv_corpus_load(data, &vocab) : NULL;
+    qkv_bpe *bpe = NULL;
+    double bpt; /* the text's bytes per token, for bits per byte */
+    qkv_gpt *m = qkv_gpt_load_bpe(ckpt, &vocab, &bpe);
+    qkv_corpus *c = m ? tokenizer_corpus(data, &vocab, 0, &bpe, &bpt) : NULL;
     int T = m ? m->cfg.block_size : 0, rows = m ? chunk_rows(m, batch) : 0;
     qkv_arena *arena = c ? qkv_arena_new((size_t)16 << 20) : NULL;
     /* A chunk's inputs and targets; qkv_alloc says what it could not get. */
@@ -120,16 +124,21 @@ int cmd_eval(int argc, char **argv)
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
     else if (full)
         printf("%s on %s: train loss %.4f +- %.4f, val loss %.4f +- %.4f (the whole splits: "
-               "%lld + %lld windows of %d tokens)\n", ckpt, data, exact[0].loss, exact[0].se,
-               exact[1].loss, exact[1].se, (long long)exact[0].windows,
-               (long long)exact[1].windows, T);
+               "%lld + %lld windows of %d tokens); bits per byte: train %.4f, val %.4f\n", ckpt,
+               data, exact[0].loss, exact[0].se, exact[1].loss, exact[1].se,
+               (long long)exact[0].windows, (long long)exact[1].windows, T,
+               bits_per_byte(exact[0].loss, bpt),
+               bits_per_byte(exact[1].loss, bpt));
     else
-        printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each)\n", ckpt, data,
-               loss[0], loss[1], iters, batch, T);
+        printf("%s on %s: train loss %.4f, val loss %.4f (%d batches of %d x %d each); bits per "
+               "byte: train %.4f, val %.4f\n", ckpt, data, loss[0], loss[1], iters, batch, T,
+               bits_per_byte(loss[0], bpt),
+               bits_per_byte(loss[1], bpt));
     qkv_free(x);
     qkv_free(y);
     qkv_arena_free(&arena);
     qkv_corpus_free(c);
     qkv_gpt_free(m);
+    qkv_bpe_free(bpe);
     return rc;
 }

@@ -10,19 +10,18 @@
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
+#include "tokenizer_text.h"
 
 typedef struct emit_state {
     const qkv_tokenizer *vocab;
-    long count; /* tokens written so far */
+    const qkv_bpe *bpe; /* a model of BPE tokens' tokenizer, or NULL */
+    long count;         /* tokens written so far */
 } emit_state;
 
 static int emit(int32_t token, void *ud)
 {
     emit_state *s = ud;
-    char c;
-    qkv_decode(s->vocab, &token, 1, &c);
-    putchar(c);
-    if (c == '\n')
+    if (tokenizer_write(stdout, s->vocab, s->bpe, token) == '\n')
         fflush(stdout);
     s->count++;
     return ferror(stdout); /* stop at once when the output cannot be written */
@@ -57,29 +56,33 @@ int cmd_sample(int argc, char **argv)
         return args_error(&cmd, "--prompt: the prompt is empty");
     cli_use_threads(threads);
     qkv_tokenizer vocab;
-    qkv_gpt *m = qkv_gpt_load(ckpt, &vocab);
+    qkv_bpe *bpe = NULL;
+    qkv_gpt *m = qkv_gpt_load_bpe(ckpt, &vocab, &bpe);
     if (!m) {
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
         return 1;
     }
     size_t n = strlen(prompt);
     int32_t *ids = malloc(n * sizeof *ids);
-    if (!ids || qkv_encode(&vocab, prompt, n, ids) < 0) {
+    long long n_ids = !ids ? -1 : bpe ? qkv_bpe_encode(bpe, prompt, n, ids)
+                                      : qkv_encode(&vocab, prompt, n, ids) < 0 ? -1 : (long long)n;
+    if (n_ids < 0) {
         /* Name what was wrong: the flag, or the default prompt when no flag was given. */
         fprintf(stderr, "qkv sample: %s: %s\n",
                 args_given(&cmd, "--prompt") ? "--prompt" : "the default prompt (a newline; "
                 "no --prompt was given)", ids ? qkv_last_error() : "out of memory");
         free(ids);
         qkv_gpt_free(m);
+        qkv_bpe_free(bpe);
         return 1;
     }
     qkv_sample_opts opts = {.temperature = temperature, .top_k = top_k, .top_p = top_p};
     qkv_rng rng;
     qkv_rng_seed(&rng, (uint64_t)seed);
-    emit_state st = {&vocab, 0};
+    emit_state st = {&vocab, bpe, 0};
     fputs(prompt, stdout);
     double t0 = cli_now();
-    rc = qkv_gpt_generate(m, ids, (int)n, tokens, &opts, &rng, !no_cache, emit, &st);
+    rc = qkv_gpt_generate(m, ids, (int)n_ids, tokens, &opts, &rng, !no_cache, emit, &st);
     double secs = cli_now() - t0;
     putchar('\n');
     bool written = cli_check_stdout("sample") == 0;
@@ -90,5 +93,6 @@ int cmd_sample(int argc, char **argv)
                 (double)st.count / secs, no_cache ? "no cache" : "key/value cache");
     free(ids);
     qkv_gpt_free(m);
+    qkv_bpe_free(bpe);
     return rc < 0 || !written ? 1 : 0;
 }

@@ -16,6 +16,8 @@
 #include "ranks_agree.h"
 #include "run_options.h"
 #include "runtime.h"
+#include "tokenizer_bits.h"
+#include "tokenizer_text.h"
 #include "train_loop.h"
 #include "train_ranks.h"
 
@@ -23,6 +25,7 @@
 typedef struct gpt_eval {
     const qkv_gpt *m;
     const qkv_corpus *text;
+    double bytes_per_token; /* of text: for the losses in bits per byte */
 } gpt_eval;
 
 /* The GPT's evaluation for the loop: the train and val losses, each split
@@ -60,11 +63,15 @@ static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, trai
     if (exact) {
         snprintf(e->summary, sizeof e->summary,
                  "train loss %.4f, val loss %.4f +- %.4f (the whole split)", e->train, e->val, f.se);
+        append_bits_per_byte(e->summary, sizeof e->summary, e->train, e->val,
+                             g->bytes_per_token);
         snprintf(e->used, sizeof e->used, "%d batches + %lld windows, %.0f tokens", done[0],
                  (long long)f.windows, tokens + (double)f.tokens);
         return 0;
     }
     snprintf(e->summary, sizeof e->summary, "train loss %.4f, val loss %.4f", e->train, e->val);
+    append_bits_per_byte(e->summary, sizeof e->summary, e->train, e->val,
+                         g->bytes_per_token);
     int n = snprintf(e->used, sizeof e->used, "%d+%d", done[0], done[1]);
     if (e->share < 1)
         n += snprintf(e->used + n, sizeof e->used - (size_t)n, " of %d+%d", c->eval_iters,
@@ -86,6 +93,14 @@ static double final_cost(qkv_training *run, const void *ud)
 {
     const gpt_eval *g = ud;
     return full_eval_cost(g->m, g->text, QKV_SPLIT_VAL, run->arena);
+}
+
+/* The training model of m on corpus: of BPE tokens when bpe is not NULL. */
+static int gpt_training_model(qkv_gpt *m, const qkv_corpus *corpus, const qkv_bpe *bpe,
+                              qkv_training_model *tm)
+{
+    return bpe ? qkv_gpt_training_model_bpe(m, corpus, bpe, tm)
+               : qkv_gpt_training_model(m, corpus, tm);
 }
 
 /* A --config preset: the model's size and options, the run's length and schedule. */
@@ -126,13 +141,15 @@ int cmd_train(int argc, char **argv)
                       .weight_decay = dt.weight_decay, .grad_clip = dt.grad_clip,
                       .eval_every = 500, .eval_iters = dt.eval_iters, .log_every = 100,
                       .seed = (int)dt.seed, .threads = omp_get_num_procs(), .out = "gpt.ckpt"};
-    const char *data = getenv("QKV_DATA"), *config = dp->name;
+    const char *data = getenv("QKV_DATA"), *config = dp->name, *tokenizer = "chars";
     int block = dp->block, layers = dp->layers, heads = dp->heads, embd = dp->embd;
     double dropout = dp->dropout;
     model_option_args opt_args = {0};
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby, small or fast; flags below override it"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "chars|bpe:N",
+         "one token a byte, or a BPE of N tokens trained on the training split"},
     };
     enum { N_SIZES = 5 };
     arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
@@ -181,6 +198,9 @@ int cmd_train(int argc, char **argv)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
+    int bpe_vocab;
+    if (tokenizer_parse(tokenizer, &bpe_vocab) < 0)
+        return args_error(&cmd, "%s", qkv_last_error());
     if ((rc = run_check(&cmd, &ro)) >= 0)
         return rc;
     if (ro.batch % dist_size())
@@ -197,17 +217,21 @@ int cmd_train(int argc, char **argv)
     qkv_corpus *corpus = NULL;
     qkv_training *run = NULL;
     qkv_training_model tm;
+    qkv_bpe *bpe = NULL; /* a model of BPE tokens' tokenizer (tokenizer_text.h) */
+    double bytes_per_token;
     if (ro.resume) {
         qkv_tokenizer vocab;
-        if ((m = qkv_gpt_load(ro.resume, &vocab)) && (corpus = qkv_corpus_load(data, &vocab)) &&
-            qkv_gpt_training_model(m, corpus, &tm) == 0)
+        if ((m = qkv_gpt_load_bpe(ro.resume, &vocab, &bpe)) &&
+            (corpus = tokenizer_corpus(data, &vocab, 0, &bpe, &bytes_per_token)) &&
+            gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = qkv_training_resume(&tm, ro.resume, ro.iters);
-    } else if ((corpus = qkv_corpus_load(data, NULL))) {
-        qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = block, .n_layer = layers,
+    } else if ((corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token))) {
+        qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,
+                             .block_size = block, .n_layer = layers,
                              .n_head = heads, .n_embd = embd, .dropout = dropout,
                              .opts = opts};
         qkv_train_config tc = run_config(&ro);
-        if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
+        if ((m = qkv_gpt_new(&mc, tc.seed)) && gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = run_new(&tm, &ro);
     }
     run_note(&ro, run); /* a resumed run's own --eval-every and --log-every */
@@ -216,6 +240,7 @@ int cmd_train(int argc, char **argv)
         qkv_training_free(run);
         qkv_gpt_free(m);
         qkv_corpus_free(corpus);
+        qkv_bpe_free(bpe);
         cli_release_outputs();
         return 1;
     }
@@ -225,8 +250,9 @@ int cmd_train(int argc, char **argv)
     const qkv_gpt_config *mc = &m->cfg;
     const qkv_train_config *tc = &run->cfg;
     int B = tc->batch_size, T = mc->block_size, K = tc->grad_accum > 1 ? tc->grad_accum : 1;
-    printf("data %s: %zu characters, vocabulary %d, train %zu / val %zu\n", data, corpus->len,
-           corpus->tok.size, corpus->n_train, corpus->len - corpus->n_train);
+    printf("data %s: %zu %s, vocabulary %d, train %zu / val %zu\n", data, corpus->len,
+           bpe ? "tokens" : "characters", mc->vocab_size, corpus->n_train,
+           corpus->len - corpus->n_train);
     char options[160];
     model_options_words(&mc->opts, options, sizeof options);
     printf("model: %d layers, %d heads, width %d, block %d, dropout %g%s: %zu parameters\n",
@@ -241,9 +267,10 @@ int cmd_train(int argc, char **argv)
     char resume_args[4200];
     snprintf(resume_args, sizeof resume_args, "--data %s", data);
     /* An evaluation runs 2·eval_iters forwards, each about a third of a step. */
-    const gpt_eval text = {m, corpus};
+    const gpt_eval text = {m, corpus, bytes_per_token};
     const train_loop loop = {.prog = "qkv train", .opts = &ro, .run = run,
                              .resume_args = resume_args, .tokens_per_step = (double)K * B * T,
+                             .bytes_per_token = bytes_per_token,
                              .eval_cost = 2 * tc->eval_iters / 3.0, .evaluate = evaluate,
                              .ud = &text, .evaluate_final = evaluate_final,
                              .final_cost = final_cost};
@@ -251,6 +278,7 @@ int cmd_train(int argc, char **argv)
     qkv_training_free(run);
     qkv_gpt_free(m);
     qkv_corpus_free(corpus);
+    qkv_bpe_free(bpe);
     cli_release_outputs();
     return status;
 }

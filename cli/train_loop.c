@@ -8,6 +8,7 @@
 
 #include "dist.h"
 #include "loss_log.h"
+#include "tokenizer_bits.h"
 #include "runtime.h"
 #include "signals.h"
 #include "train_ranks.h"
@@ -178,6 +179,8 @@ static void progress(const train_loop *l, loop_state *st, int64_t s)
            qkv_training_lr(l->run, s - 1), ms);
     if (l->tokens_per_step > 0)
         printf("  %8.0f tok/s", l->tokens_per_step / (ms / 1000));
+    if (l->bytes_per_token > 0)
+        printf("  %.4f bits/byte", bits_per_byte(mean, l->bytes_per_token));
     /* Both count the evaluations: they are part of the wait. */
     if (l->opts->budget > 0)
         printf("  elapsed %4.0fs  left %4.0fs\n", elapsed, fmax(l->opts->budget - elapsed, 0));

@@ -20,6 +20,7 @@ typedef struct train_loop {
     qkv_training *run;         /* the run to continue */
     const char *resume_args;   /* what the resume hint adds after --resume OUT, e.g. "--data F" */
     double tokens_per_step;    /* for tok/s on the progress line, or 0 to leave it out */
+    double bytes_per_token;    /* for the loss in bits per byte on it, or 0 to leave it out */
     double eval_cost;          /* an evaluation's cost in training steps, until one is timed */
     /* The model's evaluation of run (qkv_training_eval): 0 or -1. It is to
      * end by *deadline (cli_now()'s seconds, INFINITY for no limit), which the

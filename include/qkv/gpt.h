@@ -67,6 +67,7 @@
 #ifndef QKV_GPT_H
 #define QKV_GPT_H
 
+#include "qkv/bpe.h"
 #include "qkv/data.h"
 #include "qkv/generate.h"
 #include "qkv/nn.h"
@@ -175,6 +176,17 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena 
 /* The model saved at path (by a qkv_training run, for sampling, evaluation
  * or resuming), and its vocabulary into vocab. NULL with a message on failure. */
 qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab);
+
+/* As qkv_gpt_training_model, for a model of BPE tokens: corpus is
+ * qkv_bpe_corpus's (its ids bpe's), bpe has m's vocab_size tokens, and the
+ * checkpoint carries bpe after m's config blob (a character checkpoint is
+ * unchanged). bpe must outlive the call only. 0, or -1 with a message. */
+int qkv_gpt_training_model_bpe(qkv_gpt *m, const qkv_corpus *corpus, const qkv_bpe *bpe,
+                               qkv_training_model *out);
+
+/* As qkv_gpt_load, and the model's BPE tokenizer into *bpe (free it with
+ * qkv_bpe_free), or NULL there for a character model. NULL with a message. */
+qkv_gpt *qkv_gpt_load_bpe(const char *path, qkv_tokenizer *vocab, qkv_bpe **bpe);
 
 QKV_END_DECLS
 #endif

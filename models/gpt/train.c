@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tensor/check.h"
+#include "data/bpe_internal.h"
 #include "internal.h"
 
 /* What the run's callbacks work in: the model, its text, its batches. The
@@ -16,7 +17,8 @@ typedef struct gpt_batches {
     qkv_batcher train;              /* training batches */
     qkv_batcher eval[2];            /* evaluation batches of the train and val splits */
     int32_t *x, *y;                 /* one batch of inputs and targets (B·T each) */
-    uint8_t config[QKV_GPT_CONFIG_BYTES]; /* the model's config blob */
+    uint8_t *config;                /* the model's config blob (a BPE tokenizer's bytes after it) */
+    size_t config_len;              /* its length */
     qkv_rng *streams[3];            /* the batchers' streams, in checkpoint order */
 } gpt_batches;
 
@@ -102,7 +104,36 @@ static void gpt_release(void *batches)
     gpt_batches *g = batches;
     qkv_free(g->x);
     qkv_free(g->y);
+    qkv_free(g->config);
     qkv_free(g);
+}
+
+/* The training model of m on corpus, whose config blob is m's config followed
+ * by the tail_len bytes of tail (a BPE tokenizer's, or none); the vocabulary
+ * saved is corpus's (empty for BPE ids). */
+static int training_model(const char *fn, qkv_gpt *m, const qkv_corpus *corpus,
+                          const unsigned char *tail, size_t tail_len, qkv_training_model *out)
+{
+    gpt_batches *g = qkv_calloc(sizeof *g);
+    uint8_t *config = qkv_alloc(QKV_GPT_CONFIG_BYTES + tail_len);
+    if (!g || !config) {
+        qkv_free(g);
+        qkv_free(config);
+        return qkv__fail_in(fn);
+    }
+    *g = (gpt_batches){.model = m, .corpus = corpus, .config = config,
+                       .config_len = QKV_GPT_CONFIG_BYTES + tail_len,
+                       .streams = {&g->train.rng, &g->eval[QKV_SPLIT_TRAIN].rng,
+                                   &g->eval[QKV_SPLIT_VAL].rng}};
+    qkv_gpt_config_pack(&m->cfg, g->config);
+    if (tail_len)
+        memcpy(g->config + QKV_GPT_CONFIG_BYTES, tail, tail_len);
+    *out = (qkv_training_model){.kind = "gpt", .model = g, .params = m->params,
+                                .config = g->config, .config_len = g->config_len,
+                                .vocab = &corpus->tok, .rngs = g->streams, .n_rngs = 3,
+                                .loss = gpt_loss, .eval = gpt_eval, .start = gpt_start,
+                                .release = gpt_release, .arena_bytes = (size_t)64 << 20};
+    return 0;
 }
 
 int qkv_gpt_training_model(qkv_gpt *m, const qkv_corpus *corpus, qkv_training_model *out)
@@ -113,19 +144,29 @@ int qkv_gpt_training_model(qkv_gpt *m, const qkv_corpus *corpus, qkv_training_mo
     if (corpus->tok.size != m->cfg.vocab_size)
         return qkv_set_error("%s: the corpus has %d distinct characters but the model's "
                              "vocabulary is %d", fn, corpus->tok.size, m->cfg.vocab_size);
-    gpt_batches *g = qkv_calloc(sizeof *g);
-    if (!g)
-        return qkv__fail_in(fn);
-    *g = (gpt_batches){.model = m, .corpus = corpus,
-                       .streams = {&g->train.rng, &g->eval[QKV_SPLIT_TRAIN].rng,
-                                   &g->eval[QKV_SPLIT_VAL].rng}};
-    qkv_gpt_config_pack(&m->cfg, g->config);
-    *out = (qkv_training_model){.kind = "gpt", .model = g, .params = m->params,
-                                .config = g->config, .config_len = sizeof g->config,
-                                .vocab = &corpus->tok, .rngs = g->streams, .n_rngs = 3,
-                                .loss = gpt_loss, .eval = gpt_eval, .start = gpt_start,
-                                .release = gpt_release, .arena_bytes = (size_t)64 << 20};
-    return 0;
+    return training_model(fn, m, corpus, NULL, 0, out);
+}
+
+int qkv_gpt_training_model_bpe(qkv_gpt *m, const qkv_corpus *corpus, const qkv_bpe *bpe,
+                               qkv_training_model *out)
+{
+    const char *fn = "qkv_gpt_training_model_bpe";
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "corpus", corpus) || qkv__null(fn, "bpe", bpe) ||
+        qkv__null(fn, "out", out))
+        return -1;
+    if (qkv_bpe_size(bpe) != m->cfg.vocab_size)
+        return qkv_set_error("%s: the tokenizer has %d tokens but the model's vocabulary is %d",
+                             fn, qkv_bpe_size(bpe), m->cfg.vocab_size);
+    if (corpus->tok.size != 0)
+        return qkv_set_error("%s: the corpus is of characters (%d), not of bpe's tokens "
+                             "(qkv_bpe_corpus makes one)", fn, corpus->tok.size);
+    size_t len;
+    unsigned char *bytes = qkv__bpe_to_bytes(bpe, &len);
+    if (!bytes)
+        return qkv_set_error("%s: out of memory for the tokenizer", fn);
+    int rc = training_model(fn, m, corpus, bytes, len, out);
+    qkv_free(bytes);
+    return rc;
 }
 
 double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena *arena,
@@ -139,12 +180,18 @@ double qkv_gpt_mean_loss(const qkv_gpt *m, qkv_batcher *s, int iters, qkv_arena 
 }
 
 /* 0 when the checkpoint at path holds a model of config mc: its vocabulary
- * and its number of values. Checked before the model is built, so a file
- * whose config describes a huge model but which holds a small one is an
- * error rather than a huge allocation. */
-static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const char *path)
+ * (the characters stored, or bpe's tokens when it carries a tokenizer) and
+ * its number of values. Checked before the model is built, so a file whose
+ * config describes a huge model but which holds a small one is an error
+ * rather than a huge allocation. */
+static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const qkv_bpe *bpe,
+                       const char *path)
 {
-    if (ck->vocab.size != mc->vocab_size)
+    if (bpe && (qkv_bpe_size(bpe) != mc->vocab_size || ck->vocab.size != 0))
+        return qkv_set_error("%s: its tokenizer has %d tokens and %d characters are stored, but "
+                             "the model expects %d tokens",
+                             path, qkv_bpe_size(bpe), ck->vocab.size, mc->vocab_size);
+    if (!bpe && ck->vocab.size != mc->vocab_size)
         return qkv_set_error("%s: the vocabulary holds %d characters but the model expects %d",
                              path, ck->vocab.size, mc->vocab_size);
     uint64_t want = qkv__gpt_n_values(mc);
@@ -155,11 +202,10 @@ static int check_holds(const qkv_checkpoint *ck, const qkv_gpt_config *mc, const
     return 0;
 }
 
-qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
+/* The model at path and its vocabulary; with bpe not NULL, its BPE tokenizer
+ * too (NULL for a character model), else a BPE model is an error. */
+static qkv_gpt *load(const char *fn, const char *path, qkv_tokenizer *vocab, qkv_bpe **bpe)
 {
-    const char *fn = "qkv_gpt_load";
-    if (qkv__null(fn, "path", path) || qkv__null(fn, "vocab", vocab))
-        return NULL;
     qkv_checkpoint *ck = qkv_checkpoint_open(path, "gpt");
     if (!ck) {
         qkv__fail_in(fn);
@@ -167,10 +213,23 @@ qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
     }
     qkv_gpt_config mc;
     qkv_gpt *m = NULL;
-    if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0 ||
-        check_holds(ck, &mc, path) < 0)
+    qkv_bpe *tok = NULL;
+    if (qkv_gpt_config_unpack(&mc, ck->config, ck->config_len) < 0)
         goto done;
-    if (!(m = qkv_gpt_new(&mc, 0)))
+    /* A BPE model's tokenizer follows its config (and the run's settings follow
+     * that); a character model's settings follow the config at once. */
+    const unsigned char *after = (const unsigned char *)ck->config + QKV_GPT_CONFIG_BYTES;
+    size_t tail = qkv__bpe_bytes_len(after, ck->config_len - QKV_GPT_CONFIG_BYTES);
+    if (tail && !bpe) {
+        qkv_set_error("%s: a model of BPE tokens (qkv_gpt_load_bpe loads it with its tokenizer)",
+                      path);
+        goto done;
+    }
+    if (tail && !(tok = qkv__bpe_from_bytes(after, tail))) {
+        qkv__error_prefix("%s: its tokenizer", path);
+        goto done;
+    }
+    if (check_holds(ck, &mc, tok, path) < 0 || !(m = qkv_gpt_new(&mc, 0)))
         goto done;
     if (qkv_checkpoint_load(ck, m->params, NULL, NULL) < 0) {
         qkv_gpt_free(m);
@@ -178,9 +237,30 @@ qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
         goto done;
     }
     *vocab = ck->vocab;
+    if (bpe)
+        *bpe = tok;
+    tok = NULL;
 done:
+    qkv_bpe_free(tok);
     qkv_checkpoint_close(ck);
     if (!m)
         qkv__fail_in(fn);
     return m;
+}
+
+qkv_gpt *qkv_gpt_load(const char *path, qkv_tokenizer *vocab)
+{
+    const char *fn = "qkv_gpt_load";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "vocab", vocab))
+        return NULL;
+    return load(fn, path, vocab, NULL);
+}
+
+qkv_gpt *qkv_gpt_load_bpe(const char *path, qkv_tokenizer *vocab, qkv_bpe **bpe)
+{
+    const char *fn = "qkv_gpt_load_bpe";
+    if (qkv__null(fn, "path", path) || qkv__null(fn, "vocab", vocab) || qkv__null(fn, "bpe", bpe))
+        return NULL;
+    *bpe = NULL;
+    return load(fn, path, vocab, bpe);
 }
