@@ -14,6 +14,7 @@
 #include "output.h"
 #include "qkv/qkv.h"
 #include "ranks_agree.h"
+#include "recipe.h"
 #include "run_options.h"
 #include "runtime.h"
 #include "train_loop.h"
@@ -103,11 +104,63 @@ static const preset presets[] = {
     {"small", 5000, 64, 256, 6, 6, 384, 0.2, 1e-3, 1e-4, 0,   {0}},
     /* baby's model with the options that helped in the README's ablation, twice
      * the rate, and a context of 128 at baby's tokens per step; 10000 steps is
-     * about 5 minutes on 2 cores (or give --time). */
+     * about 5 minutes on 2 cores. With --time its size, batch, dropout, rate
+     * and optimizer are the budget's recipe (recipe.h) instead. */
     {"fast", 10000,  6, 128, 4, 4, 128, 0.0, 2e-3, 2e-4, 0.3,
      {.positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
       .activation = QKV_ACTIVATION_RELU2, .qk_norm = true}},
 };
+
+/* The model's shape as the command line holds it. */
+typedef struct model_shape {
+    int *block, *layers, *heads, *embd;
+    double *dropout;
+} model_shape;
+
+/* A budgeted run's recipe (recipe.h) for corpus on this machine, measured
+ * now (every rank the same: their mean speed) and taken out of the budget,
+ * into the shape and ro wherever no flag was given; said in one line. -1,
+ * or the exit status after saying why (a failed measurement, --heads that
+ * does not divide the width). */
+static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
+                      run_options *ro, model_shape sh)
+{
+    double t0 = cli_now(), flops = recipe_measure(corpus, opts, (uint64_t)ro->seed);
+    if (ranks_any(isnan(flops))) {
+        fprintf(stderr, "qkv train: measuring this machine's speed: %s\n",
+                isnan(flops) ? qkv_last_error() : "another rank's measurement failed");
+        return 1;
+    }
+    ranks_mean(&flops, 1);
+    ro->budget -= cli_now() - t0;
+    recipe r;
+    recipe_choose(ro->budget, flops, (double)corpus->n_train, corpus->tok.size, &r);
+    struct { const char *flag; int *dest, value; } ints[] = {
+        {"--batch", &ro->batch, r.batch}, {"--block", sh.block, r.block},
+        {"--layers", sh.layers, r.layers}, {"--embd", sh.embd, r.embd}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (!args_given(cmd, ints[i].flag))
+            *ints[i].dest = ints[i].value;
+    int head_dim = r.embd / r.heads; /* a --embd given gets heads of the recipe's size, or one */
+    if (!args_given(cmd, "--heads"))
+        *sh.heads = *sh.embd % head_dim == 0 ? *sh.embd / head_dim : 1;
+    struct { const char *flag; double *dest, value; } reals[] = {
+        {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, r.lr},
+        {"--min-lr", &ro->min_lr, r.min_lr}};
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+        if (!args_given(cmd, reals[i].flag))
+            *reals[i].dest = reals[i].value;
+    if (!ro->optim && r.muon)
+        ro->optim = "muon";
+    if (*sh.embd % *sh.heads)
+        return args_error(cmd, "--heads %d does not divide --embd %d", *sh.heads, *sh.embd);
+    if (ro->min_lr > ro->lr)
+        return args_error(cmd, "--min-lr %g is above the recipe's --lr %g", ro->min_lr, ro->lr);
+    char words[256];
+    recipe_words(&r, ro->budget, words, sizeof words);
+    printf("%s (measured in %.1f s of the budget)\n", words, cli_now() - t0);
+    return -1;
+}
 
 /* How qkv train words and bounds its run options. */
 static const run_kind gpt_run_kind = {.iters_flag = "--iters", .input_flag = "--data",
@@ -132,7 +185,9 @@ int cmd_train(int argc, char **argv)
     model_option_args opt_args = {0};
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
-        {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby, small or fast; flags below override it"},
+        {"--config", ARG_STR, &config, 0, 0, "NAME",
+         "preset: baby, small or fast; flags below override it (with --time and no --config: "
+         "fast, its model sized to the budget)"},
     };
     enum { N_SIZES = 5 };
     arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
@@ -154,7 +209,13 @@ int cmd_train(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
-    /* Presets first, then every flag given explicitly wins. */
+    /* Presets first, then every flag given explicitly wins. A budget without
+     * a preset, or with fast, is the recipe's: fast's options, its sizes
+     * chosen below once the text and the machine's speed are known. */
+    const bool by_recipe = ro.time && !ro.resume &&
+                           (!args_given(&cmd, "--config") || strcmp(config, "fast") == 0);
+    if (by_recipe)
+        config = "fast";
     const preset *ps = NULL;
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
         if (strcmp(config, presets[i].name) == 0)
@@ -177,7 +238,7 @@ int cmd_train(int argc, char **argv)
     qkv_model_options opts;
     if ((rc = model_options_choose(&cmd, &opt_args, &ps->opts, &opts)) >= 0)
         return rc;
-    if (embd % heads)
+    if (!by_recipe && embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
@@ -197,18 +258,26 @@ int cmd_train(int argc, char **argv)
     qkv_corpus *corpus = NULL;
     qkv_training *run = NULL;
     qkv_training_model tm;
+    const model_shape shape = {&block, &layers, &heads, &embd, &dropout};
+    rc = -1;
     if (ro.resume) {
         qkv_tokenizer vocab;
         if ((m = qkv_gpt_load(ro.resume, &vocab)) && (corpus = qkv_corpus_load(data, &vocab)) &&
             qkv_gpt_training_model(m, corpus, &tm) == 0)
             run = qkv_training_resume(&tm, ro.resume, ro.iters);
-    } else if ((corpus = qkv_corpus_load(data, NULL))) {
+    } else if ((corpus = qkv_corpus_load(data, NULL)) &&
+               (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = block, .n_layer = layers,
                              .n_head = heads, .n_embd = embd, .dropout = dropout,
                              .opts = opts};
         qkv_train_config tc = run_config(&ro);
         if ((m = qkv_gpt_new(&mc, tc.seed)) && qkv_gpt_training_model(m, corpus, &tm) == 0)
             run = run_new(&tm, &ro);
+    }
+    if (rc >= 0) { /* the recipe said why it stopped */
+        qkv_corpus_free(corpus);
+        cli_release_outputs();
+        return rc;
     }
     run_note(&ro, run); /* a resumed run's own --eval-every and --log-every */
     /* Every rank built the same run, or none trains (see ranks_agree.h). */

@@ -1,0 +1,103 @@
+/* The recipe of a budgeted run (see recipe.h).
+ *
+ * What was measured (docs/speedrun.md has every run): on a 2-core AMD EPYC
+ * Zen 4, tiny Shakespeare (1.0M training characters) and the King James
+ * Bible (3.7M, never tuned on), fixed-step runs at 1 thread whose token
+ * counts are those a budget buys, and then the budgeted runs themselves.
+ * RECIPE_NOTES */
+#include "recipe.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "runtime.h"
+
+/* The model sizes the rule climbs, smallest first: layers and width, heads
+ * of 32 channels each. The first is the `fast` preset's. */
+static const struct { int layers, embd; } SIZES[] = {
+    {4, 128}, {4, 192}, {6, 192}, {6, 256}, {8, 320}, {8, 384},
+};
+enum { N_SIZES = sizeof SIZES / sizeof SIZES[0], HEAD_DIM = 32 };
+
+/* One step's sequences and their context: fast's. */
+enum { BATCH = 6, BLOCK = 128 };
+
+/* The least tokens per hidden-matrix parameter a size must get to be
+ * chosen: the largest size that still gets them is the rule's. */
+static const double TOKENS_PER_PARAM = 2.0;
+
+/* Dropout for the epochs read: none in the first, then this much more per
+ * epoch beyond it, up to DROPOUT_MAX. */
+static const double DROPOUT_PER_EPOCH = 0.05, DROPOUT_MAX = 0.2;
+
+/* The peak learning rate at width 128 (fast's), and how it falls with width: ∝ 1/√C. */
+static const double LR_128 = 2e-3;
+
+/* The part of a budget that trains: the rest goes to the evaluations
+ * (train_loop.c's 5%), the exact final one, the saves and this measurement. */
+static const double TRAIN_SHARE = 0.9;
+
+/* Steps of the measurement: one to size the buffers, then the timed ones. */
+enum { MEASURE_STEPS = 5 };
+
+double recipe_flops_per_token(int layers, int embd, int block, int vocab)
+{
+    double c = embd;
+    return 6 * (12 * layers * c * c + (double)vocab * c) + 6.0 * layers * block * c;
+}
+
+void recipe_choose(double budget, double flops, double train_tokens, int vocab, recipe *r)
+{
+    double seconds = TRAIN_SHARE * budget;
+    int pick = 0;
+    for (int i = 1; i < N_SIZES; i++) {
+        double c = SIZES[i].embd, n = 12 * SIZES[i].layers * c * c;
+        double tokens = seconds * flops / recipe_flops_per_token(SIZES[i].layers, SIZES[i].embd,
+                                                                 BLOCK, vocab);
+        if (tokens >= TOKENS_PER_PARAM * n)
+            pick = i;
+    }
+    int L = SIZES[pick].layers, C = SIZES[pick].embd;
+    double tokens = seconds * flops / recipe_flops_per_token(L, C, BLOCK, vocab);
+    double epochs = train_tokens > 0 ? tokens / train_tokens : 0;
+    double lr = LR_128 * sqrt(128.0 / C);
+    *r = (recipe){.layers = L, .heads = C / HEAD_DIM, .embd = C, .block = BLOCK, .batch = BATCH,
+                  .dropout = fmin(DROPOUT_MAX, fmax(0, DROPOUT_PER_EPOCH * (epochs - 1))),
+                  .lr = lr, .min_lr = lr / 10, .muon = false, .flops = flops,
+                  .seconds = seconds, .tokens = tokens, .params = 12.0 * L * C * C,
+                  .epochs = epochs};
+}
+
+double recipe_measure(const qkv_corpus *corpus, const qkv_model_options *opts, uint64_t seed)
+{
+    const int L = SIZES[0].layers, C = SIZES[0].embd;
+    qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = BLOCK, .n_layer = L,
+                         .n_head = C / HEAD_DIM, .n_embd = C, .opts = *opts};
+    qkv_train_config tc = {.iters = MEASURE_STEPS, .batch_size = BATCH, .seed = seed};
+    qkv_gpt *m = qkv_gpt_new(&mc, seed);
+    qkv_training_model tm;
+    qkv_training *run = m && qkv_gpt_training_model(m, corpus, &tm) == 0
+                            ? qkv_training_new(&tm, &tc) : NULL;
+    double t[MEASURE_STEPS], speed = NAN;
+    int n = 0;
+    for (; run && n < MEASURE_STEPS; n++) {
+        double t0 = cli_now();
+        if (qkv_training_step(run, NULL, NULL) < 0)
+            break;
+        t[n] = cli_now() - t0;
+    }
+    if (n == MEASURE_STEPS)
+        speed = BATCH * BLOCK * recipe_flops_per_token(L, C, BLOCK, corpus->tok.size) /
+                cli_median(t + 1, MEASURE_STEPS - 1);
+    qkv_training_free(run);
+    qkv_gpt_free(m);
+    return speed;
+}
+
+void recipe_words(const recipe *r, double budget, char *text, size_t len)
+{
+    snprintf(text, len, "recipe for %g s at %.1f GFLOP/s: %d layers x %d (%.2fM), %.1fM tokens "
+             "(%.1f per parameter), %.1f epochs -> dropout %g, lr %g%s", budget, r->flops / 1e9,
+             r->layers, r->embd, r->params / 1e6, r->tokens / 1e6, r->tokens / r->params,
+             r->epochs, r->dropout, r->lr, r->muon ? ", Muon" : "");
+}
