@@ -118,23 +118,23 @@ typedef struct model_shape {
 } model_shape;
 
 /* A budgeted run's recipe (recipe.h) for corpus on this machine, measured
- * now (every rank the same: their mean speed) and taken out of the budget,
- * into the shape and ro wherever no flag was given; said in one line. -1,
+ * now (every rank the same: their mean speed) inside the budget (its clock
+ * starts here), into the shape and ro wherever no flag was given; said in one line. -1,
  * or the exit status after saying why (a failed measurement, --heads that
  * does not divide the width). */
 static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
                       run_options *ro, model_shape sh)
 {
-    double t0 = cli_now(), flops = recipe_measure(corpus, opts, (uint64_t)ro->seed);
+    double t0 = ro->clock_start = cli_now();
+    double flops = recipe_measure(corpus, opts, (uint64_t)ro->seed, ro->budget);
     if (ranks_any(isnan(flops))) {
         fprintf(stderr, "qkv train: measuring this machine's speed: %s\n",
                 isnan(flops) ? qkv_last_error() : "another rank's measurement failed");
         return 1;
     }
     ranks_mean(&flops, 1);
-    ro->budget -= cli_now() - t0;
     recipe r;
-    recipe_choose(ro->budget, flops, (double)corpus->n_train, corpus->tok.size, &r);
+    recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train, corpus->tok.size, &r);
     struct { const char *flag; int *dest, value; } ints[] = {
         {"--batch", &ro->batch, r.batch}, {"--block", sh.block, r.block},
         {"--layers", sh.layers, r.layers}, {"--embd", sh.embd, r.embd}};
@@ -144,9 +144,10 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     int head_dim = r.embd / r.heads; /* a --embd given gets heads of the recipe's size, or one */
     if (!args_given(cmd, "--heads"))
         *sh.heads = *sh.embd % head_dim == 0 ? *sh.embd / head_dim : 1;
+    double lr = recipe_lr(*sh.embd); /* the width's, should --embd be given */
     struct { const char *flag; double *dest, value; } reals[] = {
-        {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, r.lr},
-        {"--min-lr", &ro->min_lr, r.min_lr}};
+        {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, lr},
+        {"--min-lr", &ro->min_lr, lr / 10}};
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (!args_given(cmd, reals[i].flag))
             *reals[i].dest = reals[i].value;
@@ -158,7 +159,7 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
         return args_error(cmd, "--min-lr %g is above the recipe's --lr %g", ro->min_lr, ro->lr);
     char words[256];
     recipe_words(&r, ro->budget, words, sizeof words);
-    printf("%s (measured in %.1f s of the budget)\n", words, cli_now() - t0);
+    printf("%s (measured in %.1f s of it)\n", words, cli_now() - t0);
     return -1;
 }
 

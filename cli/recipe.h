@@ -30,6 +30,9 @@ typedef struct recipe {
  * causal attention's scores and mixing (6·L·T·C). */
 double recipe_flops_per_token(int layers, int embd, int block, int vocab);
 
+/* The recipe's peak learning rate for a model of width embd (its end is a tenth of it). */
+double recipe_lr(int embd);
+
 /* The rule: the recipe for a run of budget seconds on a machine that trains
  * at flops FLOP/s, on a corpus whose training split holds train_tokens
  * tokens of a vocab-sized vocabulary. A longer budget (or a faster machine)
@@ -37,10 +40,12 @@ double recipe_flops_per_token(int layers, int embd, int block, int vocab);
 void recipe_choose(double budget, double flops, double train_tokens, int vocab, recipe *r);
 
 /* This machine's training speed in FLOP/s, measured on a few steps of a
- * small GPT with options opts on corpus (at the threads in use): one step
- * unmeasured (it sizes the buffers), then the median of the next.
+ * small GPT with options opts on corpus (at the threads in use), Muon's
+ * steps: one unmeasured (it sizes the buffers), then the fastest of the next
+ * few, as many as fit in a small part of budget (seconds) but at least one.
  * NAN with a message when the model cannot be made or a step fails. */
-double recipe_measure(const qkv_corpus *corpus, const qkv_model_options *opts, uint64_t seed);
+double recipe_measure(const qkv_corpus *corpus, const qkv_model_options *opts, uint64_t seed,
+                      double budget);
 
 /* The choice in words for the plan line, into text (len bytes): "recipe for
  * 300 s at 21.3 GFLOP/s: 6 layers x 192 (2.65M), 4.1M tokens, 4.1 epochs -> dropout 0.1". */
