@@ -119,9 +119,9 @@ typedef struct model_shape {
 
 /* A budgeted run's recipe (recipe.h) for corpus on this machine, measured
  * now (every rank the same: their mean speed) inside the budget (its clock
- * starts here), into the shape and ro wherever no flag was given; said in one line. -1,
- * or the exit status after saying why (a failed measurement, --heads that
- * does not divide the width). */
+ * starts here), into the shape and ro wherever no flag was given; said in
+ * one line. -1, or the exit status after saying why (a failed measurement,
+ * --heads that does not divide the width). */
 static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
                       run_options *ro, model_shape sh)
 {
@@ -134,7 +134,8 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     }
     ranks_mean(&flops, 1);
     recipe r;
-    recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train, corpus->tok.size, &r);
+    recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train,
+                  corpus->tok.size, &r);
     struct { const char *flag; int *dest, value; } ints[] = {
         {"--batch", &ro->batch, r.batch}, {"--block", sh.block, r.block},
         {"--layers", sh.layers, r.layers}, {"--embd", sh.embd, r.embd}};
