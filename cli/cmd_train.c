@@ -119,9 +119,9 @@ typedef struct model_shape {
 
 /* A budgeted run's recipe (recipe.h) for corpus on this machine, measured
  * now (every rank the same: their mean speed) inside the budget (its clock
- * starts here), into the shape and ro wherever no flag was given; said in
- * one line. -1, or the exit status after saying why (a failed measurement,
- * --heads that does not divide the width). */
+ * starts here): the shape (no flag sized it), and into ro whatever of the
+ * rest no flag gave; said in one line. -1, or the exit status after saying
+ * why (a failed measurement, a --min-lr above the recipe's rate). */
 static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
                       run_options *ro, model_shape sh)
 {
@@ -136,26 +136,19 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     recipe r;
     recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train,
                   corpus->tok.size, &r);
-    struct { const char *flag; int *dest, value; } ints[] = {
-        {"--batch", &ro->batch, r.batch}, {"--block", sh.block, r.block},
-        {"--layers", sh.layers, r.layers}, {"--embd", sh.embd, r.embd}};
+    *sh.block = r.block, *sh.layers = r.layers, *sh.heads = r.heads, *sh.embd = r.embd;
+    struct { const char *flag; int *dest, value; } ints[] = {{"--batch", &ro->batch, r.batch}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!args_given(cmd, ints[i].flag))
             *ints[i].dest = ints[i].value;
-    int head_dim = r.embd / r.heads; /* a --embd given gets heads of the recipe's size, or one */
-    if (!args_given(cmd, "--heads"))
-        *sh.heads = *sh.embd % head_dim == 0 ? *sh.embd / head_dim : 1;
-    double lr = recipe_lr(*sh.embd); /* the width's, should --embd be given */
     struct { const char *flag; double *dest, value; } reals[] = {
-        {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, lr},
-        {"--min-lr", &ro->min_lr, lr / 10}};
+        {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, r.lr},
+        {"--min-lr", &ro->min_lr, r.min_lr}};
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (!args_given(cmd, reals[i].flag))
             *reals[i].dest = reals[i].value;
     if (!ro->optim && r.muon)
         ro->optim = "muon";
-    if (*sh.embd % *sh.heads)
-        return args_error(cmd, "--heads %d does not divide --embd %d", *sh.heads, *sh.embd);
     if (ro->min_lr > ro->lr)
         return args_error(cmd, "--min-lr %g is above the recipe's --lr %g", ro->min_lr, ro->lr);
     char words[256];
@@ -188,8 +181,8 @@ int cmd_train(int argc, char **argv)
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME",
-         "preset: baby, small or fast; flags below override it (with --time and no --config: "
-         "fast, its model sized to the budget)"},
+         "preset: baby, small or fast; flags below override it (with --time, no --config and "
+         "no size given: fast, its model sized to the budget)"},
     };
     enum { N_SIZES = 5 };
     arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
@@ -212,9 +205,13 @@ int cmd_train(int argc, char **argv)
         return rc;
 
     /* Presets first, then every flag given explicitly wins. A budget without
-     * a preset, or with fast, is the recipe's: fast's options, its sizes
-     * chosen below once the text and the machine's speed are known. */
-    const bool by_recipe = ro.time && !ro.resume &&
+     * a preset, or with fast, and no flag that sizes the model is the
+     * recipe's: fast's options, its sizes chosen below once the text and the
+     * machine's speed are known. */
+    bool sized = false;
+    for (int i = 0; i < N_SIZES - 1; i++) /* --block, --layers, --heads, --embd */
+        sized |= args_given(&cmd, model[i].name);
+    const bool by_recipe = ro.time && !ro.resume && !sized &&
                            (!args_given(&cmd, "--config") || strcmp(config, "fast") == 0);
     if (by_recipe)
         config = "fast";
@@ -240,7 +237,7 @@ int cmd_train(int argc, char **argv)
     qkv_model_options opts;
     if ((rc = model_options_choose(&cmd, &opt_args, &ps->opts, &opts)) >= 0)
         return rc;
-    if (!by_recipe && embd % heads)
+    if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");

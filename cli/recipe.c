@@ -60,7 +60,8 @@ double recipe_flops_per_token(int layers, int embd, int block, int vocab)
     return 6 * (12 * layers * c * c + (double)vocab * c) + 6.0 * layers * block * c;
 }
 
-double recipe_lr(int embd)
+/* The peak learning rate for a model of width embd (its end is a tenth of it). */
+static double recipe_lr(int embd)
 {
     return LR_128 * sqrt(128.0 / embd);
 }

@@ -30,9 +30,6 @@ typedef struct recipe {
  * causal attention's scores and mixing (6·L·T·C). */
 double recipe_flops_per_token(int layers, int embd, int block, int vocab);
 
-/* The recipe's peak learning rate for a model of width embd (its end is a tenth of it). */
-double recipe_lr(int embd);
-
 /* The rule: the recipe for a run of budget seconds on a machine that trains
  * at flops FLOP/s, on a corpus whose training split holds train_tokens
  * tokens of a vocab-sized vocabulary. A longer budget (or a faster machine)
