@@ -121,7 +121,8 @@ typedef struct model_shape {
  * now (every rank the same: their mean speed) inside the budget (its clock
  * starts here): the shape (no flag sized it), and into ro whatever of the
  * rest no flag gave; said in one line. -1, or the exit status after saying
- * why (a failed measurement, a --min-lr above the recipe's rate). */
+ * why (a failed measurement, a --min-lr above the recipe's rate, a batch
+ * the ranks cannot share). */
 static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
                       run_options *ro, model_shape sh)
 {
@@ -137,10 +138,8 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train,
                   corpus->tok.size, &r);
     *sh.block = r.block, *sh.layers = r.layers, *sh.heads = r.heads, *sh.embd = r.embd;
-    struct { const char *flag; int *dest, value; } ints[] = {{"--batch", &ro->batch, r.batch}};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (!args_given(cmd, ints[i].flag))
-            *ints[i].dest = ints[i].value;
+    if (!args_given(cmd, "--batch"))
+        ro->batch = r.batch;
     struct { const char *flag; double *dest, value; } reals[] = {
         {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, r.lr},
         {"--min-lr", &ro->min_lr, r.min_lr}};
@@ -151,6 +150,9 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
         ro->optim = "muon";
     if (ro->min_lr > ro->lr)
         return args_error(cmd, "--min-lr %g is above the recipe's --lr %g", ro->min_lr, ro->lr);
+    if (ro->batch % dist_size())
+        return args_error(cmd, "the recipe's --batch %d does not split evenly over %d ranks: "
+                          "give --batch", ro->batch, dist_size());
     char words[256];
     recipe_words(&r, ro->budget, words, sizeof words);
     printf("%s (measured in %.1f s of it)\n", words, cli_now() - t0);
