@@ -176,6 +176,8 @@ $(BUILD)/tests/test_misuse: $(MISUSE_OBJ)
 
 # test_full_eval checks the program's exact evaluation (cli/full_eval.c) as a unit.
 $(BUILD)/tests/test_full_eval: $(BUILD)/obj/cli/full_eval.o $(BUILD)/obj/cli/runtime.o
+# test_recipe checks a budgeted run's recipe (cli/recipe.c) as a function, then in the program.
+$(BUILD)/tests/test_recipe: $(BUILD)/obj/cli/recipe.o $(BUILD)/obj/cli/runtime.o
 
 $(BUILD)/tests/dump_%: dump_%.c $(SUP64) $(BUILD)/libqkv64.a
 	@mkdir -p $(dir $@)

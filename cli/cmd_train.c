@@ -14,6 +14,7 @@
 #include "output.h"
 #include "qkv/qkv.h"
 #include "ranks_agree.h"
+#include "recipe.h"
 #include "run_options.h"
 #include "runtime.h"
 #include "tokenizer_bits.h"
@@ -118,11 +119,60 @@ static const preset presets[] = {
     {"small", 5000, 64, 256, 6, 6, 384, 0.2, 1e-3, 1e-4, 0,   {0}},
     /* baby's model with the options that helped in the README's ablation, twice
      * the rate, and a context of 128 at baby's tokens per step; 10000 steps is
-     * about 5 minutes on 2 cores (or give --time). */
+     * about 5 minutes on 2 cores. With --time its size, batch, dropout, rate
+     * and optimizer are the budget's recipe (recipe.h) instead. */
     {"fast", 10000,  6, 128, 4, 4, 128, 0.0, 2e-3, 2e-4, 0.3,
      {.positions = QKV_POSITIONS_ROPE, .norm = QKV_NORM_RMSNORM,
       .activation = QKV_ACTIVATION_RELU2, .qk_norm = true}},
 };
+
+/* The model's shape as the command line holds it. */
+typedef struct model_shape {
+    int *block, *layers, *heads, *embd;
+    double *dropout;
+} model_shape;
+
+/* A budgeted run's recipe (recipe.h) for corpus on this machine, measured
+ * now (every rank the same: their mean speed) inside the budget (its clock
+ * starts here): the shape (no flag sized it), and into ro whatever of the
+ * rest no flag gave; said in one line. -1, or the exit status after saying
+ * why (a failed measurement, a --min-lr above the recipe's rate, a batch
+ * the ranks cannot share). */
+static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
+                      run_options *ro, model_shape sh)
+{
+    double t0 = ro->clock_start = cli_now();
+    double flops = recipe_measure(corpus, opts, (uint64_t)ro->seed, ro->budget);
+    if (ranks_any(isnan(flops))) {
+        fprintf(stderr, "qkv train: measuring this machine's speed: %s\n",
+                isnan(flops) ? qkv_last_error() : "another rank's measurement failed");
+        return 1;
+    }
+    ranks_mean(&flops, 1);
+    recipe r;
+    recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train,
+                  corpus->tok.size, &r);
+    *sh.block = r.block, *sh.layers = r.layers, *sh.heads = r.heads, *sh.embd = r.embd;
+    if (!args_given(cmd, "--batch"))
+        ro->batch = r.batch;
+    struct { const char *flag; double *dest, value; } reals[] = {
+        {"--dropout", sh.dropout, r.dropout}, {"--lr", &ro->lr, r.lr},
+        {"--min-lr", &ro->min_lr, r.min_lr}};
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+        if (!args_given(cmd, reals[i].flag))
+            *reals[i].dest = reals[i].value;
+    if (!ro->optim && r.muon)
+        ro->optim = "muon";
+    if (ro->min_lr > ro->lr)
+        return args_error(cmd, "--min-lr %g is above the recipe's --lr %g", ro->min_lr, ro->lr);
+    if (ro->batch % dist_size())
+        return args_error(cmd, "the recipe's --batch %d does not split evenly over %d ranks: "
+                          "give --batch", ro->batch, dist_size());
+    char words[256];
+    recipe_words(&r, ro->budget, words, sizeof words);
+    printf("%s (measured in %.1f s of it)\n", words, cli_now() - t0);
+    return -1;
+}
 
 /* How qkv train words and bounds its run options. */
 static const run_kind gpt_run_kind = {.iters_flag = "--iters", .input_flag = "--data",
@@ -147,7 +197,9 @@ int cmd_train(int argc, char **argv)
     model_option_args opt_args = {0};
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
-        {"--config", ARG_STR, &config, 0, 0, "NAME", "preset: baby, small or fast; flags below override it"},
+        {"--config", ARG_STR, &config, 0, 0, "NAME",
+         "preset: baby, small or fast; flags below override it (with --time, no --config and "
+         "no size given: fast, its model sized to the budget)"},
         {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "chars|bpe:N",
          "one token a byte, or a BPE of N tokens trained on the training split"},
     };
@@ -171,7 +223,18 @@ int cmd_train(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
-    /* Presets first, then every flag given explicitly wins. */
+    /* Presets first, then every flag given explicitly wins. A budget without
+     * a preset, or with fast, and no flag that sizes the model is the
+     * recipe's: fast's options, its sizes chosen below once the text and the
+     * machine's speed are known. (Its rule was measured on characters: a BPE
+     * model keeps the preset's size.) */
+    bool sized = false;
+    for (int i = 0; i < N_SIZES - 1; i++) /* --block, --layers, --heads, --embd */
+        sized |= args_given(&cmd, model[i].name);
+    const bool by_recipe = ro.time && !ro.resume && !sized && strcmp(tokenizer, "chars") == 0 &&
+                           (!args_given(&cmd, "--config") || strcmp(config, "fast") == 0);
+    if (by_recipe)
+        config = "fast";
     const preset *ps = NULL;
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
         if (strcmp(config, presets[i].name) == 0)
@@ -219,13 +282,16 @@ int cmd_train(int argc, char **argv)
     qkv_training_model tm;
     qkv_bpe *bpe = NULL; /* a model of BPE tokens' tokenizer (tokenizer_text.h) */
     double bytes_per_token;
+    const model_shape shape = {&block, &layers, &heads, &embd, &dropout};
+    rc = -1;
     if (ro.resume) {
         qkv_tokenizer vocab;
         if ((m = qkv_gpt_load_bpe(ro.resume, &vocab, &bpe)) &&
             (corpus = tokenizer_corpus(data, &vocab, 0, &bpe, &bytes_per_token)) &&
             gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = qkv_training_resume(&tm, ro.resume, ro.iters);
-    } else if ((corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token))) {
+    } else if ((corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
+               (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,
                              .block_size = block, .n_layer = layers,
                              .n_head = heads, .n_embd = embd, .dropout = dropout,
@@ -233,6 +299,12 @@ int cmd_train(int argc, char **argv)
         qkv_train_config tc = run_config(&ro);
         if ((m = qkv_gpt_new(&mc, tc.seed)) && gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = run_new(&tm, &ro);
+    }
+    if (rc >= 0) { /* the recipe said why it stopped */
+        qkv_corpus_free(corpus);
+        qkv_bpe_free(bpe);
+        cli_release_outputs();
+        return rc;
     }
     run_note(&ro, run); /* a resumed run's own --eval-every and --log-every */
     /* Every rank built the same run, or none trains (see ranks_agree.h). */

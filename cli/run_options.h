@@ -34,6 +34,7 @@ typedef struct run_options {
     bool force;
     double budget;      /* --time in seconds, 0 without it (run_check sets it) */
     bool eval_every_given, log_every_given; /* given on the command line (run_check sets them) */
+    double clock_start; /* when a budget's clock started (cli_now()), 0: when the loop starts */
 } run_options;
 
 /* The most specs run_specs adds to the command's own. */

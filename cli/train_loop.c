@@ -303,7 +303,9 @@ int train_loop_run(const train_loop *l)
         fprintf(stderr, "%s: %s\n", l->prog, qkv_last_error());
         return 1;
     }
-    double t0 = cli_now(); /* the budget's clock: measuring the final evaluation is inside it */
+    /* The budget's clock: measuring the final evaluation is inside it, and
+     * whatever the command did for the run before (opts->clock_start). */
+    double t0 = o->clock_start > 0 ? o->clock_start : cli_now();
     if (o->budget > 0 && l->final_cost) {
         st.final_s = l->final_cost(run, l->ud);
         if (ranks_any(isnan(st.final_s))) {
