@@ -312,13 +312,13 @@ static double tail_mean(const double *loss, int n)
 }
 
 /* 200 steps of a small GPT in bf16 follow fp32's: at every step the loss is
- * within 0.1 of fp32's, and the mean of the last 40 (from about 3.1 down to
- * 1.6) within 0.03. Measured: the two differ by up to 0.01 at a step and
- * 0.003 in the mean. The band is what rounding each operand by 2^-9 leaves
- * room for; a product left unrounded is within it too (the fp32 run is),
- * which the definition tests above catch instead, while a weight rounded for
- * good (no fp32 master copy: updates under bf16's step vanish) or a stale
- * copy of it falls out of it. */
+ * within 0.05 of fp32's, and the mean of the last 40 (the loss goes from 3.1
+ * to about 0.74) within 0.01. Measured: 0.0115 at the worst step, 0.0013 in
+ * the mean; the bounds leave 4 and 8 times that, for another machine's fp32
+ * sums (its vector path) and a loaded one's nothing (the numbers do not
+ * depend on timing). A product left unrounded passes them (the fp32 run
+ * does), which the definition tests above catch instead: this one is for
+ * what the mix does to training as a whole. */
 START_TEST(test_bf16_loss_follows_fp32)
 {
     qkv_corpus *text = text_corpus();
@@ -339,8 +339,8 @@ START_TEST(test_bf16_loss_follows_fp32)
     printf("bf16 vs fp32, %d steps: worst step gap %.4f, last %d: %.4f vs %.4f\n", STEPS, worst,
            TAIL, bf16, fp32);
     ck_assert_double_lt(fp32, loss[0][0] - 1); /* it learns */
-    ck_assert_double_lt(worst, 0.1);
-    ck_assert_double_lt(fabs(bf16 - fp32), 0.03);
+    ck_assert_double_lt(worst, 0.05);
+    ck_assert_double_lt(fabs(bf16 - fp32), 0.01);
     ck_assert_double_gt(worst, 0); /* the products were bf16's */
     qkv_corpus_free(text);
 }
