@@ -165,8 +165,9 @@ static result bench_ops(const void *arg)
     qsort(sorted, (size_t)n, sizeof *sorted, slower_first);
     if (done > 0) {
         double per = 1000.0 / done, step = total * per, ops = 0;
-        printf("\nwhere the time of a step goes: %s, %d thread%s, %.1f ms/step (mean of %d)\n",
-               tc->name, tc->threads, tc->threads > 1 ? "s" : "", step, done);
+        printf("\nwhere the time of a step goes: %s, %d thread%s, %s, %.1f ms/step (mean of %d)\n",
+               tc->name, tc->threads, tc->threads > 1 ? "s" : "", qkv_precision_name(tc->precision),
+               step, done);
         printf("%-34s %6s %10s %10s %7s\n", "op (output shape)", "calls", "forward", "backward",
                "share");
         for (int i = 0; i < n; i++) {
@@ -271,7 +272,8 @@ int cmd_bench(int argc, char **argv)
         {"--no-train", ARG_FLAG, &skip_train, 0, 0, NULL, "skip the training figures"},
         {"--no-sample", ARG_FLAG, &skip_sample, 0, 0, NULL, "skip the sampling figures"},
         {"--no-bf16", ARG_FLAG, &no_bf16, 0, 0, NULL,
-         "training steps in fp32 only (without it, each also with --precision bf16)"},
+         "training steps in fp32 only (without it, each also with --precision bf16, and with --ops "
+         "the op tables too)"},
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
          "narrower (--quick: 1.2x; 0.7x where the width is not the limit); and where the larger "
@@ -356,15 +358,16 @@ int cmd_bench(int argc, char **argv)
                     printf("\n");
                 }
         }
-        /* The op tables: baby always, the larger model when asked (--ops). */
+        /* The op tables: baby always, the larger model and bf16 when asked (--ops). */
         for (size_t k = 0; k < (ops ? 2 : 1); k++)
-            for (int th = 1; th <= max_threads; th++) {
-                train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
-                                 cases[k].steps, QKV_PRECISION_FP32};
-                double rss = 0;
-                if (!in_child(bench_ops, &tc, &rss).ok)
-                    printf("%s: op table failed\n", cases[k].name);
-            }
+            for (int p = 0; p < (ops && !no_bf16 ? QKV_PRECISIONS : 1); p++)
+                for (int th = 1; th <= max_threads; th++) {
+                    train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
+                                     cases[k].steps, p};
+                    double rss = 0;
+                    if (!in_child(bench_ops, &tc, &rss).ok)
+                        printf("%s: op table failed\n", cases[k].name);
+                }
     }
 
     if (!skip_sample) {

@@ -151,7 +151,7 @@ END_TEST
 enum { BT = 3, T = 11, C = 40, V = 29 };
 
 /* The lm head's form of qkv_matmul, x (BT, T, C) · wᵀ with w (V, C) shared,
- * in bf16: the definition forward and in both gradients. */
+ * in bf16: the definition forward and in both gradients; and a batched one. */
 START_TEST(test_matmul_is_the_bf16_product)
 {
     qkv_rng_seed(&rng, 2);
@@ -176,6 +176,17 @@ START_TEST(test_matmul_is_the_bf16_product)
     ck_assert_double_le(worst_ratio(&fy, yt->data, NULL), 1);
     ck_assert_double_le(worst_ratio(&fdx, xt->grad, NULL), 1);
     ck_assert_double_le(worst_ratio(&fdw, wt->grad, NULL), 1);
+    /* and batched: entry b of x times entry b of a (BT, C, V) weight */
+    static qkv_real wb[BT * C * V];
+    fill(wb, BT * C * V);
+    qkv_tensor *wbt = qkv_from_array(a, QKV_SHAPE(BT, C, V), wb);
+    qkv_tensor *yb = qkv_matmul(a, xt, wbt, false, false);
+    ck_assert_qkv(yb);
+    for (int b = 0; b < BT; b++) {
+        want_c fb = definition(T, V, C, x + b * T * C, C, 1, wb + b * C * V, V, 1);
+        ck_assert_double_le(worst_ratio(&fb, yb->data + b * T * V, NULL), 1);
+        want_free(&fb);
+    }
     qkv_arena_free(&a);
     ck_assert_int_eq(qkv_precision_use(QKV_PRECISION_FP32), 0);
     want_free(&fy);
