@@ -13,8 +13,8 @@
 #include "qkv/file.h"
 #include "qkv/precision.h"
 
-/* describe's terms: 24, one per model option, and room for a few more. */
-enum { TERMS_MAX = 26 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
+/* describe's terms: 26, one per model option, and room for two more. */
+enum { TERMS_MAX = 28 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
 
 /* Where a rank stands when it reports. */
 enum { HERE, LEFT, FAILED };
