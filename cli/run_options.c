@@ -144,10 +144,10 @@ int run_start(const arg_cmd *cmd, const run_options *o)
     return 0;
 }
 
-int run_precision(const run_options *o)
+int run_precision(run_options *o)
 {
     int p = QKV_PRECISION_FP32;
-    const char *why = "the default";
+    const char *why = NULL;
     if (o->precision) {
         p = qkv_precision_find(o->precision);
         why = "--precision";
@@ -162,15 +162,7 @@ int run_precision(const run_options *o)
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
         return -1;
     }
-    if (p == QKV_PRECISION_FP32)
-        printf("precision: fp32 (%s)\n", why);
-    else
-        printf("precision: %s products with fp32 sums (%s), on the %s kernel%s\n",
-               qkv_precision_name(p), why, qkv_precision_kernel(),
-               strcmp(qkv_precision_kernel(), "portable") == 0
-                   ? ": rounds to bf16 and multiplies in fp32 (this CPU or path has no "
-                     "AVX512_BF16), the same numbers, slower"
-                   : "");
+    o->precision_why = why;
     return 0;
 }
 
