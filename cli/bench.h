@@ -53,6 +53,7 @@ typedef struct train_case {
     const char *name;
     qkv_gpt_config model;
     int batch, threads, warmup, steps;
+    int precision; /* of the model's products (qkv/precision.h): 0 is fp32 */
 } train_case;
 
 /* Median ms per training step of a train_case (run it in a child) over a

@@ -63,7 +63,8 @@ void bench_context(int steps, int threads)
            "peak RSS", "params+AdamW", "activations");
     for (int t = SWEEP_T_MIN; t <= SWEEP_T_MAX; t *= 2) {
         baby.block_size = t;
-        train_case tc = {"context sweep", baby, SWEEP_TOKENS / t, threads, 1, steps};
+        train_case tc = {"context sweep", baby, SWEEP_TOKENS / t, threads, 1, steps,
+                         QKV_PRECISION_FP32};
         double rss = 0;
         result r = in_child(sweep_case, &tc, &rss);
         if (!r.ok) {

@@ -1,5 +1,7 @@
 /* qkv bench, part 1: qkv_gemm's speed on the model's shapes, as a share of
- * the machine's measured fp32 FMA peak.
+ * the machine's measured fp32 FMA peak; beside it the bf16 GEMM's (the
+ * products of --precision bf16, qkv/precision.h) and its ratio to fp32, with
+ * the bf16 peak where the CPU has AVX512_BF16 (a loop of vdpbf16ps).
  *
  * The peak is the best of many short timed runs of a loop of independent
  * FMAs in the active path's vectors (qkv/cpu.h: zmm on AVX-512, ymm on AVX2, a
@@ -17,6 +19,7 @@
 #include "qkv/gemm.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
+#include "tensor/kernels/gemm_bf16.h"
 #include "threads.h"
 
 /* The largest of v[0..n) (n >= 1). */
@@ -72,6 +75,26 @@ static float mul_add_loop_sse2(long iters)
     PEAK_LOOP(__m128, _mm_set1_ps, mul_add, 4, CHAINS_SSE2);
 }
 
+/* vdpbf16ps: 16 lanes, each adding two products (4 flops, an FMA's 2 twice). */
+__attribute__((target("avx512f,avx512bf16"))) static inline __m512 dot_bf16(__m512 a, __m512 x,
+                                                                             __m512 y)
+{
+    return _mm512_dpbf16_ps(a, (__m512bh)x, (__m512bh)y);
+}
+__attribute__((target("avx512f,avx512bf16"))) static float dot_loop_bf16(long iters)
+{
+    PEAK_LOOP(__m512, _mm512_set1_ps, dot_bf16, 16, CHAINS_AVX512);
+}
+
+/* The bf16 kernel's loop (iters 0: only its width and chains; lanes count
+ * fp32 lanes twice, two products each), or none: *lanes 0. */
+static float bf16_loop(long iters, int *lanes, int *chains)
+{
+    bool dot = strcmp(qkv__gemm_bf16_name(qkv__gemm_bf16_path()), "avx512_bf16") == 0;
+    *lanes = dot ? 32 : 0, *chains = CHAINS_AVX512;
+    return iters && dot ? dot_loop_bf16(iters) : 0;
+}
+
 /* The active path's FMA loop, its vector width and its chains. */
 static float fma_loop(long iters, int *lanes, int *chains)
 {
@@ -117,12 +140,24 @@ static float fma_loop(long iters, int *lanes, int *chains)
 }
 #endif
 
-/* fp32 GFLOP/s of `threads` threads each running the active path's FMA loop
- * (total over threads). */
-static double measure_peak(int threads)
+#if !BENCH_X86
+/* No bf16 instructions the library uses here: no bf16 peak. */
+static float bf16_loop(long iters, int *lanes, int *chains)
+{
+    (void)iters;
+    *lanes = 0, *chains = 4;
+    return 0;
+}
+#endif
+
+/* GFLOP/s of `threads` threads each running loop (total over threads): the
+ * active path's FMA loop (fp32) or the bf16 kernel's; 0 for a loop of no lanes. */
+static double measure_peak(int threads, float (*loop)(long, int *, int *))
 {
     int lanes, chains;
-    fma_loop(0, &lanes, &chains);
+    loop(0, &lanes, &chains);
+    if (lanes == 0)
+        return 0;
     /* many short runs (~5 ms): on a shared machine some run undisturbed */
     enum { PEAK_RUNS = 41 };
     const long iters = 32 * 1000 * 1000 / chains;
@@ -131,7 +166,7 @@ static double measure_peak(int threads)
     for (int r = 0; r < PEAK_RUNS; r++) {
         double t0 = cli_now();
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
-        sink += fma_loop(iters, &(int){0}, &(int){0});
+        sink += loop(iters, &(int){0}, &(int){0});
         runs[r] = flops_per_iter * (double)iters * threads / (cli_now() - t0) * 1e-9;
     }
     return largest(runs, PEAK_RUNS); /* a peak: other work on the machine only lowers it */
@@ -143,10 +178,11 @@ typedef struct shape {
     const char *forms; /* which of NN, NT, TN to time */
 } shape;
 
-/* GFLOP/s of qkv_gemm for one shape and form on `threads` threads: the
- * median of n_runs timed runs, and the best of them in *best. */
-static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_runs, const float *A,
-                        const float *B, float *C, double *best)
+/* GFLOP/s of qkv_gemm (bf16: qkv__gemm_bf16 on each batch entry) for one
+ * shape and form on `threads` threads: the median of n_runs timed runs, and
+ * the best of them in *best. */
+static double time_gemm(const shape *s, bool ta, bool tb, bool bf16, int threads, int n_runs,
+                        const float *A, const float *B, float *C, double *best)
 {
     cli_use_threads(threads);
     int lda = ta ? s->M : s->K, ldb = tb ? s->K : s->N;
@@ -156,8 +192,13 @@ static double time_gemm(const shape *s, bool ta, bool tb, int threads, int n_run
     for (int r = -2; r < n_runs; r++) { /* two warm-up runs */
         double t0 = cli_now();
         for (int i = 0; i < reps; i++)
-            qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C, s->N,
-                     sc);
+            if (!bf16)
+                qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C,
+                         s->N, sc);
+            else
+                for (int b = 0; b < s->batch; b++)
+                    qkv__gemm_bf16(ta, tb, s->M, s->N, s->K, 1, A + b * sa, lda, B + b * sb, ldb,
+                                   0, C + b * sc, s->N);
         if (r >= 0)
             runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
@@ -171,9 +212,11 @@ void bench_gemm(int runs, int max_threads, bool quick)
     if (max_threads > BENCH_GEMM_MAX_THREADS)
         max_threads = BENCH_GEMM_MAX_THREADS;
     double peak[BENCH_GEMM_MAX_THREADS + 1] = {0}; /* peak[t]: the FMA peak of t threads */
+    double peak16[BENCH_GEMM_MAX_THREADS + 1] = {0}; /* and the bf16 peak */
     for (int t = 1; t <= max_threads; t++) {
         cli_use_threads(t);
-        peak[t] = measure_peak(t);
+        peak[t] = measure_peak(t, fma_loop);
+        peak16[t] = measure_peak(t, bf16_loop);
     }
     /* Every path has a GEMM kernel of its own (the portable one is plain C),
      * so the kernel is named by the path. */
@@ -182,6 +225,12 @@ void bench_gemm(int runs, int max_threads, bool quick)
     printf("measured fp32 peak of the %s path: 1 thread %.1f GFLOP/s", path, peak[1]);
     if (max_threads > 1)
         printf(", 2 threads %.1f GFLOP/s (%.1f per core)", peak[2], peak[2] / 2);
+    printf("\nbf16 (qkv__gemm_bf16, %s kernel, the products of --precision bf16)",
+           qkv__gemm_bf16_name(qkv__gemm_bf16_path()));
+    if (peak16[1] > 0)
+        printf(": measured vdpbf16ps peak 1 thread %.1f GFLOP/s", peak16[1]);
+    if (peak16[1] > 0 && max_threads > 1)
+        printf(", 2 threads %.1f GFLOP/s", peak16[2]);
     printf("\n\n");
 
     /* The issue's shapes in every form, then the weight gradients (TN, K =
@@ -218,10 +267,14 @@ void bench_gemm(int runs, int max_threads, bool quick)
     for (size_t i = 0; i < most; i++)
         mem[i] = (float)qkv_rng_uniform(&rng) - 0.5f;
 
-    printf("GFLOP/s: median of %d runs (%% of peak), then the best run (%% of peak)\n", runs);
+    printf("GFLOP/s: median of %d runs (%% of peak), then the best run (%% of peak); bf16: "
+           "median (x fp32's median)\n", runs);
     printf("%-24s %-4s %26s", "M x N x K", "form", "1 thread");
     if (max_threads > 1)
         printf(" %28s", "2 threads");
+    printf(" %16s", "bf16 1 thread");
+    if (max_threads > 1)
+        printf(" %16s", "bf16 2 threads");
     printf("\n");
     /* --quick: the two shapes the targets name */
     size_t n_shapes = quick ? 2 : sizeof shapes / sizeof *shapes;
@@ -231,10 +284,16 @@ void bench_gemm(int runs, int max_threads, bool quick)
         for (const char *f = s->forms; *f; f += f[2] ? 3 : 2) {
             bool ta = f[0] == 'T', tb = f[1] == 'T';
             printf("%-24s %c%c  ", s->what, f[0], f[1]);
+            double fp32[BENCH_GEMM_MAX_THREADS + 1];
             for (int t = 1; t <= max_threads; t++) {
-                double best, g = time_gemm(s, ta, tb, t, runs, A, B, C, &best);
+                double best, g = time_gemm(s, ta, tb, false, t, runs, A, B, C, &best);
                 double to_pct = peak[t] > 0 ? 100 / peak[t] : 0;
                 printf("  %6.1f (%5.1f%%) %6.1f (%5.1f%%)", g, g * to_pct, best, best * to_pct);
+                fp32[t] = g;
+            }
+            for (int t = 1; t <= max_threads; t++) {
+                double best, g = time_gemm(s, ta, tb, true, t, runs, A, B, C, &best);
+                printf("  %6.1f (%4.2fx)", g, g / fp32[t]);
             }
             printf("\n");
             fflush(stdout);

@@ -81,6 +81,7 @@ typedef struct case_run {
 static case_run case_run_new(const train_case *tc)
 {
     cli_use_threads(tc->threads);
+    qkv_precision_use(tc->precision); /* in the child: the parent keeps its own */
     case_run r = {.text = random_corpus(tc->model.vocab_size, 200000)};
     qkv_train_config cfg = qkv_train_defaults();
     cfg.batch_size = tc->batch;
@@ -164,8 +165,9 @@ static result bench_ops(const void *arg)
     qsort(sorted, (size_t)n, sizeof *sorted, slower_first);
     if (done > 0) {
         double per = 1000.0 / done, step = total * per, ops = 0;
-        printf("\nwhere the time of a step goes: %s, %d thread%s, %.1f ms/step (mean of %d)\n",
-               tc->name, tc->threads, tc->threads > 1 ? "s" : "", step, done);
+        printf("\nwhere the time of a step goes: %s, %d thread%s, %s, %.1f ms/step (mean of %d)\n",
+               tc->name, tc->threads, tc->threads > 1 ? "s" : "", qkv_precision_name(tc->precision),
+               step, done);
         printf("%-34s %6s %10s %10s %7s\n", "op (output shape)", "calls", "forward", "backward",
                "share");
         for (int i = 0; i < n; i++) {
@@ -260,7 +262,7 @@ int cmd_bench(int argc, char **argv)
 {
     int steps = 20, runs = 7, max_threads = omp_get_num_procs() >= 2 ? 2 : 1;
     bool quick = false, skip_gemm = false, skip_train = false, skip_sample = false, ops = false,
-         context = false;
+         context = false, no_bf16 = false;
     const char *cpu = NULL;
     const arg_spec specs[] = {
         {"--steps", ARG_INT, &steps, 2, 64, "N", "timed training steps per configuration"},
@@ -269,6 +271,9 @@ int cmd_bench(int argc, char **argv)
         {"--no-gemm", ARG_FLAG, &skip_gemm, 0, 0, NULL, "skip the GEMM figures"},
         {"--no-train", ARG_FLAG, &skip_train, 0, 0, NULL, "skip the training figures"},
         {"--no-sample", ARG_FLAG, &skip_sample, 0, 0, NULL, "skip the sampling figures"},
+        {"--no-bf16", ARG_FLAG, &no_bf16, 0, 0, NULL,
+         "training steps in fp32 only (without it, each also with --precision bf16, and with --ops "
+         "the op tables too)"},
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
          "narrower (--quick: 1.2x; 0.7x where the width is not the limit); and where the larger "
@@ -320,38 +325,49 @@ int cmd_bench(int argc, char **argv)
             {"baby: 4L/4H/128, B12 x T64", baby, 12, steps},
             {"6L/6H/384, B16 x T256", mid, 16, steps / 4 > 3 ? steps / 4 : 3},
         };
-        printf("\ntraining step (forward + backward + AdamW), median of timed steps after 3 warm-up\n");
-        printf("%-30s %8s %11s %11s %8s %10s\n", "model", "threads", "ms/step", "tokens/s",
-               "spread", "peak RSS");
+        printf("\ntraining step (forward + backward + AdamW), median of timed steps after 3 warm-up;"
+               "\nbf16: the model's products in bf16 on the %s kernel (--precision bf16)\n",
+               qkv_precision_kernel());
+        printf("%-30s %8s %9s %11s %11s %8s %10s\n", "model", "threads", "precision", "ms/step",
+               "tokens/s", "spread", "peak RSS");
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-            double one = 0;
-            for (int th = 1; th <= max_threads; th++) {
-                train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3, cases[k].steps};
-                double rss = 0;
-                result r = in_child(bench_train, &tc, &rss);
-                if (!r.ok) {
-                    printf("%-30s %8d %11s\n", cases[k].name, th, "failed");
-                    continue;
+            double one[QKV_PRECISIONS] = {0}, fp32[3] = {0};
+            for (int th = 1; th <= max_threads; th++)
+                for (int p = 0; p < (no_bf16 ? 1 : QKV_PRECISIONS); p++) {
+                    train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
+                                     cases[k].steps, p};
+                    double rss = 0;
+                    result r = in_child(bench_train, &tc, &rss);
+                    if (!r.ok) {
+                        printf("%-30s %8d %9s %11s\n", cases[k].name, th, qkv_precision_name(p),
+                               "failed");
+                        continue;
+                    }
+                    int tokens = cases[k].batch * cases[k].model.block_size;
+                    printf("%-30s %8d %9s %11.1f %11.0f %7.0f%% %8.1f MB", cases[k].name, th,
+                           qkv_precision_name(p), r.value, tokens / (r.value / 1000),
+                           100 * r.spread, rss);
+                    if (th == 1)
+                        one[p] = r.value;
+                    else if (one[p] > 0)
+                        printf("   %.2fx the speed of 1 thread", one[p] / r.value);
+                    if (p == QKV_PRECISION_FP32)
+                        fp32[th] = r.value;
+                    else if (fp32[th] > 0)
+                        printf("%s%.2fx fp32's speed", th > 1 ? ", " : "   ", fp32[th] / r.value);
+                    printf("\n");
                 }
-                int tokens = cases[k].batch * cases[k].model.block_size;
-                printf("%-30s %8d %11.1f %11.0f %7.0f%% %8.1f MB", cases[k].name, th, r.value,
-                       tokens / (r.value / 1000), 100 * r.spread, rss);
-                if (th == 1)
-                    one = r.value;
-                else if (one > 0)
-                    printf("   %.2fx the speed of 1 thread", one / r.value);
-                printf("\n");
-            }
         }
-        /* The op tables: baby always, the larger model when asked (--ops). */
+        /* The op tables: baby always, the larger model and bf16 when asked (--ops). */
         for (size_t k = 0; k < (ops ? 2 : 1); k++)
-            for (int th = 1; th <= max_threads; th++) {
-                train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
-                                 cases[k].steps};
-                double rss = 0;
-                if (!in_child(bench_ops, &tc, &rss).ok)
-                    printf("%s: op table failed\n", cases[k].name);
-            }
+            for (int p = 0; p < (ops && !no_bf16 ? QKV_PRECISIONS : 1); p++)
+                for (int th = 1; th <= max_threads; th++) {
+                    train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
+                                     cases[k].steps, p};
+                    double rss = 0;
+                    if (!in_child(bench_ops, &tc, &rss).ok)
+                        printf("%s: op table failed\n", cases[k].name);
+                }
     }
 
     if (!skip_sample) {

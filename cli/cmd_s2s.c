@@ -89,7 +89,7 @@ static int s2s_train(int argc, char **argv)
         return args_error(&cmd, "--task: %s", qkv_last_error());
     if ((rc = run_check(&cmd, &ro)) >= 0)
         return rc;
-    if (run_start(&cmd, &ro) < 0)
+    if (run_start(&cmd, &ro) < 0 || run_precision(&ro) < 0)
         return 1;
 
     /* The model is this function's; the run owns its batch. */

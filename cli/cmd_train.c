@@ -272,7 +272,7 @@ int cmd_train(int argc, char **argv)
     qkv_protect_input(data); /* a missing corpus is said below, by the loader */
     if (ranks_meet("qkv train") < 0) /* every rank is here to train (see ranks_agree.h) */
         return 1;
-    if (run_start(&cmd, &ro) < 0)
+    if (run_start(&cmd, &ro) < 0 || run_precision(&ro) < 0)
         return 1;
 
     /* The model and its text are this function's; the run owns its batches. */

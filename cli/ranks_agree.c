@@ -11,9 +11,10 @@
 #include "dist.h"
 #include "model_options.h"
 #include "qkv/file.h"
+#include "qkv/precision.h"
 
-/* describe's terms: 24, one per model option, and room for a few more. */
-enum { TERMS_MAX = 26 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
+/* describe's terms: 26, one per model option, and room for two more. */
+enum { TERMS_MAX = 28 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
 
 /* Where a rank stands when it reports. */
 enum { HERE, LEFT, FAILED };
@@ -175,6 +176,7 @@ static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
     term(r, "starting step", "step %" PRId64 ", %s", run->step,
          o->resume ? "resumed" : "a new run");
     term(r, "precision", "%s", sizeof(qkv_real) == sizeof(double) ? "double" : "float");
+    term(r, "products' precision", "--precision %s", qkv_precision_name(qkv_precision_active()));
     n_given = n_terms;
     term(r, "parameter count", "%zu", model->params->total);
     term(r, "weights and optimizer state", "CRC %08" PRIx32, state_crc(run));

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "output.h"
+#include "qkv/checkpoint.h"
+#include "qkv/precision.h"
 #include "threads.h"
 #include "train_ranks.h"
 
@@ -34,6 +36,9 @@ int run_specs(run_options *o, const arg_spec *head, int n_head, const arg_spec *
          "constant lr, then linear decay over the last FRAC (0 = cosine)"},
         {"--optim", ARG_STR, &o->optim, 0, 0, "NAME",
          "adamw, or muon: orthogonalised momentum for the hidden matrices, AdamW for the rest"},
+        {"--precision", ARG_STR, &o->precision, 0, 0, "NAME",
+         "fp32, or bf16: the model's products in bf16 with fp32 sums; weights, gradients, "
+         "optimizer, norms and loss stay fp32 (default: fp32, or a resumed run's)"},
         {"--weight-decay", ARG_REAL, &o->weight_decay, 0, QKV_TRAIN_WEIGHT_DECAY_MAX, "WD",
          "AdamW weight decay on matrices"},
         {"--grad-clip", ARG_REAL, &o->grad_clip, 0, QKV_TRAIN_GRAD_CLIP_MAX, "NORM",
@@ -88,8 +93,9 @@ static double parse_time(const char *s)
  * rest (the model, the optimizer, the schedule, the batches). */
 static bool changes_on_resume(const run_kind *k, const char *name)
 {
-    const char *const changeable[] = {k->iters_flag, "--time", "--eval-every", "--log-every",
-                                      "--threads", "--out", "--resume", "--force", k->input_flag};
+    const char *const changeable[] = {k->iters_flag, "--time",   "--eval-every", "--log-every",
+                                      "--threads",  "--out",    "--resume",     "--force",
+                                      "--precision", k->input_flag};
     for (size_t i = 0; i < sizeof changeable / sizeof *changeable; i++)
         if (strcmp(name, changeable[i]) == 0)
             return true;
@@ -109,6 +115,8 @@ int run_check(const arg_cmd *cmd, run_options *o)
                           o->budget, TIME_MAX);
     if (o->optim && strcmp(o->optim, "adamw") != 0 && strcmp(o->optim, "muon") != 0)
         return args_error(cmd, "--optim: '%s' is not an optimizer (adamw or muon)", o->optim);
+    if (o->precision && qkv_precision_find(o->precision) < 0)
+        return args_error(cmd, "--precision: '%s' is not a precision (fp32 or bf16)", o->precision);
     if (o->time && args_given(cmd, k->iters_flag))
         return args_error(cmd, "--time and %s both set the run's length: give one", k->iters_flag);
     o->eval_every_given = args_given(cmd, "--eval-every");
@@ -131,6 +139,28 @@ int run_start(const arg_cmd *cmd, const run_options *o)
     if (ranks_any(ranks_writer() && cli_claim_outputs(cmd->name, o->out, o->force, o->resume) < 0))
         return -1;
     cli_use_threads(o->threads);
+    return 0;
+}
+
+int run_precision(run_options *o)
+{
+    int p = QKV_PRECISION_FP32;
+    const char *why = NULL;
+    if (o->precision) {
+        p = qkv_precision_find(o->precision);
+        why = "--precision";
+    } else if (o->resume) {
+        /* one that cannot be opened is said by the load that follows, on every rank alike */
+        qkv_checkpoint *ck = qkv_checkpoint_open(o->resume, NULL);
+        p = ck ? qkv_checkpoint_precision(ck) : QKV_PRECISION_FP32;
+        qkv_checkpoint_close(ck);
+        why = "the resumed run's";
+    }
+    if (qkv_precision_use(p) < 0) {
+        fprintf(stderr, "qkv: %s\n", qkv_last_error());
+        return -1;
+    }
+    o->precision_why = why;
     return 0;
 }
 

@@ -31,6 +31,8 @@ typedef struct run_options {
     const char *out;    /* the checkpoint to write */
     const char *resume; /* the checkpoint to continue, or NULL */
     const char *optim;  /* --optim: "adamw" or "muon" (run_check checks it) */
+    const char *precision; /* --precision: "fp32" or "bf16", or NULL (run_check checks it) */
+    const char *precision_why; /* who chose the precision in use (run_precision), NULL: the default */
     bool force;
     double budget;      /* --time in seconds, 0 without it (run_check sets it) */
     bool eval_every_given, log_every_given; /* given on the command line (run_check sets them) */
@@ -38,7 +40,7 @@ typedef struct run_options {
 } run_options;
 
 /* The most specs run_specs adds to the command's own. */
-enum { RUN_SPECS_MAX = 19 };
+enum { RUN_SPECS_MAX = 20 };
 
 /* A training command's options for args_parse, in --help's order: head
  * (what it trains on, a preset), the run's length and batch, model (the
@@ -59,6 +61,13 @@ int run_check(const arg_cmd *cmd, run_options *o);
 /* Before any work: claim --out and its log (rank 0 writes them; every rank
  * learns whether that worked), then use --threads. 0, or -1 after saying why. */
 int run_start(const arg_cmd *cmd, const run_options *o);
+
+/* Before building the run: the precision of the model's products, --precision
+ * if given, else a resumed run's (its checkpoint's, fp32 for an older one),
+ * else fp32; o->precision_why says which (train_print_plan prints it). 0, or
+ * -1 after saying why (bf16 in a double build). A checkpoint that cannot be
+ * read leaves fp32: loading it says why, on every rank. */
+int run_precision(run_options *o);
 
 /* The settings of the program's own that change a run, noted in run (saved
  * in its checkpoint, see qkv_training_set_note): --eval-every (where it

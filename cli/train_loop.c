@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "qkv/precision.h"
 #include "loss_log.h"
 #include "tokenizer_bits.h"
 #include "runtime.h"
@@ -65,6 +66,18 @@ void train_print_plan(const qkv_training *run, const run_options *opts, const ch
     printf(", lr %g -> %g (warmup %d, %s)%s, %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
            run->opt->cfg.kind == QKV_OPTIM_MUON ? ", Muon" : "", opts->threads,
            opts->resume ? " (resumed)" : "");
+    const int p = qkv_precision_active();
+    if (!opts->precision_why) /* a new run's default: nothing to say */
+        return;
+    if (p == QKV_PRECISION_FP32)
+        printf("precision: fp32 (%s)\n", opts->precision_why);
+    else
+        printf("precision: %s products with fp32 sums (%s), on the %s kernel%s\n",
+               qkv_precision_name(p), opts->precision_why, qkv_precision_kernel(),
+               strcmp(qkv_precision_kernel(), "portable") == 0
+                   ? ": rounds to bf16 and multiplies in fp32 (this CPU or path has no "
+                     "AVX512_BF16), the same numbers, slower"
+                   : "");
 }
 
 /* The evaluations a run has to do in steps (s, s + n]: one every

@@ -56,7 +56,9 @@ bool train_eval_stop(void *deadline);
 int train_loop_run(const train_loop *l);
 
 /* The "training: ..." line: the run's length (or opts' budget), one step's
- * size (e.g. "12 x 64 tokens"), the schedule, the threads, and whether it resumed. */
+ * size (e.g. "12 x 64 tokens"), the schedule, the threads, and whether it
+ * resumed; then, unless it is a new run's default, the "precision: ..." line
+ * (run_precision): which, who chose it, and the kernel of its products. */
 void train_print_plan(const qkv_training *run, const run_options *opts, const char *step_size);
 
 #endif

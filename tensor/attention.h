@@ -23,7 +23,7 @@
 #include <tgmath.h>
 
 #include "graph.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm_mixed.h"
 #include "qkv/ops.h"
 
 /* ---- the mask rules (defined in op_attention.c) ---- */
@@ -126,12 +126,13 @@ static inline int seen_in(const problem *pr, int i, int j0, int n)
     return s < 0 ? 0 : s > n ? n : s;
 }
 
-/* C = alpha · op(A)·op(B) + beta · C for one tile's product (m×n from k). */
+/* C = alpha · op(A)·op(B) + beta · C for one tile's product (m×n from k), in the
+ * precision of the model's products (gemm_mixed.h). */
 static inline void tile_gemm(bool ta, bool tb, int m, int n, int k, qkv_real alpha,
                              const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
                              qkv_real *C, int ldc)
 {
-    qkv__gemm(1, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0);
+    qkv__gemm_mixed(1, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0);
 }
 
 /* ---- dropout by hash ---- */

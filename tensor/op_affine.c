@@ -4,7 +4,7 @@
 #include "activation.h"
 #include "graph.h"
 #include "kernels/cpu.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm_mixed.h"
 #include "kernels/hot.h"
 #include "op_affine.h"
 
@@ -18,11 +18,11 @@ static void affine_backward(qkv_node *n)
                             qkv__fresh(n, 0) ? 0 : 1, x->grad, in};
     qkv__gemm_product dw = {true, false, out, in, M, 1, dy, out, x->data, in, 1, w->grad, in};
     if (x->grad && w->grad) /* the same flops each: one thread apiece */
-        qkv__gemm_two(&dx, &dw);
+        qkv__gemm_mixed_two(&dx, &dw);
     else if (x->grad || w->grad) {
         const qkv__gemm_product *p = x->grad ? &dx : &dw;
-        qkv__gemm(1, p->trans_a, p->trans_b, p->M, p->N, p->K, p->alpha, p->A, p->lda, 0, p->B,
-                  p->ldb, 0, p->beta, p->C, p->ldc, 0);
+        qkv__gemm_mixed(1, p->trans_a, p->trans_b, p->M, p->N, p->K, p->alpha, p->A, p->lda, 0,
+                        p->B, p->ldb, 0, p->beta, p->C, p->ldc, 0);
     }
     if (b && b->grad) /* db += the column sums of dy */
         qkv__add_column_sums(b->grad, dy, (size_t)M, (size_t)out);
@@ -84,8 +84,8 @@ static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     finish_ctx f = {b ? b->data : NULL, g ? (*g)->data : NULL, N, act};
     qkv__gemm_epilogue ep = {finish_block, &f};
     /* W is stored (out, in), so the product uses it transposed: (M, in)·(in, out). */
-    qkv__gemm_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
-                   b || g ? &ep : NULL);
+    qkv__gemm_mixed_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
+                         b || g ? &ep : NULL);
     qkv_node *n = qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
     if (n)
         n->assigns = true;

@@ -1,6 +1,6 @@
 /* matmul: batched matrix product with transpose flags (see qkv/ops.h). */
 #include "graph.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm_mixed.h"
 
 typedef struct mm_ctx {
     bool tx, tw;     /* transpose flags of the forward */
@@ -24,11 +24,11 @@ static void matmul_backward(qkv_node *n)
     int ldx = cols_of(x), ldw = cols_of(w);
     if (x->grad) {
         if (!c->tx) /* dx (M×K) = dy (M×N) · op(w)ᵀ */
-            qkv__gemm(B, false, !c->tw, M, K, N, 1, y->grad, N, sy, w->data, ldw, sw, 1, x->grad,
-                      ldx, sx);
+            qkv__gemm_mixed(B, false, !c->tw, M, K, N, 1, y->grad, N, sy, w->data, ldw, sw, 1,
+                            x->grad, ldx, sx);
         else /* dx stored K×M = op(w) · dyᵀ */
-            qkv__gemm(B, c->tw, true, K, M, N, 1, w->data, ldw, sw, y->grad, N, sy, 1, x->grad,
-                      ldx, sx);
+            qkv__gemm_mixed(B, c->tw, true, K, M, N, 1, w->data, ldw, sw, y->grad, N, sy, 1,
+                            x->grad, ldx, sx);
     }
     if (w->grad) {
         /* A shared weight sums over the batch: fold the batch into one product. */
@@ -36,17 +36,17 @@ static void matmul_backward(qkv_node *n)
         if (c->shared_w && c->tx) { /* x stored (B,K,M): no single fold, add per batch entry */
             for (int b = 0; b < B; b++)
                 if (!c->tw)
-                    qkv__gemm(1, false, false, K, N, M, 1, x->data + b * sx, ldx, 0,
-                              y->grad + b * sy, N, 0, 1, w->grad, ldw, 0);
+                    qkv__gemm_mixed(1, false, false, K, N, M, 1, x->data + b * sx, ldx, 0,
+                                    y->grad + b * sy, N, 0, 1, w->grad, ldw, 0);
                 else
-                    qkv__gemm(1, true, true, N, K, M, 1, y->grad + b * sy, N, 0, x->data + b * sx,
-                              ldx, 0, 1, w->grad, ldw, 0);
+                    qkv__gemm_mixed(1, true, true, N, K, M, 1, y->grad + b * sy, N, 0,
+                                    x->data + b * sx, ldx, 0, 1, w->grad, ldw, 0);
         } else if (!c->tw) /* dw (K×N) = op(x)ᵀ · dy */
-            qkv__gemm(Bw, !c->tx, false, K, N, Mw, 1, x->data, ldx, sx, y->grad, N, sy, 1, w->grad,
-                      ldw, sw);
+            qkv__gemm_mixed(Bw, !c->tx, false, K, N, Mw, 1, x->data, ldx, sx, y->grad, N, sy, 1,
+                            w->grad, ldw, sw);
         else /* dw stored N×K = dyᵀ · op(x) */
-            qkv__gemm(Bw, true, c->tx, N, K, Mw, 1, y->grad, N, sy, x->data, ldx, sx, 1, w->grad,
-                      ldw, sw);
+            qkv__gemm_mixed(Bw, true, c->tx, N, K, Mw, 1, y->grad, N, sy, x->data, ldx, sx, 1,
+                            w->grad, ldw, sw);
     }
 }
 
@@ -80,11 +80,11 @@ qkv_tensor *qkv_matmul(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, bool trans_x,
     int batch = (int)(x->size / ((size_t)M * K));
     size_t sx = (size_t)M * K, sy = (size_t)M * N;
     if (shared && !trans_x) /* rows of every batch entry are one tall matrix */
-        qkv__gemm(1, false, trans_w, batch * M, N, K, 1, x->data, K, 0, w->data, cols_of(w), 0, 0,
-                  y->data, N, 0);
+        qkv__gemm_mixed(1, false, trans_w, batch * M, N, K, 1, x->data, K, 0, w->data, cols_of(w),
+                        0, 0, y->data, N, 0);
     else
-        qkv__gemm(batch, trans_x, trans_w, M, N, K, 1, x->data, cols_of(x), sx, w->data,
-                  cols_of(w), shared ? 0 : (size_t)K * N, 0, y->data, N, sy);
+        qkv__gemm_mixed(batch, trans_x, trans_w, M, N, K, 1, x->data, cols_of(x), sx, w->data,
+                        cols_of(w), shared ? 0 : (size_t)K * N, 0, y->data, N, sy);
     qkv_node *n = qkv__record(a, y, "matmul", matmul_backward, 2, in);
     mm_ctx c = {trans_x, trans_w, batch, M, N, K, shared};
     if (n && !qkv__set_ctx(a, n, &c, sizeof c))

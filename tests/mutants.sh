@@ -25,13 +25,15 @@ JOBS=${JOBS:-2}
 # op profile and the misuse cases (the public API's argument checks); none needs
 # the program or the dump programs. (test_gpt, minutes on a busy machine, is
 # left to the make test of a survivor; test_gemm_bf16, last, is there for the
-# bf16 mutants.) Check's timeouts are 10 times longer than in make test: a
-# busy machine must not pass for a caught mutant.
+# bf16 mutants, test_mixed_precision and test_checkpoint for mixed precision's.)
+# Check's timeouts are 10 times longer than in make test: a busy machine must
+# not pass for a caught mutant.
 QUICK=${MUTANTS_SUITES:-"test_definitions grad_definitions test_option_mistakes test_attention_core test_attention_backward test_tensor_memory test_autograd
        test_nn_attention test_nn_modules grad_activation grad_elementwise grad_fused grad_shape grad_softmax_mask
        grad_options grad_nn grad_seq2seq test_optim test_muon test_seq2seq test_generate test_training
        test_profile test_misuse test_gemm_bf16 grad_more_ops grad_gradcheck_assign test_inspect
-       test_fork test_bpe test_bpe_file test_bpe_gpt"}
+       test_fork test_bpe test_bpe_file test_bpe_gpt
+       test_mixed_precision test_checkpoint"}
 
 start=$(date +%s)
 WORK=$(mktemp -d /tmp/qkv-mutants.XXXXXX) || exit 1

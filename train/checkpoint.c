@@ -13,8 +13,13 @@
 #include "data/internal.h"
 #include "train/internal.h"
 #include "qkv/file.h"
+#include "qkv/precision.h"
 
 static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */
+
+/* The format version of a file saved in fp32 (read by every qkv), and of one
+ * saved in another precision, which ends with the precision's id. */
+enum { VERSION_FP32 = 1, VERSION_PRECISION = 2 };
 
 /* Magic, version and file size: the fields read before anything else. */
 #define PREAMBLE_BYTES 20
@@ -85,8 +90,9 @@ static void put_f32s(writer *w, const qkv_real *x, size_t n)
 static void put_fields(writer *w, uint64_t file_size, const qkv_ckpt_model *model,
                        const qkv_params *p, const qkv_optim *opt, const qkv_ckpt_progress *prog)
 {
+    const int precision = qkv_precision_active();
     put(w, MAGIC, 8);
-    put_u32(w, QKV_CKPT_VERSION);
+    put_u32(w, precision == QKV_PRECISION_FP32 ? VERSION_FP32 : VERSION_PRECISION);
     put_u64(w, file_size);
     size_t k = strlen(model->kind);
     put_u32(w, (uint32_t)k);
@@ -122,6 +128,8 @@ static void put_fields(writer *w, uint64_t file_size, const qkv_ckpt_model *mode
     for (int r = 0; r < n_rngs; r++)
         for (int s = 0; s < 4; s++)
             put_u64(w, prog->rngs[r]->s[s]);
+    if (precision != QKV_PRECISION_FP32)
+        put_u32(w, (uint32_t)precision);
 }
 
 /* ---- the rules a file must follow: save refuses what open would refuse ---- */
@@ -295,6 +303,8 @@ struct qkv_checkpoint_body {
     ckpt_entry *params;   /* n_params entries, in file order */
     size_t moments;       /* byte offset of the first moment buffer */
     size_t rngs;          /* byte offset of the first RNG state */
+    uint32_t version;     /* the format version */
+    int precision;        /* the products' precision when saved (qkv/precision.h) */
 };
 
 /* A cursor over the file that says which field it ran out in. */
@@ -479,6 +489,15 @@ static int parse(reader *r, qkv_checkpoint *ck)
         if (rng_state_zero(state))
             return qkv_set_error("%s: RNG state %u is all zero", r->what, i);
     }
+
+    b->precision = QKV_PRECISION_FP32; /* version 1 has no field: it was fp32 */
+    if (b->version >= VERSION_PRECISION) {
+        if (get_u32(r, "the precision", &u) < 0)
+            return -1;
+        if (u >= QKV_PRECISIONS)
+            return qkv_set_error("%s: unknown precision %u (0 fp32, 1 bf16)", r->what, u);
+        b->precision = (int)u;
+    }
     return 0;
 }
 
@@ -542,6 +561,7 @@ static int check_file(qkv_checkpoint *ck, const char *kind)
                              "%d%s",
                              b->name, version, QKV_CKPT_VERSION,
                              version > QKV_CKPT_VERSION ? " (it was written by a newer qkv)" : "");
+    ck->body->version = version;
     if (get_u64(&r, "the file size", &size) < 0)
         return -1;
     if (size != b->len) {
@@ -759,4 +779,12 @@ int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
     if (!ck->body)
         return qkv_set_error("%s: ck was not made by qkv_checkpoint_open", fn);
     return load(ck, p, opt, progress) < 0 ? qkv__fail_in(fn) : 0;
+}
+
+int qkv_checkpoint_precision(const qkv_checkpoint *ck)
+{
+    if (qkv__null("qkv_checkpoint_precision", "ck", ck) ||
+        qkv__null("qkv_checkpoint_precision", "ck->body", ck->body))
+        return -1;
+    return ck->body->precision;
 }

@@ -36,13 +36,13 @@
  *     qkv_optim_free(opt);
  *     qkv_params_free(&params);
  *
- * File format, version 1. Integers are unsigned little-endian, f32 is an
+ * File format, version 1 (fp32) or 2 (another precision). Integers are unsigned little-endian, f32 is an
  * IEEE-754 float32 little-endian whatever qkv_real is (a double build
  * rounds its values to float32 when saving).
  *
  *     bytes       field
  *     8           magic "QKVCKPT\0"
- *     4           u32 format version (1)
+ *     4           u32 format version: 1 when saved in fp32, 2 otherwise
  *     8           u64 size of the whole file in bytes, checksum included
  *     4 + K       u32 K, then the model kind: K (1..31) printable ASCII bytes, "gpt"
  *     8 + C       u64 C, then the model's config blob: C bytes, opaque to qkv
@@ -58,6 +58,8 @@
  *                 each as f32 values of every parameter in the order above
  *     8           u64 training step
  *     4 + 32·R    u32 R, then R RNG states, four u64 each
+ *     4           (version 2 only) u32 the precision of the products when
+ *                 saved (qkv_precision_active, qkv/precision.h): 1 bf16
  *     4           u32 CRC-32 (IEEE 802.3, as zlib) of every byte before it
  *
  * Loading checks, in order: the magic, the version, the size against the
@@ -77,8 +79,9 @@
 
 QKV_BEGIN_DECLS
 
-/* The format version this build writes and the newest it reads. */
-#define QKV_CKPT_VERSION 1
+/* The newest format version this build reads and writes (it writes 1, which
+ * every qkv reads, for a run saved in fp32). */
+#define QKV_CKPT_VERSION 2
 
 /* Longest model kind, in bytes. */
 #define QKV_CKPT_KIND_MAX 31
@@ -139,6 +142,12 @@ qkv_checkpoint *qkv_checkpoint_open_bytes(const void *bytes, size_t len, const c
  * everything before writing anything: on -1 nothing was changed. */
 int qkv_checkpoint_load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt,
                         qkv_ckpt_progress *progress);
+
+/* The precision of the model's products when ck was saved (qkv/precision.h:
+ * QKV_PRECISION_FP32 for a version-1 file), or -1 with a message when ck is
+ * NULL. Loading does not change the active precision: the program chooses
+ * (a bf16 run may go on in fp32 and the other way round). */
+int qkv_checkpoint_precision(const qkv_checkpoint *ck);
 
 /* Free an opened checkpoint (NULL is fine). */
 void qkv_checkpoint_close(qkv_checkpoint *ck);

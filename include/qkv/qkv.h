@@ -29,6 +29,7 @@
 #include "qkv/ops.h"
 #include "qkv/optim.h"
 #include "qkv/params.h"
+#include "qkv/precision.h"
 #include "qkv/profile.h"
 #include "qkv/rng.h"
 #include "qkv/tensor.h"

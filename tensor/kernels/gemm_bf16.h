@@ -1,5 +1,6 @@
 /* Internal: bf16 (bfloat16) numbers and the matrix product that multiplies
- * them into fp32 sums. Not installed; nothing in training uses it yet.
+ * them into fp32 sums. Not installed; the model's products run through it
+ * when the precision is bf16 (qkv/precision.h, gemm_mixed.h).
  *
  * bf16 is the top half of an fp32: its sign, its 8-bit exponent (so the same
  * range) and 7 of its 23 stored significand bits. A product of two bf16 fits

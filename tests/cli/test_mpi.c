@@ -301,6 +301,8 @@ START_TEST(test_ranks_with_different_options_refuse_to_train)
         {"every.log", "--eval-every 5",
          "rank 1's evaluation interval (--eval-every 5) differs from rank 0's (--eval-every 10)"},
         {"seed.log", "--seed 7", "rank 1's seed (--seed 7) differs from rank 0's (--seed 1337)"},
+        {"precision.log", "--precision bf16",
+         "rank 1's products' precision (--precision bf16) differs from rank 0's (--precision fp32)"},
     };
     const char *args = "train --data text.txt " MODEL " --iters 20 --out o.ckpt";
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

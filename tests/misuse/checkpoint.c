@@ -110,3 +110,10 @@ MISUSE(qkv_checkpoint_load, progress_rngs_null)
 MISUSE(qkv_checkpoint_close, null) { HARMLESS((qkv_checkpoint_close(NULL), 0)); }
 MISUSE(qkv_crc32, null_data) { FAILS_AS(0, qkv_crc32(0, NULL, 5), "data is NULL"); }
 MISUSE(qkv_crc32, null_data_empty) { MISUSE_ASSERT(qkv_crc32(7, NULL, 0) == 7); }
+MISUSE(qkv_checkpoint_precision, null) { FAILS_INT(qkv_checkpoint_precision(NULL), "ck is NULL"); }
+MISUSE(qkv_checkpoint_precision, fp32_file_says_fp32)
+{
+    qkv_checkpoint *ck = qkv_checkpoint_open(ckpt_path(), NULL);
+    MISUSE_ASSERT(ck != NULL && qkv_checkpoint_precision(ck) == QKV_PRECISION_FP32);
+    qkv_checkpoint_close(ck);
+}

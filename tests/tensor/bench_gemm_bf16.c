@@ -96,6 +96,9 @@ int main(int argc, char **argv)
         {4096, 1536, 384, false, false}, {4096, 1536, 384, false, true},
         {4096, 384, 1536, false, false}, {4096, 384, 1536, false, true},
         {768, 128, 384, false, false},   {768, 128, 384, false, true},
+        /* a 6L/384 B16×T256 step's: the q/k/v/out projections and their weight gradients */
+        {4096, 384, 384, false, true},   {384, 384, 4096, true, false},
+        {1536, 384, 4096, true, false},
     };
     size_t most = (size_t)4096 * 1536 * 2 + (size_t)1536 * 384;
     float *mem = qkv_alloc(most * sizeof *mem);

@@ -236,7 +236,7 @@ START_TEST(test_bad_magic_and_newer_version)
     patch_le(b, 8, QKV_CKPT_VERSION + 1, 4);
     fix_crc(b, n);
     expect_open_error(b, n,
-                      "has format version 2; this qkv reads versions 1 to 1 (it was written "
+                      "has format version 3; this qkv reads versions 1 to 2 (it was written "
                       "by a newer qkv)");
     patch_le(b, 8, 0, 4);
     expect_open_error(b, n, "has format version 0");
@@ -248,6 +248,35 @@ START_TEST(test_bad_magic_and_newer_version)
     fclose(f);
     ck_assert_ptr_null(qkv_checkpoint_open(path, NULL));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "is not a qkv checkpoint"));
+}
+END_TEST
+
+/* A run saved in bf16 is a version-2 file ending in the precision's id; a
+ * version-1 file (fp32) has no such field, and an unknown id is refused. */
+START_TEST(test_precision_field)
+{
+    size_t n1, n2;
+    unsigned char *v1 = saved_bytes("p1.ckpt", 5, &n1);
+    ck_assert_int_eq(qkv_precision_use(QKV_PRECISION_BF16), 0);
+    unsigned char *v2 = saved_bytes("p2.ckpt", 5, &n2);
+    ck_assert_int_eq(qkv_precision_use(QKV_PRECISION_FP32), 0);
+    ck_assert_uint_eq(v1[8], 1);
+    ck_assert_uint_eq(v2[8], 2);
+    ck_assert_uint_eq(n2, n1 + 4);
+    ck_assert_int_eq(memcmp(v1 + 20, v2 + 20, n1 - 24), 0); /* the same fields before it */
+    ck_assert_uint_eq(v2[n2 - 8], QKV_PRECISION_BF16);
+    qkv_checkpoint *ck = qkv_checkpoint_open_bytes(v2, n2, "mem.ckpt", "gpt");
+    ck_assert_qkv(ck);
+    ck_assert_int_eq(qkv_checkpoint_precision(ck), QKV_PRECISION_BF16);
+    qkv_checkpoint_close(ck);
+    patch_le(v2, n2 - 8, 2, 4);
+    fix_crc(v2, n2);
+    expect_open_error(v2, n2, "unknown precision 2");
+    patch_le(v1, 8, 2, 4); /* a version-2 file without the field */
+    fix_crc(v1, n1);
+    expect_open_error(v1, n1, "the precision needs 4 bytes");
+    free(v1);
+    free(v2);
 }
 END_TEST
 
@@ -584,6 +613,7 @@ static Suite *checkpoint_suite(void)
     tcase_add_test(tc, test_every_truncation_is_an_error);
     tcase_add_test(tc, test_flipped_byte_is_detected);
     tcase_add_test(tc, test_bad_magic_and_newer_version);
+    tcase_add_test(tc, test_precision_field);
     tcase_add_test(tc, test_wrong_kind_names_both);
     tcase_add_test(tc, test_absurd_sizes_are_rejected_before_allocating);
     tcase_add_test(tc, test_missing_file);
