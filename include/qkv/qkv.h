@@ -31,6 +31,7 @@
 #include "qkv/params.h"
 #include "qkv/profile.h"
 #include "qkv/rng.h"
+#include "qkv/stack.h"
 #include "qkv/tensor.h"
 #include "qkv/training.h"
 #include "qkv/version.h"
