@@ -17,7 +17,7 @@
  *     qkv_ctx ctx = {.arena = qkv_arena_new(1 << 22), .train = true, .rng = &rng};
  *     int32_t x[4 * 32] = {0}, y[4 * 32] = {0};                 // (B,T) ids and next ids
  *     qkv_tensor *loss = qkv_stack_loss(&lm, &ctx, x, y, 4, 32);
- *     qkv_backward(loss);
+ *     qkv_backward(ctx.arena, loss);
  *     qkv_lm *gen = qkv_stack_lm_new(&lm, true);                // generation with a KV cache
  *     int32_t out[8];
  *     qkv_generate_batch(gen, 1, x, 1, 8, &(qkv_sample_opts){0}, NULL, -1, out);
