@@ -12,14 +12,14 @@ enum { V = 11, BLOCK = 8, B = 2, T = 6 };
 
 /* The three stacks every test runs: GPT-2's (learned positions, tied head),
  * every option on (rope, RMSNorm, relu², QK-norm, no biases, its own head),
- * and one layer with the defaults. */
+ * and one layer with dropout. */
 static qkv_stack_config config(int which)
 {
     qkv_block_config b = {.n_embd = 8, .n_head = 2, .n_layer = 2};
     if (which == 1)
         b.opts = qkv_test_every_option();
     if (which == 2)
-        b.n_layer = 0;
+        b.n_layer = 0, b.dropout = 0.25f;
     return (qkv_stack_config){.vocab_size = V, .block_size = BLOCK, .block = b};
 }
 
@@ -79,6 +79,7 @@ static qkv_tensor *by_hand(const qkv_stack *s, const qkv_ctx *ctx, const int32_t
     qkv_tensor *x = qkv_embed_forward(&s->wte, ctx, ids, QKV_SHAPE(B, T));
     if (s->cfg.block.opts.positions != QKV_POSITIONS_ROPE)
         x = qkv_add(ctx->arena, x, qkv_embed_forward(&s->wpe, ctx, pos, QKV_SHAPE(T)));
+    x = qkv_dropout(ctx->arena, x, s->cfg.block.dropout, ctx->rng, ctx->train);
     for (int l = 0; l < s->cfg.block.n_layer; l++)
         x = qkv_block_forward(&s->h[l], ctx, x, NULL, NULL);
     x = qkv_ln_forward(&s->ln_f, ctx, x);
@@ -92,10 +93,13 @@ START_TEST(test_forward_is_the_modules_composed)
         qkv_stack s;
         qkv_params *p = make(&s, "lm", which, 2 + which);
         qkv_test_env env = qkv_test_env_new(7);
-        qkv_ctx ctx = {.arena = env.a};
+        qkv_rng drop; /* in training: the same dropout masks for both */
+        qkv_ctx ctx = {.arena = env.a, .train = true, .rng = &drop};
         int32_t ids[B * T];
         random_ids(&env.rng, ids, B * T);
+        qkv_rng_seed(&drop, 1);
         qkv_tensor *got = qkv_stack_forward(&s, &ctx, ids, B, T);
+        qkv_rng_seed(&drop, 1);
         qkv_tensor *want = by_hand(&s, &ctx, ids);
         ck_assert_qkv(got);
         ck_assert_qkv(want);
