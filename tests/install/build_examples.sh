@@ -7,9 +7,10 @@
 # example is built as C++ too (g++, and clang++ when present) and must print
 # what its C build printed; one is linked statically with
 # `pkg-config --static` (not under the sanitizers, which cannot link -static).
-# The C++ programs, examples/*.cpp and tests/install/shape_cxx.cpp (QKV_SHAPE
-# with size_t and long extents, each evaluated once), are built as C++17 with
-# g++ and clang++ and -Wnarrowing too, and run.
+# The C++ programs, examples/*.cpp, tests/install/shape_cxx.cpp (QKV_SHAPE
+# with size_t and long extents, each evaluated once) and
+# tests/install/stack_cxx.cpp (the header-only qkv/qkv.hpp), are built as
+# C++17 with g++ and clang++ and -Wnarrowing too, and run.
 #
 #     tests/install/build_examples.sh PREFIX WORKDIR     (make test-install runs it)
 set -eu
@@ -73,7 +74,7 @@ for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
     echo "example $cpp_example: built as C++ with $cxx, ran, printed what the C build printed"
 done
 
-for src in examples/*.cpp tests/install/shape_cxx.cpp; do
+for src in examples/*.cpp tests/install/shape_cxx.cpp tests/install/stack_cxx.cpp; do
     name=$(basename "$src" .cpp)
     for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
         command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
