@@ -128,10 +128,10 @@ class stack {
                                   const qkv_sample_opts &opts = qkv_sample_opts(),
                                   qkv_rng *rng = nullptr, int32_t stop = -1) const
     {
-        std::unique_ptr<qkv_lm, void (*)(qkv_lm *)> lm(check(qkv_stack_lm_new(&s_, true)),
-                                                        qkv_stack_lm_free);
         if (B < 1 || n_new < 1 || prompts.size() % static_cast<size_t>(B))
             throw std::invalid_argument("qkv::stack::generate: B rows of prompts, n_new >= 1");
+        std::unique_ptr<qkv_lm, void (*)(qkv_lm *)> lm(check(qkv_stack_lm_new(&s_, true)),
+                                                       qkv_stack_lm_free);
         std::vector<int32_t> out(static_cast<size_t>(B) * static_cast<size_t>(n_new));
         int n_prompt = static_cast<int>(prompts.size() / static_cast<size_t>(B));
         check(qkv_generate_batch(lm.get(), B, prompts.data(), n_prompt, n_new, &opts, rng, stop,
