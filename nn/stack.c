@@ -118,16 +118,29 @@ static qkv_tensor *head(const qkv_stack *s, const qkv_ctx *ctx, qkv_tensor *x)
     return qkv__lm_head(&s->ln_f, &s->wte, s->cfg.block.opts.untied ? &s->lm_head : NULL, ctx, x);
 }
 
+qkv_tensor *qkv__stack_run(const char *fn, const qkv_stack *s, const qkv_ctx *ctx,
+                           const int32_t *ids, int B, int n, qkv_kv_cache *c, bool last_only)
+{
+    if (c && c->n_layer != s->cfg.block.n_layer) {
+        qkv_set_error("%s: c has %d layers, s has %d", fn, c->n_layer, s->cfg.block.n_layer);
+        return NULL;
+    }
+    int pos0 = c ? c->len[0] : 0;
+    if (check_forward(fn, s, ctx, ids, B, n, pos0) < 0)
+        return NULL;
+    qkv_tensor *x = embed(s, ctx, ids, B, n, pos0);
+    for (int l = 0; l < s->cfg.block.n_layer; l++)
+        x = c ? qkv_block_forward_cached(&s->h[l], ctx, x, c, l)
+              : qkv_block_forward(&s->h[l], ctx, x, NULL, NULL);
+    if (last_only) /* (B,1,C): each row's last position, the only one generation reads */
+        x = qkv_slice_axis(ctx->arena, x, 1, n - 1, 1);
+    return qkv__result(fn, head(s, ctx, x));
+}
+
 qkv_tensor *qkv_stack_forward(const qkv_stack *s, const qkv_ctx *ctx, const int32_t *ids, int B,
                               int T)
 {
-    const char *fn = "qkv_stack_forward";
-    if (check_forward(fn, s, ctx, ids, B, T, 0) < 0)
-        return NULL;
-    qkv_tensor *x = embed(s, ctx, ids, B, T, 0);
-    for (int l = 0; l < s->cfg.block.n_layer; l++)
-        x = qkv_block_forward(&s->h[l], ctx, x, NULL, NULL);
-    return qkv__result(fn, head(s, ctx, x));
+    return qkv__stack_run("qkv_stack_forward", s, ctx, ids, B, T, NULL, false);
 }
 
 qkv_tensor *qkv_stack_loss(const qkv_stack *s, const qkv_ctx *ctx, const int32_t *ids,
@@ -148,14 +161,5 @@ qkv_tensor *qkv_stack_forward_cached(const qkv_stack *s, const qkv_ctx *ctx, con
     const char *fn = "qkv_stack_forward_cached";
     if (qkv__null(fn, "s", s) || qkv__null(fn, "c", c))
         return NULL;
-    if (c->n_layer != s->cfg.block.n_layer) {
-        qkv_set_error("%s: c has %d layers, s has %d", fn, c->n_layer, s->cfg.block.n_layer);
-        return NULL;
-    }
-    if (check_forward(fn, s, ctx, ids, B, n, c->len[0]) < 0)
-        return NULL;
-    qkv_tensor *x = embed(s, ctx, ids, B, n, c->len[0]);
-    for (int l = 0; l < s->cfg.block.n_layer; l++)
-        x = qkv_block_forward_cached(&s->h[l], ctx, x, c, l);
-    return qkv__result(fn, head(s, ctx, x));
+    return qkv__stack_run(fn, s, ctx, ids, B, n, c, false);
 }
