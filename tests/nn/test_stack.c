@@ -35,6 +35,14 @@ static qkv_params *make(qkv_stack *s, const char *prefix, int which, uint64_t se
     return p;
 }
 
+/* Free what a test made: its stack, parameters and arena. */
+static void drop(qkv_stack *s, qkv_params **p, qkv_test_env *env)
+{
+    qkv_arena_free(&env->a);
+    qkv_stack_free(s);
+    qkv_params_free(p);
+}
+
 static void random_ids(qkv_rng *rng, int32_t *ids, int n)
 {
     for (int i = 0; i < n; i++)
@@ -107,9 +115,7 @@ START_TEST(test_forward_is_the_modules_composed)
         for (size_t i = 0; i < got->size; i++)
             ck_assert_msg(got->data[i] == want->data[i], "stack %d: logit %zu is %g, by hand %g",
                           which, i, (double)got->data[i], (double)want->data[i]);
-        qkv_arena_free(&env.a);
-        qkv_stack_free(&s);
-        qkv_params_free(&p);
+        drop(&s, &p, &env);
     }
 }
 END_TEST
@@ -141,9 +147,7 @@ START_TEST(test_loss_is_the_mean_cross_entropy)
         counted++;
     }
     ck_assert_double_eq_tol(loss->data[0], sum / counted, 1e-5);
-    qkv_arena_free(&env.a);
-    qkv_stack_free(&s);
-    qkv_params_free(&p);
+    drop(&s, &p, &env);
 }
 END_TEST
 
@@ -182,9 +186,7 @@ START_TEST(test_cached_forward_is_the_full_forward)
         ck_assert_int_eq(c->len[0], T);
         qkv_set_grad_enabled(was);
         qkv_kv_cache_free(c);
-        qkv_arena_free(&env.a);
-        qkv_stack_free(&s);
-        qkv_params_free(&p);
+        drop(&s, &p, &env);
     }
 }
 END_TEST
@@ -258,9 +260,7 @@ START_TEST(test_errors_name_what_is_wrong)
                "from 8", "block size 8");
     qkv_set_grad_enabled(was);
     qkv_kv_cache_free(c);
-    qkv_arena_free(&env.a);
-    qkv_stack_free(&s);
-    qkv_params_free(&p);
+    drop(&s, &p, &env);
 }
 END_TEST
 
