@@ -101,13 +101,13 @@ START_TEST(test_forward_is_the_modules_composed)
         qkv_stack s;
         qkv_params *p = make(&s, "lm", which, 2 + which);
         qkv_test_env env = qkv_test_env_new(7);
-        qkv_rng drop; /* in training: the same dropout masks for both */
-        qkv_ctx ctx = {.arena = env.a, .train = true, .rng = &drop};
+        qkv_rng masks; /* in training: the same dropout masks for both */
+        qkv_ctx ctx = {.arena = env.a, .train = true, .rng = &masks};
         int32_t ids[B * T];
         random_ids(&env.rng, ids, B * T);
-        qkv_rng_seed(&drop, 1);
+        qkv_rng_seed(&masks, 1);
         qkv_tensor *got = qkv_stack_forward(&s, &ctx, ids, B, T);
-        qkv_rng_seed(&drop, 1);
+        qkv_rng_seed(&masks, 1);
         qkv_tensor *want = by_hand(&s, &ctx, ids);
         ck_assert_qkv(got);
         ck_assert_qkv(want);
