@@ -265,7 +265,7 @@ run: $(BUILD)/qkv
 
 install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/libqkv64.a $(BUILD)/libqkv64.so $(BUILD)/qkv
 	install -d $(DESTDIR)$(PREFIX)/include/qkv $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/qkv/*.h $(DESTDIR)$(PREFIX)/include/qkv/
+	install -m 644 include/qkv/*.h include/qkv/*.hpp $(DESTDIR)$(PREFIX)/include/qkv/
 	install -m 644 $(BUILD)/libqkv.a $(BUILD)/libqkv64.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libqkv.so.$(VERSION) $(BUILD)/libqkv64.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)

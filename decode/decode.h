@@ -4,6 +4,7 @@
 #define QKV_DECODE_H
 
 #include "qkv/generate.h"
+#include "qkv/stack.h"
 
 /* Index of the largest of x[0..n) (the first one on ties): the greedy choice (sample.c). */
 int32_t qkv__argmax(const qkv_real *x, int n);
@@ -17,5 +18,14 @@ int qkv__check_sample_opts(const char *fn, const qkv_sample_opts *o);
 int qkv__generate(const char *fn, const qkv_lm *lm, const int32_t *prompt, int n_prompt,
                   int n_new, const qkv_sample_opts *opts, qkv_rng *rng, qkv_emit_fn emit,
                   void *ud);
+
+/* qkv_stack_lm_new under fn's name, over a copy of the stack's modules *s
+ * (its blocks and parameters must outlive the lm); made_by names the
+ * function in qkv__stack_lm_free's message (decode/stack_lm.c). */
+qkv_lm *qkv__stack_lm_new(const char *fn, const qkv_stack *s, bool use_cache);
+
+/* Free a qkv_lm of qkv__stack_lm_new; an lm it did not make is refused with
+ * "<fn>: lm was not made by <made_by>" (decode/stack_lm.c). */
+void qkv__stack_lm_free(const char *fn, const char *made_by, qkv_lm *lm);
 
 #endif

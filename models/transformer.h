@@ -1,10 +1,10 @@
 /* Internal to models/: what every transformer here shares: the checks of
- * its config, its options' flag word and the ends around its blocks. Not
+ * its config, its options' flag word (the ends around its blocks are nn/stack.h's). Not
  * installed. */
 #ifndef QKV_TRANSFORMER_H
 #define QKV_TRANSFORMER_H
 
-#include "qkv/nn.h"
+#include "nn/stack.h"
 
 /* 1..256 layers, a width of 1..65536 that n_head divides, dropout in [0, 1),
  * each option one of its values, and with rope positions an even head size:
@@ -23,16 +23,5 @@ uint32_t qkv__options_word(const qkv_model_options *opts);
  * is none of its option's: -1 with "<who> config: ..." naming them; opts is
  * then untouched). */
 int qkv__options_from_word(const char *who, uint32_t word, qkv_model_options *opts);
-
-/* Token plus position embeddings of ids (B,T) at positions pos0.. (none when
- * wpe is NULL), then dropout p in training -> (B,T,C). The caller checks the
- * positions fit wpe. */
-qkv_tensor *qkv__embed_tokens(const qkv_embed *wte, const qkv_embed *wpe, const qkv_ctx *ctx,
-                              const int32_t *ids, int B, int T, int pos0, qkv_real p);
-
-/* The final norm, then the lm head: lm_head (an untied model's own), or
- * with lm_head NULL the token embedding wte (tied): x (B,T,C) -> logits (B,T,V). */
-qkv_tensor *qkv__lm_head(const qkv_ln *ln_f, const qkv_embed *wte, const qkv_linear *lm_head,
-                         const qkv_ctx *ctx, qkv_tensor *x);
 
 #endif

@@ -1,7 +1,7 @@
 /* qkv/qkv.h — the library in one include: tensors and autograd, the nn
- * modules, training (the run, optimizers, batches, checkpoints), generation,
- * safe file output, the character GPT, and the kernels' vector path, matrix
- * product and timings.
+ * modules and the decoder-only stack made of them, training (the run,
+ * optimizers, batches, checkpoints), generation, safe file output, the
+ * character GPT, and the kernels' vector path, matrix product and timings.
  *
  *     #include <qkv/qkv.h>      // cc prog.c $(pkg-config --cflags --libs qkv)
  *
@@ -32,6 +32,7 @@
 #include "qkv/precision.h"
 #include "qkv/profile.h"
 #include "qkv/rng.h"
+#include "qkv/stack.h"
 #include "qkv/tensor.h"
 #include "qkv/training.h"
 #include "qkv/version.h"

@@ -4,6 +4,7 @@
 #include "train/bytes.h"
 #include "internal.h"
 #include "models/transformer.h"
+#include "qkv/stack.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -83,25 +84,13 @@ static qkv_gpt *declare(const qkv_gpt_config *cfg)
                                   .n_layer = cfg->n_layer, .dropout = (qkv_real)cfg->dropout,
                                   .opts = cfg->opts};
     m->params = qkv_params_new();
-    m->h = qkv_calloc((size_t)cfg->n_layer * sizeof *m->h);
-    if (!m->params || !m->h)
+    /* The GPT is the public stack under no prefix: its parameters, names and init draws. */
+    qkv_stack s;
+    qkv_stack_config sc = {.vocab_size = cfg->vocab_size, .block_size = cfg->block_size,
+                           .block = m->block};
+    if (!m->params || qkv_stack_init(&s, m->params, "", &sc) < 0)
         goto fail;
-    /* Declaration order is nanoGPT's; it fixes the order of init draws and of the checkpoint. */
-    if (qkv_embed_init(&m->wte, m->params, "wte", cfg->vocab_size, cfg->n_embd, 0.02) < 0 ||
-        (cfg->opts.positions != QKV_POSITIONS_ROPE &&
-         qkv_embed_init(&m->wpe, m->params, "wpe", cfg->block_size, cfg->n_embd, 0.02) < 0))
-        goto fail;
-    for (int l = 0; l < cfg->n_layer; l++) {
-        char name[16];
-        snprintf(name, sizeof name, "h.%d", l);
-        if (qkv_block_init(&m->h[l], m->params, name, &m->block, true) < 0)
-            goto fail;
-    }
-    if (qkv__norm_init(&m->ln_f, m->params, "ln_f", &m->block) < 0)
-        goto fail;
-    if (cfg->opts.untied && qkv_linear_init(&m->lm_head, m->params, "lm_head", cfg->n_embd,
-                                            cfg->vocab_size, false, 0.02) < 0)
-        goto fail;
+    m->wte = s.wte, m->wpe = s.wpe, m->h = s.h, m->ln_f = s.ln_f, m->lm_head = s.lm_head;
     return m;
 fail:
     qkv_gpt_free(m);

@@ -7,9 +7,10 @@
 # example is built as C++ too (g++, and clang++ when present) and must print
 # what its C build printed; one is linked statically with
 # `pkg-config --static` (not under the sanitizers, which cannot link -static).
-# The C++ programs, examples/*.cpp and tests/install/shape_cxx.cpp (QKV_SHAPE
-# with size_t and long extents, each evaluated once), are built as C++17 with
-# g++ and clang++ and -Wnarrowing too, and run.
+# The C++ programs, examples/*.cpp, tests/install/shape_cxx.cpp (QKV_SHAPE
+# with size_t and long extents, each evaluated once) and
+# tests/install/stack_cxx.cpp (the header-only qkv/qkv.hpp), are built as
+# C++17 with g++ and clang++ and -Wnarrowing too, and run.
 #
 #     tests/install/build_examples.sh PREFIX WORKDIR     (make test-install runs it)
 set -eu
@@ -38,6 +39,7 @@ for i in $(seq 300); do echo "the quick brown fox jumps over the lazy dog."; don
     --iters 150 --eval-every 150 --eval-iters 2 --log-every 150 --threads 1 --out "$work/tiny.ckpt" \
     > "$work/train.log" 2>&1 || { cat "$work/train.log"; fail "qkv train (the examples' checkpoint)"; }
 
+rm -f "$work/tiny.ckpt.own_lm" # examples/own_lm.c resumes a run it finds there
 for ex in examples/*.c; do
     name=$(basename "$ex" .c)
     # shellcheck disable=SC2046 # pkg-config's output is a list of flags
@@ -46,6 +48,20 @@ for ex in examples/*.c; do
     run_built "$ex" "$work/$name.out" "$work/$name.err" "$work/$name" "$work/tiny.ckpt"
     echo "example $ex: built against the installed library and ran"
 done
+
+# examples/own_lm.c saved its run halfway (the loop's run): run it again, a
+# second process that resumes there, and it must end on the same loss to the
+# last digit printed (%.9g), with a held-out loss under 0.5, and remove the save.
+run_built "examples/own_lm.c resumed" "$work/own_lm.resumed.out" "$work/own_lm.resumed.err" \
+    "$work/own_lm" "$work/tiny.ckpt"
+trained=$(sed -n 's/^trained: loss \([^,]*\), val .*/\1/p' "$work/own_lm.out")
+resumed=$(sed -n 's/^resumed: loss \([^,]*\), val .*/\1/p' "$work/own_lm.resumed.out")
+val=$(sed -n 's/^resumed: loss [^,]*, val \(.*\)/\1/p' "$work/own_lm.resumed.out")
+[ -n "$trained" ] && [ "$trained" = "$resumed" ] ||
+    fail "examples/own_lm.c: the resumed run ended on loss '$resumed', the uninterrupted one on '$trained'"
+awk -v v="$val" 'BEGIN { exit !(v != "" && v + 0 < 0.5) }' || fail "examples/own_lm.c: held-out loss '$val', not under 0.5"
+[ ! -e "$work/tiny.ckpt.own_lm" ] || fail "examples/own_lm.c: the resumed run left its save behind"
+echo "example examples/own_lm.c: trained, resumed in a second process to the same loss ($resumed), val $val"
 
 name=$(basename "$cpp_example" .c)
 # Under the sanitizers only g++: its runtime is the one the library was built with.
@@ -58,7 +74,7 @@ for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
     echo "example $cpp_example: built as C++ with $cxx, ran, printed what the C build printed"
 done
 
-for src in examples/*.cpp tests/install/shape_cxx.cpp; do
+for src in examples/*.cpp tests/install/shape_cxx.cpp tests/install/stack_cxx.cpp; do
     name=$(basename "$src" .cpp)
     for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do
         command -v "$cxx" > /dev/null || { echo "C++17 $src: SKIPPED: no $cxx" | tee -a "${QKV_SKIPS:-/dev/null}"; continue; }
