@@ -19,7 +19,6 @@
 #include "qkv/gemm.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
-#include "tensor/kernels/gemm_bf16.h"
 #include "threads.h"
 
 /* The largest of v[0..n) (n >= 1). */
@@ -90,7 +89,7 @@ __attribute__((target("avx512f,avx512bf16"))) static float dot_loop_bf16(long it
  * fp32 lanes twice, two products each), or none: *lanes 0. */
 static float bf16_loop(long iters, int *lanes, int *chains)
 {
-    bool dot = strcmp(qkv__gemm_bf16_name(qkv__gemm_bf16_path()), "avx512_bf16") == 0;
+    bool dot = strcmp(qkv_precision_kernel(), "avx512_bf16") == 0;
     *lanes = dot ? 32 : 0, *chains = CHAINS_AVX512;
     return iters && dot ? dot_loop_bf16(iters) : 0;
 }
@@ -178,7 +177,7 @@ typedef struct shape {
     const char *forms; /* which of NN, NT, TN to time */
 } shape;
 
-/* GFLOP/s of qkv_gemm (bf16: qkv__gemm_bf16 on each batch entry) for one
+/* GFLOP/s of qkv_gemm (or qkv_gemm_bf16) for one
  * shape and form on `threads` threads: the median of n_runs timed runs, and
  * the best of them in *best. */
 static double time_gemm(const shape *s, bool ta, bool tb, bool bf16, int threads, int n_runs,
@@ -192,13 +191,8 @@ static double time_gemm(const shape *s, bool ta, bool tb, bool bf16, int threads
     for (int r = -2; r < n_runs; r++) { /* two warm-up runs */
         double t0 = cli_now();
         for (int i = 0; i < reps; i++)
-            if (!bf16)
-                qkv_gemm(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa, B, ldb, sb, 0, C,
-                         s->N, sc);
-            else
-                for (int b = 0; b < s->batch; b++)
-                    qkv__gemm_bf16(ta, tb, s->M, s->N, s->K, 1, A + b * sa, lda, B + b * sb, ldb,
-                                   0, C + b * sc, s->N);
+            (bf16 ? qkv_gemm_bf16 : qkv_gemm)(s->batch, ta, tb, s->M, s->N, s->K, 1, A, lda, sa,
+                                              B, ldb, sb, 0, C, s->N, sc);
         if (r >= 0)
             runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
@@ -221,12 +215,12 @@ void bench_gemm(int runs, int max_threads, bool quick)
     /* Every path has a GEMM kernel of its own (the portable one is plain C),
      * so the kernel is named by the path. */
     const char *path = qkv_cpu_name(qkv_cpu_active());
-    printf("\nGEMM (qkv__gemm, %s kernel), fp32\n", path);
+    printf("\nGEMM (qkv_gemm, %s kernel), fp32\n", path);
     printf("measured fp32 peak of the %s path: 1 thread %.1f GFLOP/s", path, peak[1]);
     if (max_threads > 1)
         printf(", 2 threads %.1f GFLOP/s (%.1f per core)", peak[2], peak[2] / 2);
-    printf("\nbf16 (qkv__gemm_bf16, %s kernel, the products of --precision bf16)",
-           qkv__gemm_bf16_name(qkv__gemm_bf16_path()));
+    printf("\nbf16 (qkv_gemm_bf16, %s kernel, the products of --precision bf16)",
+           qkv_precision_kernel());
     if (peak16[1] > 0)
         printf(": measured vdpbf16ps peak 1 thread %.1f GFLOP/s", peak16[1]);
     if (peak16[1] > 0 && max_threads > 1)

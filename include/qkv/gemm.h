@@ -25,5 +25,14 @@ int qkv_gemm(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_rea
              const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
              size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c);
 
+/* qkv_gemm with every element of op(A) and op(B) rounded to bf16 (to the
+ * nearest, ties to even) and the products summed in fp32: the products of
+ * QKV_PRECISION_BF16 (qkv/precision.h), on the kernel qkv_precision_kernel
+ * names; the same bits on every kernel and thread count. 0, or -1 as
+ * qkv_gemm, and always in the double build (bf16 is a float-build option). */
+int qkv_gemm_bf16(int batch, bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
+                  const qkv_real *A, int lda, size_t stride_a, const qkv_real *B, int ldb,
+                  size_t stride_b, qkv_real beta, qkv_real *C, int ldc, size_t stride_c);
+
 QKV_END_DECLS
 #endif

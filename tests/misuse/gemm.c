@@ -34,3 +34,16 @@ MISUSE(qkv_gemm, empty_is_fine)
     MISUSE_ASSERT(qkv_gemm(0, false, false, 2, 2, 3, 1, a, 3, 0, b, 2, 0, 0, c, 2, 0) == 0);
     MISUSE_ASSERT(qkv_gemm(1, false, false, 0, 2, 3, 1, a, 3, 0, b, 2, 0, 0, c, 2, 0) == 0);
 }
+MISUSE(qkv_gemm_bf16, null_b)
+{
+    FAILS_INT(qkv_gemm_bf16(1, false, false, 2, 2, 3, 1, a, 3, 0, NULL, 2, 0, 0, c, 2, 0),
+              "qkv_gemm_bf16", "B is NULL");
+}
+MISUSE(qkv_gemm_bf16, short_pitch)
+{
+    FAILS_INT(qkv_gemm_bf16(1, false, false, 2, 2, 3, 1, a, 2, 0, b, 2, 0, 0, c, 2, 0), "lda 2");
+}
+MISUSE(qkv_gemm_bf16, overlapping_batch)
+{
+    FAILS_INT(qkv_gemm_bf16(2, false, false, 1, 2, 3, 1, a, 3, 3, b, 2, 0, 0, c, 2, 1), "overlap");
+}

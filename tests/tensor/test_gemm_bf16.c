@@ -8,7 +8,9 @@
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "qkv/gemm.h"
 #include "tensor/kernels/cpu.h"
 #include "tensor/kernels/gemm.h"
 #include "tensor/kernels/gemm_bf16.h"
@@ -425,6 +427,25 @@ START_TEST(test_paths)
 }
 END_TEST
 
+/* The public entry (qkv/gemm.h) is the kernel on each batch entry, bit for
+ * bit, with strides that leave gaps between the entries. */
+START_TEST(test_public_entry_is_the_kernel)
+{
+    enum { BATCH = 3, M = 5, N = 7, K = 9, SA = M * K + 2, SB = N * K + 3, SC = M * N + 4 };
+    float *ma, *mb, *mc, *md;
+    const float *A = buffer(BATCH * SA, uniform, &ma), *B = buffer(BATCH * SB, uniform, &mb);
+    float *C = buffer(BATCH * SC, uniform, &mc), *D = buffer(BATCH * SC, uniform, &md);
+    memcpy(D, C, BATCH * SC * sizeof *C);
+    ck_assert_int_eq(qkv_gemm_bf16(BATCH, false, true, M, N, K, 0.5f, A, K, SA, B, K, SB, 0.25f, C,
+                                   N, SC), 0);
+    for (int b = 0; b < BATCH; b++)
+        qkv__gemm_bf16(false, true, M, N, K, 0.5f, A + b * SA, K, B + b * SB, K, 0.25f, D + b * SC,
+                       N);
+    ck_assert_msg(memcmp(C, D, BATCH * SC * sizeof *C) == 0, "qkv_gemm_bf16 is not the kernel");
+    free(ma), free(mb), free(mc), free(md);
+}
+END_TEST
+
 static Suite *gemm_bf16_suite(void)
 {
     Suite *s = suite_create("gemm_bf16");
@@ -440,6 +461,7 @@ static Suite *gemm_bf16_suite(void)
     tcase_add_test(tc, test_nan_inf_and_subnormals);
     tcase_add_test(tc, test_works_without_memory);
     tcase_add_test(tc, test_paths);
+    tcase_add_test(tc, test_public_entry_is_the_kernel);
     suite_add_tcase(s, tc);
     return s;
 }
