@@ -2,7 +2,7 @@
  * token against the formula written out, a longer budget (or a faster
  * machine) never a smaller model, dropout only past the first epoch, heads
  * that divide the width, the learning rate falling with width; and the
- * program's plan line for `qkv train --time` without --config: the recipe's
+ * program's plan line for `qkv train --config budget --time`: the recipe's
  * line, and the model it announces built. */
 #include <stdlib.h>
 
@@ -93,7 +93,7 @@ START_TEST(test_words_name_the_choice)
 }
 END_TEST
 
-/* The program: `qkv train --time` without --config prints the recipe's line,
+/* The program: `qkv train --config budget --time` prints the recipe's line,
  * and the model line shows the size it chose. */
 START_TEST(test_the_plan_line_says_the_choice)
 {
@@ -107,8 +107,8 @@ START_TEST(test_the_plan_line_says_the_choice)
     for (int i = 0; i < 200; i++)
         fputs("the quick brown fox jumps over the lazy dog.\n", f);
     ck_assert_int_eq(fclose(f), 0);
-    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--time", "4",
-                                   "--threads", "1", "--out", out);
+    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--config", "budget",
+                                   "--time", "4", "--threads", "1", "--out", out);
     ck_assert_msg(r.status == 0, "status %d; stderr:\n%s", r.status, r.err);
     const char *line = strstr(r.out, "recipe for ");
     ck_assert_msg(line, "no recipe line in:\n%s", r.out);
