@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cli/viz/viz_internal.h"
 #include "runtime.h"
 
 /* Windows full_eval_cost times (besides the first, which warms up). */
@@ -54,9 +55,9 @@ int full_eval(const qkv_gpt *m, const qkv_corpus *c, qkv_split split, int64_t n,
     }
     qkv_set_grad_enabled(was);
     if (i < n) {
-        char why[1024]; /* qkv_set_error must not read the message it writes */
-        snprintf(why, sizeof why, "%s", qkv_last_error());
-        return qkv_set_error("exact evaluation of window %lld: %s", (long long)i, why);
+        char where[64];
+        snprintf(where, sizeof where, "exact evaluation of window %lld", (long long)i);
+        return viz_error_prefix(where);
     }
     *out = (full_loss){.loss = mean, .se = n > 1 ? sqrt(m2 / (double)(n - 1) / (double)n) : NAN,
                        .windows = n, .tokens = n * T};
