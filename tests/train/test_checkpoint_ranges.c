@@ -50,12 +50,12 @@ static void write_all(const char *path, const unsigned char *b, size_t n)
 #define RUN_ITERS 10
 #define RUN_STEPS 3
 
-/* A run of a tiny GPT on the text at text (block 8, or block). */
-static test_run *tiny_run(const char *text, qkv_corpus **corpus, int block)
+/* A run of a tiny GPT (block 8) on the text at text. */
+static test_run *tiny_run(const char *text, qkv_corpus **corpus)
 {
     *corpus = qkv_corpus_load(text, NULL);
     ck_assert_qkv(*corpus);
-    qkv_gpt_config mc = {.vocab_size = (*corpus)->tok.size, .block_size = block, .n_layer = 1,
+    qkv_gpt_config mc = {.vocab_size = (*corpus)->tok.size, .block_size = 8, .n_layer = 1,
                          .n_head = 2, .n_embd = 8};
     qkv_train_config tc = {.iters = RUN_ITERS, .batch_size = 2, .eval_iters = 1, .seed = 5};
     test_run *t = gpt_run_new(&mc, &tc, *corpus);
@@ -69,7 +69,7 @@ static const char *saved_run(const char *name)
 {
     snprintf(text_path, sizeof text_path, "%s", write_text("text.txt", 4000));
     qkv_corpus *c;
-    test_run *t = tiny_run(text_path, &c, 8);
+    test_run *t = tiny_run(text_path, &c);
     for (int i = 0; i < RUN_STEPS; i++)
         ck_assert_msg(qkv_training_step(t->run, NULL, NULL) == 0, "%s", qkv_last_error());
     const char *path = tmp_path(name);
