@@ -188,5 +188,17 @@ int qkv_gpt_training_model_bpe(qkv_gpt *m, const qkv_corpus *corpus, const qkv_b
  * qkv_bpe_free), or NULL there for a character model. NULL with a message. */
 qkv_gpt *qkv_gpt_load_bpe(const char *path, qkv_tokenizer *vocab, qkv_bpe **bpe);
 
+/* GPT-2's weights from the .safetensors file at path, in Hugging Face's
+ * layout (wte, wpe, h.N.ln_1, h.N.attn.c_attn, h.N.attn.c_proj, h.N.ln_2,
+ * h.N.mlp.c_fc, h.N.mlp.c_proj, ln_f; "transformer." before them or not;
+ * Conv1D weights (in, out), transposed here; the attn.bias masks ignored; an
+ * lm_head.weight equal to wte or absent: tied). The config comes from the
+ * shapes: vocab_size and n_embd from wte, block_size from wpe, n_layer from
+ * the blocks; n_head is n_head when > 0, else the file's metadata "n_head",
+ * else n_embd / 64 (GPT-2's head size). Every option off (GPT-2's layout),
+ * dropout 0. A tensor of the wrong shape or one that is no part of the model
+ * is an error. NULL with a message naming the file and the tensor. */
+qkv_gpt *qkv_gpt_load_safetensors(const char *path, int n_head);
+
 QKV_END_DECLS
 #endif

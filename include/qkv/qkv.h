@@ -32,6 +32,7 @@
 #include "qkv/precision.h"
 #include "qkv/profile.h"
 #include "qkv/rng.h"
+#include "qkv/safetensors.h"
 #include "qkv/stack.h"
 #include "qkv/tensor.h"
 #include "qkv/training.h"

@@ -1,0 +1,114 @@
+/* The PyTorch-made GPT-2 (see torch_ref.h). */
+#include "torch_ref.h"
+#include "files.h"
+#include "testing.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+bool qkv_test_torch_ref(char *dir, size_t len, int vocab)
+{
+    qkv_test_make_tmpdir(dir, len, "qkv_gpt2");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/models/gpt2_ref.py %s --vocab %d", dir,
+             vocab);
+    int status = system(cmd);
+    int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    /* 77: the script found no torch; 126, 127: no python3 to run it. */
+    if (rc == 77 || rc == 126 || rc == 127) {
+        printf("SKIPPED: the PyTorch reference of GPT-2's weights needs /usr/bin/python3 with "
+               "torch\n");
+        qkv_test_remove_tmpdir(dir);
+        return false;
+    }
+    ck_assert_msg(rc == 0, "%s: exit status %d", cmd, rc);
+    return true;
+}
+
+void qkv_test_ref_values(const char *dir, const char *file, const char *name, qkv_real *out,
+                         size_t n)
+{
+    qkv_safetensors *st = qkv_safetensors_open(qkv_test_path(dir, file));
+    ck_assert_qkv(st);
+    const qkv_st_tensor *t = qkv_safetensors_find(st, name);
+    ck_assert_qkv(t);
+    ck_assert_uint_eq(t->count, n);
+    ck_assert_int_eq(qkv_safetensors_read(st, t, out, n), 0);
+    qkv_safetensors_free(st);
+}
+
+qkv_gpt *qkv_test_ref_model(const char *dir, const char *file)
+{
+    qkv_gpt *m = qkv_gpt_load_safetensors(qkv_test_path(dir, file), 0);
+    ck_assert_qkv(m);
+    return m;
+}
+
+void qkv_test_ref_batch(const char *dir, int32_t *idx, int32_t *targets)
+{
+    enum { N = QKV_REF_B * QKV_REF_T };
+    qkv_real v[N];
+    qkv_test_ref_values(dir, "ref.safetensors", "idx", v, N);
+    for (int i = 0; i < N; i++)
+        idx[i] = (int32_t)v[i];
+    qkv_test_ref_values(dir, "ref.safetensors", "targets", v, N);
+    for (int i = 0; i < N; i++)
+        targets[i] = (int32_t)v[i];
+}
+
+void qkv_test_ref_steps(const char *dir, qkv_gpt *m, qkv_real losses[QKV_REF_STEPS + 1])
+{
+    int32_t idx[QKV_REF_B * QKV_REF_T], targets[QKV_REF_B * QKV_REF_T];
+    qkv_test_ref_batch(dir, idx, targets);
+    qkv_optim *opt = qkv_optim_new(m->params, &(qkv_optim_config){.weight_decay = 0.1});
+    ck_assert_qkv(opt);
+    qkv_test_env env = qkv_test_env_new(1);
+    qkv_ctx ctx = {.arena = env.a, .train = true, .rng = &env.rng};
+    for (int step = 0; step <= QKV_REF_STEPS; step++) {
+        qkv_arena_reset(env.a);
+        qkv_params_zero_grad(m->params);
+        qkv_tensor *loss = qkv_gpt_loss(m, &ctx, idx, targets, QKV_REF_B, QKV_REF_T);
+        ck_assert_qkv(loss);
+        losses[step] = loss->data[0];
+        if (step < QKV_REF_STEPS) {
+            ck_assert_int_eq(qkv_backward(env.a, loss), 0);
+            ck_assert_int_eq(qkv_optim_step(opt, m->params, 1e-3), 0);
+        }
+    }
+    qkv_arena_free(&env.a);
+    qkv_optim_free(opt);
+}
+
+double qkv_test_ref_logits_error(const char *dir, const qkv_gpt *m)
+{
+    enum { N = QKV_REF_B * QKV_REF_T };
+    int32_t idx[N], targets[N];
+    qkv_test_ref_batch(dir, idx, targets);
+    size_t n = (size_t)N * (size_t)m->cfg.vocab_size;
+    qkv_real *want = malloc(n * sizeof *want);
+    ck_assert_ptr_nonnull(want);
+    qkv_test_ref_values(dir, "ref.safetensors", "logits", want, n);
+    qkv_test_env env = qkv_test_env_new(1);
+    qkv_ctx ctx = {.arena = env.a, .rng = &env.rng};
+    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, idx, QKV_REF_B, QKV_REF_T, NULL);
+    ck_assert_qkv(logits);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)logits->data[i] - (double)want[i]));
+    qkv_arena_free(&env.a);
+    free(want);
+    return worst;
+}
+
+double qkv_test_ref_loss_error(const char *dir, qkv_gpt *m)
+{
+    qkv_real got[QKV_REF_STEPS + 1], want[QKV_REF_STEPS + 1];
+    qkv_test_ref_steps(dir, m, got);
+    qkv_test_ref_values(dir, "ref.safetensors", "losses", want, QKV_REF_STEPS + 1);
+    double worst = 0;
+    for (int i = 0; i <= QKV_REF_STEPS; i++)
+        worst = fmax(worst, fabs((double)got[i] - (double)want[i]));
+    return worst;
+}
