@@ -277,8 +277,6 @@ static int tensor(cursor *c, qkv_st_tensor *t, size_t data_len)
 static int metadata(cursor *c, qkv_safetensors *st)
 {
     int cap = 0;
-    if (st->meta)
-        return fail(c, "__metadata__ given twice");
     if (expect(c, '{') < 0)
         return -1;
     if (next_is(c, '}'))
@@ -336,6 +334,7 @@ int qkv__st_parse_header(qkv_safetensors *st, const char *json, size_t len)
 {
     cursor c = {json, json, json + len};
     int cap = 0;
+    bool have_meta = false;
     if (expect(&c, '{') < 0)
         return -1;
     if (!next_is(&c, '}'))
@@ -349,6 +348,9 @@ int qkv__st_parse_header(qkv_safetensors *st, const char *json, size_t len)
             }
             if (!strcmp(name, "__metadata__")) {
                 qkv_free(name);
+                if (have_meta)
+                    return fail(&c, "__metadata__ given twice");
+                have_meta = true;
                 if (metadata(&c, st) < 0)
                     return -1;
                 continue;
