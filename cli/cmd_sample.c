@@ -11,6 +11,7 @@
 #include "runtime.h"
 #include "threads.h"
 #include "tokenizer_text.h"
+#include "weights.h"
 
 typedef struct emit_state {
     const qkv_tokenizer *vocab;
@@ -29,12 +30,15 @@ static int emit(int32_t token, void *ud)
 
 int cmd_sample(int argc, char **argv)
 {
-    const char *ckpt = NULL, *prompt = "\n";
+    const char *ckpt = NULL, *prompt = "\n", *tokenizer = NULL;
     int tokens = 500, top_k = 0, seed = 1337, threads = omp_get_num_procs();
     double temperature = 1.0, top_p = 1.0;
     bool no_cache = false;
     const arg_spec specs[] = {
-        {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
+        {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT",
+         "checkpoint written by qkv train, or GPT-2's weights (FILE.safetensors)"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "bytes|CKPT",
+         "a .safetensors model's tokenizer: every byte a token, or a qkv checkpoint's"},
         {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue"},
         {"--tokens", ARG_INT, &tokens, 0, 1e9, "N", "characters to generate"},
         {"--temperature", ARG_REAL, &temperature, 0, 100, "T", "divide the logits by T; 0 = greedy"},
@@ -57,7 +61,16 @@ int cmd_sample(int argc, char **argv)
     cli_use_threads(threads);
     qkv_tokenizer vocab;
     qkv_bpe *bpe = NULL;
-    qkv_gpt *m = qkv_gpt_load_bpe(ckpt, &vocab, &bpe);
+    const bool weights = weights_is_safetensors(ckpt);
+    if (weights != (tokenizer != NULL))
+        return args_error(&cmd, weights ? "--tokenizer is required with a .safetensors model"
+                                        : "--tokenizer is for a .safetensors model only (a "
+                                          "checkpoint carries its own)");
+    qkv_gpt *m = weights ? weights_load(ckpt, 0, 0) : qkv_gpt_load_bpe(ckpt, &vocab, &bpe);
+    if (m && weights && weights_tokenizer(tokenizer, m->cfg.vocab_size, &vocab, &bpe) < 0) {
+        qkv_gpt_free(m);
+        m = NULL;
+    }
     if (!m) {
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
         return 1;

@@ -21,6 +21,7 @@
 #include "tokenizer_text.h"
 #include "train_loop.h"
 #include "train_ranks.h"
+#include "weights.h"
 
 /* What the GPT's evaluations read: the model and its text. */
 typedef struct gpt_eval {
@@ -174,6 +175,31 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     return -1;
 }
 
+/* --init's model is the file's: the flags that would shape another are refused
+ * (--block and --heads excepted). -1, or the exit status after saying why. */
+static int init_check(const arg_cmd *cmd, const qkv_model_options *opts)
+{
+    const char *shaping[] = {"--layers", "--embd", "--dropout", "--config", "--resume"};
+    for (size_t i = 0; i < sizeof shaping / sizeof *shaping; i++)
+        if (args_given(cmd, shaping[i]))
+            return args_error(cmd, "--init starts from the file's model: no %s", shaping[i]);
+    if (memcmp(opts, &(qkv_model_options){0}, sizeof *opts) != 0)
+        return args_error(cmd, "--init starts from GPT-2's model: no model option");
+    return -1;
+}
+
+/* The text of an --init run in the ids of m's tokenizer (weights.h), or with
+ * "chars" its own characters (as many as m's tokens). NULL with a message. */
+static qkv_corpus *init_corpus(const qkv_gpt *m, const char *data, const char *tokenizer,
+                               qkv_bpe **bpe, double *bytes_per_token)
+{
+    qkv_tokenizer vocab;
+    bool chars = strcmp(tokenizer, "chars") == 0;
+    if (!chars && weights_tokenizer(tokenizer, m->cfg.vocab_size, &vocab, bpe) < 0)
+        return NULL;
+    return tokenizer_corpus(data, chars ? NULL : &vocab, 0, bpe, bytes_per_token);
+}
+
 /* How qkv train words and bounds its run options. */
 static const run_kind gpt_run_kind = {.iters_flag = "--iters", .input_flag = "--data",
                                       .batch_help = "sequences per step", .max_batch = 1e6,
@@ -191,7 +217,7 @@ int cmd_train(int argc, char **argv)
                       .weight_decay = dt.weight_decay, .grad_clip = dt.grad_clip,
                       .eval_every = 500, .eval_iters = dt.eval_iters, .log_every = 100,
                       .seed = (int)dt.seed, .threads = omp_get_num_procs(), .out = "gpt.ckpt"};
-    const char *data = getenv("QKV_DATA"), *config = dp->name, *tokenizer = "chars";
+    const char *data = getenv("QKV_DATA"), *config = dp->name, *tokenizer = "chars", *init = NULL;
     int block = dp->block, layers = dp->layers, heads = dp->heads, embd = dp->embd;
     double dropout = dp->dropout;
     model_option_args opt_args = {0};
@@ -201,7 +227,11 @@ int cmd_train(int argc, char **argv)
          "preset: baby, small or fast; flags below override it; budget (with --time): fast, "
          "its model sized to the budget"},
         {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "chars|bpe:N",
-         "one token a byte, or a BPE of N tokens trained on the training split"},
+         "one token a byte, or a BPE of N tokens trained on the training split; with --init: "
+         "chars, bytes (every byte its own id) or a qkv checkpoint's"},
+        {"--init", ARG_STR, &init, 0, 0, "FILE.safetensors",
+         "fine-tune GPT-2's weights (Hugging Face's layout): the sizes are the file's, "
+         "--block may shorten the context, --heads names the heads"},
     };
     enum { N_SIZES = 5 };
     arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
@@ -262,12 +292,14 @@ int cmd_train(int argc, char **argv)
     qkv_model_options opts;
     if ((rc = model_options_choose(&cmd, &opt_args, &ps->opts, &opts)) >= 0)
         return rc;
+    if (init && (rc = init_check(&cmd, &opts)) >= 0)
+        return rc;
     if (embd % heads)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
-    int bpe_vocab;
-    if (tokenizer_parse(tokenizer, &bpe_vocab) < 0)
+    int bpe_vocab = 0; /* with --init, the tokenizer is the model's (weights.h) */
+    if (!init && tokenizer_parse(tokenizer, &bpe_vocab) < 0)
         return args_error(&cmd, "%s", qkv_last_error());
     if ((rc = run_check(&cmd, &ro)) >= 0)
         return rc;
@@ -295,6 +327,12 @@ int cmd_train(int argc, char **argv)
             (corpus = tokenizer_corpus(data, &vocab, 0, &bpe, &bytes_per_token)) &&
             gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = qkv_training_resume(&tm, ro.resume, ro.iters);
+    } else if (init) {
+        m = weights_load(init, args_given(&cmd, "--heads") ? heads : 0,
+                         args_given(&cmd, "--block") ? block : 0);
+        if (m && (corpus = init_corpus(m, data, tokenizer, &bpe, &bytes_per_token)) &&
+            gpt_training_model(m, corpus, bpe, &tm) == 0)
+            run = run_new(&tm, &ro);
     } else if ((corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
                (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,
