@@ -11,9 +11,10 @@
 bool qkv_test_torch_ref(char *dir, size_t len, int vocab)
 {
     qkv_test_make_tmpdir(dir, len, "qkv_gpt2");
+    const char *python = getenv("QKV_TEST_PYTHON");
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/models/gpt2_ref.py %s --vocab %d", dir,
-             vocab);
+    snprintf(cmd, sizeof cmd, "%s tests/models/gpt2_ref.py %s --vocab %d",
+             python ? python : "/usr/bin/python3", dir, vocab);
     int status = system(cmd);
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     /* 77: the script found no torch; 126, 127: no python3 to run it. */

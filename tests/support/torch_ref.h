@@ -10,7 +10,7 @@
 /* The reference's sizes: gpt2_ref.py's batch, and the vocabulary asked of it. */
 enum { QKV_REF_B = 2, QKV_REF_T = 8, QKV_REF_STEPS = 3 };
 
-/* Run tests/models/gpt2_ref.py (under /usr/bin/python3) into a new temporary
+/* Run tests/models/gpt2_ref.py (under $QKV_TEST_PYTHON, default /usr/bin/python3) into a new temporary
  * folder dir (len bytes) for a model of vocab tokens. True when it wrote its
  * files; false, having printed "SKIPPED" and removed dir, when python3 or
  * torch is missing. Any other failure fails the test. */
