@@ -113,3 +113,55 @@ double qkv_test_ref_loss_error(const char *dir, qkv_gpt *m)
         worst = fmax(worst, fabs((double)got[i] - (double)want[i]));
     return worst;
 }
+
+/* ---- the suites' shared case: the fixture, the logits and the losses ---- */
+
+static char case_dir[128];
+static bool case_made;
+
+static void make_case_ref(void) { case_made = qkv_test_torch_ref(case_dir, sizeof case_dir, 50); }
+
+static void remove_case_ref(void)
+{
+    if (case_made)
+        qkv_test_remove_tmpdir(case_dir);
+}
+
+const char *qkv_test_ref_dir(void) { return case_made ? case_dir : NULL; }
+
+/* Which build this is, for the figures printed. */
+#define BUILD_NAME (sizeof(qkv_real) == sizeof(double) ? "double" : "float")
+
+START_TEST(logits_as_pytorch)
+{
+    if (!case_made)
+        return;
+    qkv_gpt *m = qkv_test_ref_model(case_dir, "model.safetensors");
+    double err = qkv_test_ref_logits_error(case_dir, m);
+    printf("%s build: logits within %.3g of PyTorch's\n", BUILD_NAME, err);
+    ck_assert_msg(err <= 1e-5, "logits differ from PyTorch's by %g", err);
+    qkv_gpt_free(m);
+}
+END_TEST
+
+START_TEST(losses_of_three_adamw_steps_as_pytorch)
+{
+    if (!case_made)
+        return;
+    qkv_gpt *m = qkv_test_ref_model(case_dir, "model.safetensors");
+    double err = qkv_test_ref_loss_error(case_dir, m);
+    printf("%s build: losses of 3 AdamW steps within %.3g of PyTorch's\n", BUILD_NAME, err);
+    ck_assert_msg(err <= 1e-5, "losses differ from PyTorch's by %g", err);
+    qkv_gpt_free(m);
+}
+END_TEST
+
+TCase *qkv_test_torch_case(const char *name)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_unchecked_fixture(tc, make_case_ref, remove_case_ref);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, logits_as_pytorch);
+    tcase_add_test(tc, losses_of_three_adamw_steps_as_pytorch);
+    return tc;
+}

@@ -2,6 +2,7 @@
 #ifndef QKV_TEST_TORCH_REF_H
 #define QKV_TEST_TORCH_REF_H
 
+#include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -37,5 +38,14 @@ double qkv_test_ref_loss_error(const char *dir, qkv_gpt *m);
  * (betas 0.9, 0.99, eps 1e-8, decay 0.1 on matrices) at lr 1e-3 on the
  * reference batch, the loss before each and after the last into losses. */
 void qkv_test_ref_steps(const char *dir, qkv_gpt *m, qkv_real losses[QKV_REF_STEPS + 1]);
+
+/* A case of the 50-token reference model, made once (its folder is
+ * qkv_test_ref_dir()): its logits and the losses of its 3 AdamW steps within
+ * 1e-5 of PyTorch's, the figures printed with the build's precision. A suite
+ * adds its own tests to it. */
+TCase *qkv_test_torch_case(const char *name);
+
+/* The case's reference folder, or NULL when it was SKIPPED. */
+const char *qkv_test_ref_dir(void);
 
 #endif
