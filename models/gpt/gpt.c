@@ -65,10 +65,7 @@ int qkv_gpt_config_check(const qkv_gpt_config *cfg)
     return check_config(cfg) < 0 ? qkv__fail_in("qkv_gpt_config_check") : 0;
 }
 
-/* The model of cfg with every parameter declared but none allocated: small
- * however large cfg is, so a loader can compare the values a file holds with
- * what the model needs before allocating them. */
-static qkv_gpt *declare(const qkv_gpt_config *cfg)
+qkv_gpt *qkv__gpt_declare(const qkv_gpt_config *cfg)
 {
     if (qkv__null("qkv_gpt_new", "cfg", cfg))
         return NULL;
@@ -99,7 +96,7 @@ fail:
 
 qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
 {
-    qkv_gpt *m = declare(cfg);
+    qkv_gpt *m = qkv__gpt_declare(cfg);
     qkv_rng rng;
     qkv_rng_seed(&rng, seed);
     if (m && qkv_params_alloc(m->params, &rng) < 0) {
@@ -112,7 +109,7 @@ qkv_gpt *qkv_gpt_new(const qkv_gpt_config *cfg, uint64_t seed)
 uint64_t qkv__gpt_n_values(const qkv_gpt_config *c)
 {
     /* What the model declares, whatever its options: no formula to keep in step with them. */
-    qkv_gpt *m = declare(c);
+    qkv_gpt *m = qkv__gpt_declare(c);
     uint64_t n = 0;
     for (int i = 0; m && i < m->params->count; i++)
         n += m->params->items[i].t->size;

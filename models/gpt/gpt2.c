@@ -4,6 +4,7 @@
  * biases, GELU in its tanh form, a head tied to wte. Its parameters have
  * Hugging Face's names already; only the four Conv1D weights of each block
  * are stored (in, out), the transpose of a Linear's (out, in). */
+#include "internal.h"
 #include "tensor/check.h"
 #include "qkv/gpt.h"
 #include "qkv/safetensors.h"
@@ -106,7 +107,7 @@ static int infer_config(const qkv_safetensors *st, const char *prefix, int n_hea
     char name[64];
     do
         snprintf(name, sizeof name, "h.%d.ln_1.weight", cfg->n_layer);
-    while (lookup(st, prefix, name) && ++cfg->n_layer < 100000);
+    while (lookup(st, prefix, name) && ++cfg->n_layer <= 256); /* past 256: the config says so */
     if ((cfg->n_head = heads(st, n_head, cfg->n_embd)) < 0)
         return -1;
     /* Hugging Face leaves the tied head out; a head of other values is untied. */
@@ -120,29 +121,40 @@ static int infer_config(const qkv_safetensors *st, const char *prefix, int n_hea
     return qkv_gpt_config_check(cfg);
 }
 
-/* Parameter p's values from the file, Conv1D weights transposed into (out, in). */
-static int load_param(const qkv_safetensors *st, const char *prefix, const qkv_param *p,
-                      qkv_real *scratch)
+/* The tensor of the file that holds parameter p (of its shape: a Conv1D
+ * weight's transposed), or NULL with a message. */
+static const qkv_st_tensor *source(const qkv_safetensors *st, const char *prefix,
+                                   const qkv_param *p)
 {
     bool own = !strcmp(p->name, "lm_head.weight");
     const qkv_st_tensor *t = lookup(st, own ? "" : prefix, p->name);
-    if (!t)
-        return qkv_set_error("no tensor %s%s in the file", own ? "" : prefix, p->name);
+    if (!t) {
+        qkv_set_error("no tensor %s%s in the file", own ? "" : prefix, p->name);
+        return NULL;
+    }
     bool conv = ends_with_any(p->name, CONV1D, 4);
     const qkv_tensor *w = p->t;
     bool same = t->ndim == w->ndim;
     for (int d = 0; same && d < w->ndim; d++)
         same = t->shape[d] == w->shape[conv ? w->ndim - 1 - d : d];
-    if (!same) {
-        char want[64];
-        if (w->ndim == 2)
-            snprintf(want, sizeof want, "(%d, %d)", w->shape[conv], w->shape[!conv]);
-        else
-            snprintf(want, sizeof want, "(%d)", w->shape[0]);
-        return qkv_set_error("%s: shape does not match, expected %s%s", t->name, want,
-                             conv ? " (Conv1D: in, out)" : "");
-    }
-    if (!conv)
+    if (same)
+        return t;
+    char want[64];
+    if (w->ndim == 2)
+        snprintf(want, sizeof want, "(%d, %d)", w->shape[conv], w->shape[!conv]);
+    else
+        snprintf(want, sizeof want, "(%d)", w->shape[0]);
+    qkv_set_error("%s: shape does not match, expected %s%s", t->name, want,
+                  conv ? " (Conv1D: in, out)" : "");
+    return NULL;
+}
+
+/* Parameter p's values from t, a Conv1D weight transposed into (out, in). */
+static int load_param(const qkv_safetensors *st, const qkv_st_tensor *t, const qkv_param *p,
+                      qkv_real *scratch)
+{
+    const qkv_tensor *w = p->t;
+    if (!ends_with_any(p->name, CONV1D, 4))
         return qkv_safetensors_read(st, t, w->data, w->size);
     if (qkv_safetensors_read(st, t, scratch, w->size) < 0)
         return -1;
@@ -175,20 +187,27 @@ static qkv_gpt *from_file(const qkv_safetensors *st, int n_head)
     qkv_gpt_config cfg;
     if (infer_config(st, prefix, n_head, &cfg) < 0)
         return NULL;
-    qkv_gpt *m = qkv_gpt_new(&cfg, 0);
-    if (!m || check_all_used(st, prefix, m) < 0) {
-        qkv_gpt_free(m);
-        return NULL;
-    }
+    /* Every tensor found and its shape checked before the model is allocated:
+     * the blocks are counted by name, and a small file must make a small model. */
+    qkv_gpt *m = qkv__gpt_declare(&cfg);
+    int n = m ? m->params->count : 0;
+    const qkv_st_tensor **from = m ? qkv_calloc((size_t)n * sizeof *from) : NULL;
+    int rc = from && check_all_used(st, prefix, m) == 0 ? 0 : -1;
     size_t biggest = 0;
-    for (int i = 0; i < m->params->count; i++)
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = (from[i] = source(st, prefix, &m->params->items[i])) ? 0 : -1;
         if (m->params->items[i].t->size > biggest)
             biggest = m->params->items[i].t->size;
-    qkv_real *scratch = qkv_alloc(biggest * sizeof *scratch);
-    int rc = scratch ? 0 : -1;
-    for (int i = 0; i < m->params->count && rc == 0; i++)
-        rc = load_param(st, prefix, &m->params->items[i], scratch);
+    }
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 0);
+    qkv_real *scratch = rc == 0 && qkv_params_alloc(m->params, &rng) == 0
+                            ? qkv_alloc(biggest * sizeof *scratch) : NULL;
+    rc = scratch ? 0 : -1;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = load_param(st, from[i], &m->params->items[i], scratch);
     qkv_free(scratch);
+    qkv_free(from);
     if (rc < 0) {
         qkv_gpt_free(m);
         return NULL;
