@@ -313,6 +313,7 @@ clean:
 #   make fuzz [FUZZ_SECONDS=600]   libFuzzer on the checkpoint loader (clang, libclang-rt-14-dev, libomp-14-dev)
 #   make fuzz-smoke                the same for 20 s (skipped, saying so, without clang's libFuzzer)
 #   make fuzz-seeds                rewrite the seed checkpoints in tests/fuzz/corpus/
+#   make fuzz-safetensors [FUZZ_SECONDS=600]   libFuzzer on the safetensors reader and GPT-2 loader
 #   make valgrind                  train, resume, sample and evaluate a tiny model under valgrind
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
@@ -321,7 +322,7 @@ FUZZ_BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -Iinclude -I. $(WARN
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_ARGS    := -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 
-.PHONY: fuzz fuzz-smoke fuzz-seeds valgrind
+.PHONY: fuzz fuzz-smoke fuzz-seeds fuzz-safetensors valgrind
 
 # The library again, instrumented for libFuzzer's coverage and the sanitizers.
 $(BUILD)/fuzz/obj/%.o: %.c
@@ -330,6 +331,14 @@ $(BUILD)/fuzz/obj/%.o: %.c
 
 $(BUILD)/fuzz/fuzz_checkpoint: tests/fuzz/fuzz_checkpoint.c $(FUZZ_OBJ)
 	$(FUZZ_CC) $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_BASE) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# The safetensors reader and GPT-2 loader; seeds in tests/fuzz/corpus-safetensors.
+fuzz-safetensors: $(BUILD)/fuzz/fuzz_safetensors
+	@mkdir -p $(BUILD)/fuzz/corpus-safetensors
+	OMP_NUM_THREADS=1 $< $(FUZZ_ARGS) -artifact_prefix=$(BUILD)/fuzz/ -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz/corpus-safetensors tests/fuzz/corpus-safetensors
 
 # New inputs go to $(BUILD)/fuzz/corpus; tests/fuzz/corpus holds the seeds.
 fuzz: $(BUILD)/fuzz/fuzz_checkpoint

@@ -47,11 +47,13 @@ static const qkv_st_tensor *lookup(const qkv_safetensors *st, const char *prefix
     return NULL;
 }
 
-/* A 2-d tensor's rows and columns. */
-static int matrix(const qkv_st_tensor *t, int *rows, int *cols)
+/* The rows and columns of the matrix prefix + name. */
+static int matrix(const qkv_safetensors *st, const char *prefix, const char *name, int *rows,
+                  int *cols)
 {
+    const qkv_st_tensor *t = lookup(st, prefix, name);
     if (!t)
-        return -1;
+        return qkv_set_error("no tensor %s%s in the file: not GPT-2's layout", prefix, name);
     if (t->ndim != 2 || t->shape[0] < 1 || t->shape[1] < 1 || t->shape[0] > 1 << 30 ||
         t->shape[1] > 1 << 30)
         return qkv_set_error("%s: %d-d, expected a matrix", t->name, t->ndim);
@@ -99,9 +101,9 @@ static int infer_config(const qkv_safetensors *st, const char *prefix, int n_hea
 {
     *cfg = (qkv_gpt_config){0};
     int pos_width;
-    if (matrix(lookup(st, prefix, "wte.weight"), &cfg->vocab_size, &cfg->n_embd) < 0 ||
-        matrix(lookup(st, prefix, "wpe.weight"), &cfg->block_size, &pos_width) < 0)
-        return qkv_set_error("wte.weight and wpe.weight must be matrices: %s", qkv_last_error());
+    if (matrix(st, prefix, "wte.weight", &cfg->vocab_size, &cfg->n_embd) < 0 ||
+        matrix(st, prefix, "wpe.weight", &cfg->block_size, &pos_width) < 0)
+        return -1;
     if (pos_width != cfg->n_embd)
         return qkv_set_error("wpe.weight is %d wide, wte.weight %d", pos_width, cfg->n_embd);
     char name[64];
