@@ -201,6 +201,9 @@ static qkv_gpt *from_file(const qkv_safetensors *st, int n_head)
         if (m->params->items[i].t->size > biggest)
             biggest = m->params->items[i].t->size;
     }
+    /* Every value is the file's: no random draws for them (GPT-2 small has 124M). */
+    for (int i = 0; i < n; i++)
+        m->params->items[i].init = QKV_INIT_ZEROS;
     qkv_rng rng;
     qkv_rng_seed(&rng, 0);
     qkv_real *scratch = rc == 0 && qkv_params_alloc(m->params, &rng) == 0
