@@ -8,8 +8,10 @@
 #include "tensor/check.h"
 #include "train/bytes.h"
 
-/* Bytes before the model's config in a light run's blob: its length. */
-enum { LEN_BYTES = 4 };
+/* Bytes before the model's config in a light run's blob: a mark (MARK), so
+ * that another run's blob is not read as a light one's, and its length. */
+enum { LEN_BYTES = 8 };
+static const uint8_t MARK[4] = {'q', 'k', 'v', 'L'};
 
 /* What the run owns for a light model (its callbacks' `model`). */
 typedef struct light {
@@ -86,7 +88,8 @@ static int fill(const char *fn, const qkv_light_model *m, qkv_training_model *pl
     *l = (light){.loss = m->loss, .eval = m->eval, .ud = m->ud};
     for (int i = 0; named && i < n; i++)
         l->names[i] = strcpy(l->name_bytes[i], m->rng_names[i]);
-    qkv__put_u32(*blob, (uint32_t)m->config_len);
+    memcpy(*blob, MARK, sizeof MARK);
+    qkv__put_u32(*blob + sizeof MARK, (uint32_t)m->config_len);
     if (m->config_len)
         memcpy(*blob + LEN_BYTES, m->config, m->config_len);
     *plug = (qkv_training_model){.kind = m->kind, .model = l, .params = m->params,
@@ -116,14 +119,12 @@ qkv_training *qkv_light_new(const qkv_light_model *m, const qkv_train_config *tc
 static int same_config(const char *path, const qkv_checkpoint *ck, const uint8_t *blob)
 {
     const uint8_t *saved = ck->config;
-    size_t here = qkv__get_u32(blob);
-    if (ck->config_len < LEN_BYTES + QKV_TRAIN_CONFIG_BYTES_V1 || !saved)
-        return qkv_set_error("'%s' holds no light run (its config blob is %zu bytes)", path,
-                             ck->config_len);
-    size_t there = qkv__get_u32(saved);
-    if (there > ck->config_len - LEN_BYTES - QKV_TRAIN_CONFIG_BYTES_V1)
-        return qkv_set_error("'%s' holds no light run (its config blob is %zu bytes, its model's "
-                             "said to be %zu)", path, ck->config_len, there);
+    size_t here = qkv__get_u32(blob + sizeof MARK);
+    bool marked = ck->config_len >= LEN_BYTES + QKV_TRAIN_CONFIG_BYTES_V1 && saved &&
+                  !memcmp(saved, MARK, sizeof MARK);
+    size_t there = marked ? qkv__get_u32(saved + sizeof MARK) : 0;
+    if (!marked || there > ck->config_len - LEN_BYTES - QKV_TRAIN_CONFIG_BYTES_V1)
+        return qkv_set_error("'%s' holds no light run (a run of a qkv_training_model?)", path);
     if (there != here)
         return qkv_set_error("'%s': the model's config is %zu bytes in the checkpoint, %zu here",
                              path, there, here);

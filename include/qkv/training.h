@@ -356,8 +356,8 @@ qkv_training *qkv_training_resume_rebuild(const char *path, const char *kind,
  *     while (t && t->step < t->cfg.iters && qkv_training_step(t, &loss, NULL) == 0) {}
  *     double val = qkv_training_eval(t, 0);                 // the loss, ctx->train false
  *
- * A light run saves the model's config_len (4 bytes) before its blob, so a
- * resume can say which differs. It computes whole batches: for data
+ * A light run saves a mark and the model's config_len (8 bytes) before its
+ * blob, so a resume can say which differs. It computes whole batches: for data
  * parallelism use qkv_training_model. */
 
 /* A light run's batch: the mean loss of a batch the callback draws itself
