@@ -32,7 +32,7 @@ typedef struct gpt_eval {
 /* The GPT's evaluation for the loop: the train and val losses, each split
  * in half the time the loop gives (with several ranks, each evaluates its
  * slice of every batch and the means are averaged); exact, the val loss over
- * the whole split (full_eval.h; every rank reads all of it) with its
+ * the whole split (qkv_gpt_eval_split; every rank reads all of it) with its
  * standard error, the train loss sampled in all the time given. */
 static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, train_eval *e,
                     bool exact)
@@ -44,10 +44,10 @@ static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, trai
     loss[0] = qkv_training_eval(run, QKV_SPLIT_TRAIN);
     done[0] = run->eval_done;
     *deadline = end;
-    full_loss f = {0};
+    qkv_split_loss f = {0};
     if (exact) {
-        int64_t n = full_eval_windows(g->m, g->text, QKV_SPLIT_VAL);
-        loss[1] = isnan(loss[0]) || full_eval(g->m, g->text, QKV_SPLIT_VAL, n, run->arena, &f) < 0
+        loss[1] = isnan(loss[0]) || qkv_gpt_eval_split(g->m, g->text, QKV_SPLIT_VAL,
+                                                       FULL_EVAL_MAX_TOKENS, run->arena, &f) < 0
                       ? NAN : f.loss;
     } else {
         loss[1] = qkv_training_eval(run, QKV_SPLIT_VAL);

@@ -400,5 +400,36 @@ qkv_training *qkv_light_new(const qkv_light_model *m, const qkv_train_config *tc
  * on any failure. */
 qkv_training *qkv_light_resume(const qkv_light_model *m, const char *path);
 
+/* ---- The exact evaluation: a model's loss over a whole split ---- */
+
+/* What an evaluation over a whole split found. */
+typedef struct qkv_split_loss {
+    double loss;     /* the mean of the windows' mean losses */
+    double se;       /* its standard error: the windows' sample standard deviation / sqrt(windows)
+                        (NAN for one window) */
+    int64_t windows; /* windows read */
+    int64_t tokens;  /* tokens predicted: windows x T */
+} qkv_split_loss;
+
+/* The mean next-token loss of one window: x its T input ids, y = x + 1 the
+ * targets, one row, built in ctx->arena (gradients and dropout are off).
+ * NULL on failure, with a message. */
+typedef qkv_tensor *(*qkv_window_loss_fn)(void *ud, const qkv_ctx *ctx, const int32_t *x,
+                                          const int32_t *y, int T);
+
+/* Windows qkv_eval_split reads of split with windows of T tokens: the split
+ * cut from its start into windows of T inputs (the targets one token
+ * further), at most max_tokens / T of them when max_tokens > 0; 0 when the
+ * split has fewer than T + 1 tokens. -1 with a message for bad arguments. */
+int64_t qkv_split_windows(const qkv_corpus *c, qkv_split split, int T, int64_t max_tokens);
+
+/* The mean loss of a model over the windows of split (qkv_split_windows),
+ * one window at a time through loss(ud, ...) with gradients off, each
+ * window's activations in arena (reset after each; NULL: an arena of its
+ * own), into *out with its standard error. 0, or -1 with a message (no
+ * window, a window's loss failed or is NaN, naming the window). */
+int qkv_eval_split(qkv_window_loss_fn loss, void *ud, const qkv_corpus *c, qkv_split split, int T,
+                   int64_t max_tokens, qkv_arena *arena, qkv_split_loss *out);
+
 QKV_END_DECLS
 #endif
