@@ -83,6 +83,8 @@ static int fill(const char *fn, const qkv_light_model *m, qkv_training_model *pl
     *blob = qkv_alloc(LEN_BYTES + m->config_len);
     if (!l || !*blob) {
         qkv_free(l);
+        qkv_free(*blob);
+        *blob = NULL;
         return qkv__fail_in(fn);
     }
     *l = (light){.loss = m->loss, .eval = m->eval, .ud = m->ud};
@@ -98,20 +100,6 @@ static int fill(const char *fn, const qkv_light_model *m, qkv_training_model *pl
                                  .loss = light_loss, .start = light_start, .release = light_free,
                                  .eval_loss = light_eval, .rng_names = named ? l->names : NULL};
     return 0;
-}
-
-qkv_training *qkv_light_new(const qkv_light_model *m, const qkv_train_config *tc)
-{
-    const char *fn = "qkv_light_new";
-    qkv_training_model plug;
-    uint8_t *blob = NULL;
-    if (qkv__null(fn, "tc", tc) || fill(fn, m, &plug, &blob) < 0)
-        return NULL;
-    qkv_training *t = qkv_training_new(&plug, tc); /* it copies the blob */
-    qkv_free(blob);
-    if (!t)
-        qkv__fail_in(fn);
-    return t;
 }
 
 /* 0 when the checkpoint ck (at path) was saved from a light model whose
@@ -135,25 +123,42 @@ static int same_config(const char *path, const qkv_checkpoint *ck, const uint8_t
     return 0;
 }
 
-qkv_training *qkv_light_resume(const qkv_light_model *m, const char *path)
+/* The run of m: new with settings tc, or (tc NULL) resumed from path.
+ * NULL with a message naming fn. */
+static qkv_training *light_run(const char *fn, const qkv_light_model *m,
+                               const qkv_train_config *tc, const char *path)
 {
-    const char *fn = "qkv_light_resume";
     qkv_training_model plug;
     uint8_t *blob = NULL;
-    if (qkv__null(fn, "path", path) || fill(fn, m, &plug, &blob) < 0)
+    if (fill(fn, m, &plug, &blob) < 0)
         return NULL;
-    /* The config is compared here, where a difference can be named; the
-     * resume then checks the rest (vocabulary, parameters, streams). */
-    qkv_checkpoint *ck = qkv_checkpoint_open(path, m->kind);
-    int rc = ck ? same_config(path, ck, blob) : -1;
-    qkv_checkpoint_close(ck);
     qkv_training *t = NULL;
-    if (rc == 0)
-        t = qkv_training_resume(&plug, path, 0); /* it owns plug.model from here */
-    else
-        light_free(plug.model);
+    if (tc) {
+        t = qkv_training_new(&plug, tc); /* it copies the blob, and owns plug.model */
+    } else {
+        /* The config is compared here, where a difference can be named; the
+         * resume then checks the rest (vocabulary, parameters, streams). */
+        qkv_checkpoint *ck = qkv_checkpoint_open(path, m->kind);
+        int rc = ck ? same_config(path, ck, blob) : -1;
+        qkv_checkpoint_close(ck);
+        if (rc == 0)
+            t = qkv_training_resume(&plug, path, 0); /* it owns plug.model from here */
+        else
+            light_free(plug.model);
+    }
     qkv_free(blob);
     if (!t)
         qkv__fail_in(fn);
     return t;
+}
+
+qkv_training *qkv_light_new(const qkv_light_model *m, const qkv_train_config *tc)
+{
+    return qkv__null("qkv_light_new", "tc", tc) ? NULL : light_run("qkv_light_new", m, tc, NULL);
+}
+
+qkv_training *qkv_light_resume(const qkv_light_model *m, const char *path)
+{
+    const char *fn = "qkv_light_resume";
+    return qkv__null(fn, "path", path) ? NULL : light_run(fn, m, NULL, path);
 }

@@ -97,13 +97,21 @@ static qkv_light_model light_of(line *m, char names[2][8])
 static const qkv_train_config TC = {.iters = ITERS, .batch_size = ROWS, .lr = 0.05,
                                     .eval_iters = 3, .seed = 11};
 
+/* A new light run of m with TC, its model into *lm. */
+static qkv_training *light_new(line *m, char names[2][8], qkv_light_model *lm)
+{
+    *lm = light_of(m, names);
+    qkv_training *t = qkv_light_new(lm, &TC);
+    ck_assert_qkv(t);
+    return t;
+}
+
 START_TEST(test_a_light_run_is_the_training_run)
 {
     line *a = line_new(), *b = line_new();
     char names[2][8];
-    qkv_light_model lm = light_of(a, names);
-    qkv_training *light = qkv_light_new(&lm, &TC);
-    ck_assert_qkv(light);
+    qkv_light_model lm;
+    qkv_training *light = light_new(a, names, &lm);
     qkv_rng *streams[] = {&b->data, &b->held};
     qkv_training_model plug = {.kind = "line", .model = b, .params = b->params, .rngs = streams,
                                .n_rngs = 2, .loss = plug_loss};
@@ -129,15 +137,12 @@ START_TEST(test_evaluation_is_the_loss_held_out)
 {
     line *m = line_new();
     char names[2][8];
-    qkv_light_model lm = light_of(m, names);
-    qkv_training *t = qkv_light_new(&lm, &TC);
-    ck_assert_qkv(t);
+    qkv_light_model lm;
+    qkv_training *t = light_new(m, names, &lm);
     /* The mean of eval_iters held-out batches, computed here from a copy of the stream. */
-    qkv_rng held = m->held;
     double want = 0;
     qkv_arena *a = qkv_arena_new(1 << 16);
     line copy = *m;
-    copy.held = held;
     bool was = qkv_set_grad_enabled(false);
     for (int i = 0; i < TC.eval_iters; i++) {
         want += rows(&copy, &(qkv_ctx){.arena = a})->data[0];
@@ -172,9 +177,8 @@ START_TEST(test_a_light_run_computes_whole_batches)
 {
     line *m = line_new();
     char names[2][8];
-    qkv_light_model lm = light_of(m, names);
-    qkv_training *t = qkv_light_new(&lm, &TC);
-    ck_assert_qkv(t);
+    qkv_light_model lm;
+    qkv_training *t = light_new(m, names, &lm);
     t->batch_lo = 2; /* as a data-parallel rank would */
     ck_assert_int_eq(qkv_training_step(t, NULL, NULL), -1);
     ck_assert_error("whole batches", "[2, 8)");
@@ -183,27 +187,17 @@ START_TEST(test_a_light_run_computes_whole_batches)
 }
 END_TEST
 
-/* A temporary file name (the file made, empty). */
-static void temp_path(char *path)
-{
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-}
-
 /* ITERS steps straight, or half, save, resume in a fresh model, the rest:
  * the same weights, losses and streams. The names and the stream list were
  * locals, overwritten before the save. */
 START_TEST(test_resume_is_exact)
 {
-    char path[] = "/tmp/qkv_light_XXXXXX";
-    temp_path(path);
+    char path[64];
+    snprintf(path, sizeof path, "%s", qkv_test_temp_file("", 0, 1)); /* an empty file */
     line *straight = line_new(), *half = line_new();
     char n1[2][8], n2[2][8];
-    qkv_light_model l1 = light_of(straight, n1), l2 = light_of(half, n2);
-    qkv_training *t1 = qkv_light_new(&l1, &TC), *t2 = qkv_light_new(&l2, &TC);
-    ck_assert_qkv(t1);
-    ck_assert_qkv(t2);
+    qkv_light_model l1, l2;
+    qkv_training *t1 = light_new(straight, n1, &l1), *t2 = light_new(half, n2, &l2);
     for (int i = 0; i < ITERS / 2; i++)
         ck_assert_int_eq(qkv_training_step(t2, NULL, NULL), 0);
     strcpy(n2[0], "junk"), strcpy(n2[1], "junk2");
@@ -238,13 +232,12 @@ END_TEST
 
 START_TEST(test_another_config_is_named)
 {
-    char path[] = "/tmp/qkv_light_XXXXXX";
-    temp_path(path);
+    char path[64];
+    snprintf(path, sizeof path, "%s", qkv_test_temp_file("", 0, 1)); /* an empty file */
     line *m = line_new();
     char names[2][8];
-    qkv_light_model lm = light_of(m, names);
-    qkv_training *t = qkv_light_new(&lm, &TC);
-    ck_assert_qkv(t);
+    qkv_light_model lm;
+    qkv_training *t = light_new(m, names, &lm);
     ck_assert_int_eq(qkv_training_save(t, path), 0);
     qkv_training_free(t);
 
