@@ -4,6 +4,8 @@
 #define QKV_TRAIN_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "qkv/base.h"
 #include "qkv/optim.h"
@@ -59,5 +61,9 @@ void qkv__muon_step(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale)
 /* qkv_newton_schulz with the caller's scratch: 2·m·n + 2·m² values, m and
  * n the smaller and larger of rows and cols; out may be g. (muon.c) */
 void qkv__newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out, qkv_real *work);
+
+/* The first of the n bytes where a and b differ; n when none does: what a
+ * refused config blob's message names. (training.c) */
+size_t qkv__first_difference(const uint8_t *a, const uint8_t *b, size_t n);
 
 #endif

@@ -7,6 +7,7 @@
 #include "qkv/training.h"
 #include "tensor/check.h"
 #include "train/bytes.h"
+#include "train/internal.h"
 
 /* Bytes before the model's config in a light run's blob: a mark (MARK), so
  * that another run's blob is not read as a light one's, and its length. */
@@ -116,10 +117,10 @@ static int same_config(const char *path, const qkv_checkpoint *ck, const uint8_t
     if (there != here)
         return qkv_set_error("'%s': the model's config is %zu bytes in the checkpoint, %zu here",
                              path, there, here);
-    for (size_t i = 0; i < here; i++)
-        if (saved[LEN_BYTES + i] != blob[LEN_BYTES + i])
-            return qkv_set_error("'%s': config byte %zu: %u in the checkpoint, %u here", path, i,
-                                 saved[LEN_BYTES + i], blob[LEN_BYTES + i]);
+    size_t i = qkv__first_difference(saved + LEN_BYTES, blob + LEN_BYTES, here);
+    if (i < here)
+        return qkv_set_error("'%s': config byte %zu: %u in the checkpoint, %u here", path, i,
+                             saved[LEN_BYTES + i], blob[LEN_BYTES + i]);
     return 0;
 }
 
