@@ -6,7 +6,10 @@
 #include "qkv/training.h"
 #include "tensor/check.h"
 
-static const char *split_name(qkv_split split) { return split == QKV_SPLIT_TRAIN ? "train" : "val"; }
+static const char *split_name(qkv_split split)
+{
+    return split == QKV_SPLIT_TRAIN ? "train" : "val";
+}
 
 /* The split's first token and its length in tokens. */
 static void split_range(const qkv_corpus *c, qkv_split split, size_t *start, size_t *len)
@@ -22,7 +25,8 @@ static int check_split(const char *fn, const qkv_corpus *c, qkv_split split, int
     if (qkv__null(fn, "c", c))
         return -1;
     if (split != QKV_SPLIT_TRAIN && split != QKV_SPLIT_VAL)
-        return qkv_set_error("%s: split %d is not QKV_SPLIT_TRAIN or QKV_SPLIT_VAL", fn, (int)split);
+        return qkv_set_error("%s: split %d is not QKV_SPLIT_TRAIN or QKV_SPLIT_VAL", fn,
+                             (int)split);
     if (T < 1)
         return qkv_set_error("%s: T %d is not a window length (at least 1)", fn, T);
     if (max_tokens < 0)
@@ -74,7 +78,8 @@ static int eval_windows(qkv_window_loss_fn loss, void *ud, const int32_t *ids, i
     }
     *out = (qkv_split_loss){.loss = mean,
                             .se = n > 1 ? sqrt(m2 / (double)(n - 1) / (double)n) : NAN,
-                            .windows = n, .tokens = n * T};
+                            .windows = n,
+                            .tokens = n * T};
     return 0;
 }
 
@@ -88,7 +93,8 @@ int qkv_eval_split(qkv_window_loss_fn loss, void *ud, const qkv_corpus *c, qkv_s
     int64_t n = windows(c, split, T, max_tokens);
     if (n < 1)
         return qkv_set_error("%s: the %s split (%zu tokens) is too short for one window of %d "
-                             "tokens and its targets%s", fn, split_name(split),
+                             "tokens and its targets%s",
+                             fn, split_name(split),
                              split == QKV_SPLIT_TRAIN ? c->n_train : c->len - c->n_train, T,
                              max_tokens > 0 && max_tokens < T ? ", or max_tokens for one" : "");
     qkv_arena *own = arena ? NULL : qkv_arena_new((size_t)1 << 20);

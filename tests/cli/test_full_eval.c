@@ -10,8 +10,8 @@ START_TEST(test_the_cost_is_measured)
         text[i] = "abcdefgh "[(i * 5) % 9];
     qkv_corpus *c = qkv_corpus_from_text(text, sizeof text, NULL);
     ck_assert_qkv(c);
-    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 16, .n_layer = 1, .n_head = 2,
-                         .n_embd = 16};
+    qkv_gpt_config mc = {
+        .vocab_size = c->tok.size, .block_size = 16, .n_layer = 1, .n_head = 2, .n_embd = 16};
     qkv_gpt *m = qkv_gpt_new(&mc, 3);
     ck_assert_qkv(m);
     qkv_arena *arena = qkv_arena_new(1 << 20);

@@ -12,7 +12,10 @@ MISUSE(qkv_split_windows, null_corpus)
 {
     FAILS_INT(qkv_split_windows(NULL, QKV_SPLIT_VAL, 8, 0), "c is NULL");
 }
-MISUSE(qkv_split_windows, zero_window) { FAILS_INT(qkv_split_windows(corpus(), QKV_SPLIT_VAL, 0, 0), "T 0"); }
+MISUSE(qkv_split_windows, zero_window)
+{
+    FAILS_INT(qkv_split_windows(corpus(), QKV_SPLIT_VAL, 0, 0), "T 0");
+}
 MISUSE(qkv_split_windows, negative_cap)
 {
     FAILS_INT(qkv_split_windows(corpus(), QKV_SPLIT_VAL, 8, -1), "max_tokens -1");
@@ -38,8 +41,8 @@ MISUSE(qkv_eval_split, failing_window)
 MISUSE(qkv_eval_split, cap_below_a_window)
 {
     qkv_split_loss f;
-    FAILS_INT(qkv_eval_split(no_window, NULL, corpus(), QKV_SPLIT_VAL, 8, 5, NULL, &f),
-              "too short", "max_tokens");
+    FAILS_INT(qkv_eval_split(no_window, NULL, corpus(), QKV_SPLIT_VAL, 8, 5, NULL, &f), "too short",
+              "max_tokens");
 }
 MISUSE(qkv_gpt_eval_split, null_model)
 {

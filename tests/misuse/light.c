@@ -11,8 +11,8 @@ static qkv_tensor *square_loss(void *ud, const qkv_ctx *ctx)
 
 static qkv_light_model light(void)
 {
-    return (qkv_light_model){.kind = "sq", .params = params(), .loss = square_loss,
-                             .config = "ab", .config_len = 2};
+    return (qkv_light_model){
+        .kind = "sq", .params = params(), .loss = square_loss, .config = "ab", .config_len = 2};
 }
 
 MISUSE(qkv_light_new, null_model)
@@ -44,8 +44,14 @@ MISUSE(qkv_light_new, bad_settings)
     qkv_light_model m = light();
     FAILS_NULL(qkv_light_new(&m, &(qkv_train_config){.lr = -1}), "lr -1");
 }
-MISUSE(qkv_light_resume, null_path) { FAILS_NULL(qkv_light_resume(&(qkv_light_model){0}, NULL), "path"); }
-MISUSE(qkv_light_resume, null_model) { FAILS_NULL(qkv_light_resume(NULL, ckpt_path()), "m is NULL"); }
+MISUSE(qkv_light_resume, null_path)
+{
+    FAILS_NULL(qkv_light_resume(&(qkv_light_model){0}, NULL), "path");
+}
+MISUSE(qkv_light_resume, null_model)
+{
+    FAILS_NULL(qkv_light_resume(NULL, ckpt_path()), "m is NULL");
+}
 MISUSE(qkv_light_resume, no_file)
 {
     qkv_light_model m = light();
@@ -58,7 +64,8 @@ MISUSE(qkv_light_resume, another_config)
     MISUSE_ASSERT(t && qkv_training_save(t, tmp_path("sq.ckpt")) == 0);
     qkv_training_free(t);
     m.config = "ax";
-    FAILS_NULL(qkv_light_resume(&m, tmp_path("sq.ckpt")), "config byte 1: 98 in the checkpoint, 120 here");
+    FAILS_NULL(qkv_light_resume(&m, tmp_path("sq.ckpt")),
+               "config byte 1: 98 in the checkpoint, 120 here");
 }
 MISUSE(qkv_light_resume, a_gpt_checkpoint)
 {

@@ -21,8 +21,8 @@ START_TEST(test_the_mean_over_every_window)
     qkv_corpus *c = qkv_corpus_from_text(text, sizeof text, NULL);
     ck_assert_qkv(c);
     const int T = 16;
-    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = T, .n_layer = 1, .n_head = 2,
-                         .n_embd = 16};
+    qkv_gpt_config mc = {
+        .vocab_size = c->tok.size, .block_size = T, .n_layer = 1, .n_head = 2, .n_embd = 16};
     qkv_gpt *m = qkv_gpt_new(&mc, 3);
     ck_assert_qkv(m);
     /* The val split: 400 tokens, so (400 - 1) / 16 = 24 windows. */
@@ -90,12 +90,13 @@ START_TEST(test_a_large_split_is_capped)
         text[i] = "xyz"[i % 3];
     qkv_corpus *c = qkv_corpus_from_text(text, len, NULL);
     ck_assert_qkv(c);
-    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 64, .n_layer = 1, .n_head = 1,
-                         .n_embd = 4};
+    qkv_gpt_config mc = {
+        .vocab_size = c->tok.size, .block_size = 64, .n_layer = 1, .n_head = 1, .n_embd = 4};
     qkv_gpt *m = qkv_gpt_new(&mc, 1);
     ck_assert_qkv(m);
     ck_assert_int_eq(qkv_split_windows(c, QKV_SPLIT_TRAIN, 64, 500000), 500000 / 64);
-    ck_assert_int_eq(qkv_split_windows(c, QKV_SPLIT_TRAIN, 64, 0), (int64_t)((c->n_train - 1) / 64));
+    ck_assert_int_eq(qkv_split_windows(c, QKV_SPLIT_TRAIN, 64, 0),
+                     (int64_t)((c->n_train - 1) / 64));
     ck_assert_int_eq(qkv_split_windows(c, QKV_SPLIT_VAL, 64, 500000),
                      (int64_t)((len - c->n_train - 1) / 64));
     /* A split shorter than a window and its target has none, and evaluating it says so. */

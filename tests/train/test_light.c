@@ -15,9 +15,9 @@ enum { IN = 3, ROWS = 8, ITERS = 8 };
 /* y = x·w to learn w = (1, 2, 3), its rows drawn from its own stream. */
 typedef struct line {
     qkv_params *params;
-    qkv_tensor *w;     /* (IN, 1) */
-    qkv_rng data;      /* the training rows */
-    qkv_rng held;      /* the held-out rows */
+    qkv_tensor *w; /* (IN, 1) */
+    qkv_rng data;  /* the training rows */
+    qkv_rng held;  /* the held-out rows */
     int train_calls, eval_calls, own_eval_calls, grad_on_in_eval;
 } line;
 
@@ -33,9 +33,9 @@ static qkv_tensor *rows(line *m, const qkv_ctx *ctx)
         }
     }
     qkv_arena *a = ctx->arena;
-    qkv_tensor *err = qkv_sub(a, qkv_matmul(a, qkv_from_array(a, QKV_SHAPE(ROWS, IN), x), m->w,
-                                            false, false),
-                              qkv_from_array(a, QKV_SHAPE(ROWS, 1), y));
+    qkv_tensor *err =
+        qkv_sub(a, qkv_matmul(a, qkv_from_array(a, QKV_SHAPE(ROWS, IN), x), m->w, false, false),
+                qkv_from_array(a, QKV_SHAPE(ROWS, 1), y));
     return qkv_mean(a, qkv_mul(a, err, err));
 }
 
@@ -89,13 +89,18 @@ static const uint8_t SIZES[3] = {IN, 1, 64};
 static qkv_light_model light_of(line *m, char names[2][8])
 {
     strcpy(names[0], "data"), strcpy(names[1], "held");
-    return (qkv_light_model){.kind = "line", .params = m->params, .loss = light_loss, .ud = m,
-                             .config = SIZES, .config_len = sizeof SIZES,
-                             .rngs = {&m->data, &m->held}, .rng_names = {names[0], names[1]}};
+    return (qkv_light_model){.kind = "line",
+                             .params = m->params,
+                             .loss = light_loss,
+                             .ud = m,
+                             .config = SIZES,
+                             .config_len = sizeof SIZES,
+                             .rngs = {&m->data, &m->held},
+                             .rng_names = {names[0], names[1]}};
 }
 
-static const qkv_train_config TC = {.iters = ITERS, .batch_size = ROWS, .lr = 0.05,
-                                    .eval_iters = 3, .seed = 11};
+static const qkv_train_config TC = {
+    .iters = ITERS, .batch_size = ROWS, .lr = 0.05, .eval_iters = 3, .seed = 11};
 
 /* A new light run of m with TC, its model into *lm. */
 static qkv_training *light_new(line *m, char names[2][8], qkv_light_model *lm)
@@ -113,8 +118,12 @@ START_TEST(test_a_light_run_is_the_training_run)
     qkv_light_model lm;
     qkv_training *light = light_new(a, names, &lm);
     qkv_rng *streams[] = {&b->data, &b->held};
-    qkv_training_model plug = {.kind = "line", .model = b, .params = b->params, .rngs = streams,
-                               .n_rngs = 2, .loss = plug_loss};
+    qkv_training_model plug = {.kind = "line",
+                               .model = b,
+                               .params = b->params,
+                               .rngs = streams,
+                               .n_rngs = 2,
+                               .loss = plug_loss};
     qkv_training *full = qkv_training_new(&plug, &TC);
     ck_assert_qkv(full);
     for (int i = 0; i < ITERS; i++) {
@@ -255,9 +264,14 @@ START_TEST(test_another_config_is_named)
 
     /* A run saved by a qkv_training_model is no light run. */
     qkv_rng *streams[] = {&m->data};
-    qkv_training_model plug = {.kind = "line", .model = m, .params = m->params,
-                               .config = (uint8_t[]){200, 200, 200, 200}, .config_len = 4,
-                               .rngs = streams, .n_rngs = 1, .loss = plug_loss};
+    qkv_training_model plug = {.kind = "line",
+                               .model = m,
+                               .params = m->params,
+                               .config = (uint8_t[]){200, 200, 200, 200},
+                               .config_len = 4,
+                               .rngs = streams,
+                               .n_rngs = 1,
+                               .loss = plug_loss};
     t = qkv_training_new(&plug, &TC);
     ck_assert_qkv(t);
     ck_assert_int_eq(qkv_training_save(t, path), 0);
