@@ -140,17 +140,13 @@ START_TEST(test_svg_of_a_bpe_model_has_a_row_and_column_a_token)
 }
 END_TEST
 
-START_TEST(test_page_of_a_bpe_model_names_tokens)
+/* The page at work/name is of m reading READ: a query and a key a token,
+ * named by its text, and the next token's distribution by token. */
+static void check_page(const char *name, const qkv_bpe *bpe)
 {
-    qkv_bpe *bpe;
-    qkv_gpt *m = bpe_model(&bpe);
     int32_t ids[sizeof READ];
     int T = (int)qkv_bpe_encode(bpe, READ, strlen(READ), ids);
-    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "attn", "--ckpt", "b.ckpt", "--text", READ,
-                                   "--html", "a.html");
-    expect_ok(&r);
-    qkv_cli_result_free(&r);
-    jval data = attn_page_data(qkv_test_path(cli.work, "a.html"));
+    jval data = attn_page_data(qkv_test_path(cli.work, name));
     ck_assert_str_eq(json_get(&data, "text")->str, READ);
     const jval *v = &json_get(&data, "views")->items[0];
     ck_assert_int_eq(json_get_int(v, "Tq"), T);
@@ -168,8 +164,50 @@ START_TEST(test_page_of_a_bpe_model_names_tokens)
     for (int i = 0; i < chars->n; i++)
         check_label(bpe, i, chars->items[i].str);
     json_free(&data);
+}
+
+START_TEST(test_page_of_a_bpe_model_names_tokens)
+{
+    qkv_bpe *bpe;
+    qkv_gpt *m = bpe_model(&bpe);
+    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "attn", "--ckpt", "b.ckpt", "--text", READ,
+                                   "--html", "a.html");
+    expect_ok(&r);
+    qkv_cli_result_free(&r);
+    check_page("a.html", bpe);
+    /* The same page from the function, in this process. */
+    ck_assert_msg(attn_html_gpt_bpe(qkv_test_path(cli.work, "f.html"), m, bpe, READ) == 0, "%s",
+                  qkv_last_error());
+    check_page("f.html", bpe);
     qkv_bpe_free(bpe);
     qkv_gpt_free(m);
+}
+END_TEST
+
+/* svg_heatmap with names: each row's name to its left, each column's
+ * upwards above it, every one of them however narrow the cells. */
+START_TEST(test_heatmap_names_every_row_and_column)
+{
+    enum { N = 120 }; /* cells of 6 pixels: a 4-character label is wider */
+    static qkv_real values[N * N];
+    static char text[N][8];
+    const char *names[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(text[i], sizeof text[i], "t%03d", i);
+        names[i] = text[i];
+    }
+    svg_heatmap_spec h = {.panels = 1, .rows = N, .cols = N, .values = values,
+                          .row_names = names, .col_names = names};
+    ck_assert_msg(svg_heatmap(qkv_test_path(cli.work, "h.svg"), &h) == 0, "%s", qkv_last_error());
+    char *svg = qkv_test_read_file(qkv_test_path(cli.work, "h.svg"), NULL);
+    static char rows[N + 1][64], cols[N + 1][64];
+    ck_assert_int_eq(svg_labels(svg, "text-anchor=\"end\"", rows, N + 1), N);
+    ck_assert_int_eq(svg_labels(svg, "rotate(-90 ", cols, N + 1), N);
+    for (int i = 0; i < N; i++) {
+        ck_assert_str_eq(rows[i], names[i]);
+        ck_assert_str_eq(cols[i], names[i]);
+    }
+    free(svg);
 }
 END_TEST
 
@@ -227,6 +265,7 @@ START_TEST(test_token_names)
         {"\0\x1F\x7F", 3, "\\x00\\x1F\\x7F"},
         {"\xC3\xA9", 2, "\xC3\xA9"},                 /* é, whole */
         {"\xC3", 1, "\\xC3"},                        /* cut short */
+        {"\xC3" "a", 2, "\\xC3" "a"},                 /* a lead byte, then no continuation */
         {"\xA9", 1, "\\xA9"},                        /* a stray continuation byte */
         {"\xC0\xAF", 2, "\\xC0\\xAF"},               /* overlong '/' */
         {"\xE0\x80\xAF", 3, "\\xE0\\x80\\xAF"},      /* overlong, 3 bytes */
@@ -255,6 +294,7 @@ static Suite *attn_bpe_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_svg_of_a_bpe_model_has_a_row_and_column_a_token);
     tcase_add_test(tc, test_page_of_a_bpe_model_names_tokens);
+    tcase_add_test(tc, test_heatmap_names_every_row_and_column);
     tcase_add_test(tc, test_limits_count_tokens);
     tcase_add_test(tc, test_token_names);
     suite_add_tcase(s, tc);
