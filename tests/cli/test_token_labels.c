@@ -16,6 +16,17 @@ static void setup(void) { qkv_test_make_tmpdir(dir, sizeof dir, "qkv_token_label
 
 static void teardown(void) { qkv_test_remove_tmpdir(dir); }
 
+/* s with every byte outside printable ASCII as \xHH, into buf (a message
+ * of raw bytes would make the suite's log binary). */
+static const char *shown(char buf[128], const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : "(null)"); *p && n < 120; p++)
+        n += (size_t)snprintf(buf + n, 128 - n, *p >= 0x20 && *p < 0x7f ? "%c" : "\\x%02X", *p);
+    buf[n] = 0;
+    return buf;
+}
+
 /* The rule of a label, case by case (the plain check above reads labels back;
  * this one says which bytes pass as they are). */
 START_TEST(test_token_names)
@@ -44,8 +55,9 @@ START_TEST(test_token_names)
     qkv_arena *a = qkv_arena_new(4096);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *name = qkv__viz_token_name(a, cases[i].bytes, cases[i].n);
+        char got[128], want[128];
         ck_assert_msg(name && strcmp(name, cases[i].name) == 0, "case %zu: '%s', not '%s'", i,
-                      name, cases[i].name);
+                      shown(got, name), shown(want, cases[i].name));
     }
     ck_assert_int_eq(qkv__viz_label_width("\xE2\x90\xA3" "ab\\x80"), 7);
     qkv_arena_free(&a);
