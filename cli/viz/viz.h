@@ -26,7 +26,9 @@
  *
  * Labels are shown as they are, except that XML's special characters are
  * escaped, a space shows as '␣', a newline as '⏎', a tab as '⇥' and any other
- * control or non-ASCII byte as '�'. Titles and names are UTF-8.
+ * control or non-ASCII byte as '�'. Titles and names are UTF-8. A GPT of BPE
+ * tokens is labelled a token at a time (viz_tokenize's names): the token's
+ * bytes, whole UTF-8 characters as they are and any other byte as "\xHH".
  */
 #ifndef QKV_CLI_VIZ_H
 #define QKV_CLI_VIZ_H
