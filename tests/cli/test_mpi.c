@@ -306,7 +306,9 @@ START_TEST(test_ranks_with_different_vocabularies_refuse_to_train)
                         "qkv train: rank 1's vocabulary (");
     ck_assert_int_eq(sh("grep -q \"rank 1's vocabulary (\\([0-9]*\\) symbols, CRC .*) differs "
                         "from rank 0's (\\1 symbols\" more.log"), 1);
-    /* Tokenizers of BPE: of another size; of the same size from another text; none. */
+    /* Tokenizers of BPE: of another size; of the same size from another text (upper.txt: the
+     * same merges of other bytes give the same ids, so the text's term alone would let it
+     * train, silently wrong); none. */
     assert_ranks_refuse("bpe.log", "train --data text.txt " MODEL " --tokenizer bpe:300 --iters "
                         "20 --out v.ckpt", "train --data text.txt " MODEL " --tokenizer bpe:290 "
                         "--iters 20 --out v.ckpt", "qkv train: rank 1's tokenizer (BPE of 290 "
