@@ -49,6 +49,31 @@ static qkv_gpt *bpe_model(qkv_bpe **bpe)
     return m;
 }
 
+/* The SVG work/name draws query rows row0..row0+n-1 of the T tokens ids: a
+ * row a query, labelled with its token's text, a column a key (every one),
+ * and causal cells: row q has the keys up to itself. */
+static void check_svg(const char *name, const qkv_bpe *bpe, const int32_t *ids, int T, int row0,
+                      int n)
+{
+    char *svg = qkv_test_read_file(qkv_test_path(cli.work, name), NULL);
+    /* The labels: rows to the left (anchored at their end), columns upwards. */
+    char rows[80][64], cols[80][64];
+    ck_assert_int_eq(svg_labels(svg, "text-anchor=\"end\"", rows, 80), n);
+    ck_assert_int_eq(svg_labels(svg, "rotate(-90 ", cols, 80), T + 1); /* + the rows' caption */
+    /* XML escapes none of these labels' characters but '&', '<', '>': READ has none. */
+    for (int q = 0; q < n; q++)
+        check_label(bpe, ids[row0 + q], rows[q]);
+    for (int t = 0; t < T; t++)
+        check_label(bpe, ids[t], cols[t + 1]);
+    int cells = 0, want = 0;
+    for (const char *p = svg; (p = strstr(p, "class=\"cell\"")); p++)
+        cells++;
+    for (int q = row0; q < row0 + n; q++)
+        want += q + 1;
+    ck_assert_int_eq(cells, want);
+    free(svg);
+}
+
 START_TEST(test_svg_of_a_bpe_model_has_a_row_and_column_a_token)
 {
     qkv_bpe *bpe;
@@ -63,22 +88,14 @@ START_TEST(test_svg_of_a_bpe_model_has_a_row_and_column_a_token)
     snprintf(want, sizeof want, "wrote a.svg: %d tokens", T);
     ck_assert_msg(strstr(r.out, want), "%s", r.out);
     qkv_cli_result_free(&r);
-    char *svg = qkv_test_read_file(qkv_test_path(cli.work, "a.svg"), NULL);
-    /* The labels: rows to the left (anchored at their end), columns upwards. */
-    char rows[80][64], cols[80][64];
-    ck_assert_int_eq(svg_labels(svg, "text-anchor=\"end\"", rows, 80), T);
-    ck_assert_int_eq(svg_labels(svg, "rotate(-90 ", cols, 80), T + 1); /* + the rows' caption */
-    for (int t = 0; t < T; t++) {
-        /* XML escapes none of these labels' characters but '&', '<', '>': READ has none. */
-        check_label(bpe, ids[t], rows[t]);
-        check_label(bpe, ids[t], cols[t + 1]);
-    }
-    /* T×T, causal: row t has the t + 1 keys up to itself. */
-    int cells = 0;
-    for (const char *p = svg; (p = strstr(p, "class=\"cell\"")); p++)
-        cells++;
-    ck_assert_int_eq(cells, T * (T + 1) / 2);
-    free(svg);
+    check_svg("a.svg", bpe, ids, T, 0, T); /* T×T */
+    /* --rows counts tokens: queries 2 to 4, over every key. */
+    r = QKV_CLI_RUN(&cli, NULL, "attn", "--ckpt", "b.ckpt", "--text", READ, "--head", "1",
+                    "--rows", "2:5", "--out", "r.svg");
+    expect_ok(&r);
+    ck_assert_msg(strstr(r.out, "query rows 2 to 4"), "%s", r.out);
+    qkv_cli_result_free(&r);
+    check_svg("r.svg", bpe, ids, T, 2, 3);
     qkv_bpe_free(bpe);
     qkv_gpt_free(m);
 }
