@@ -179,6 +179,8 @@ static int put_view(qkv__attn_json *t, const qkv__attn_view *v)
  * labels) and the logits the model gives the one after the last position. */
 static int put_next(qkv__attn_json *t, const qkv__attn_page *p)
 {
+    if (p->next_names) /* the page then says "Next token" */
+        put(t, ",\"tokens\":true");
     put_key(t, false, "next");
     put(t, "{\"chars\":");
     put_labels(t, p->next_names, p->next_chars, p->n_next, NULL);
