@@ -11,6 +11,7 @@
 #include "qkv/bpe.h"
 #include "qkv/rng.h"
 #include "data/bpe_gpt2.h"
+#include "gpt2_files.h"
 #include "testing.h"
 
 static char tmpdir[64];
@@ -175,40 +176,6 @@ END_TEST
 
 /* ---- hand-made files and GPT-2's bpe() ---- */
 
-/* GPT-2's bytes_to_unicode(), as its Python reads: the printable bytes are
- * themselves; the others, in order, are 256, 257, ... */
-static uint32_t byte_char(int b)
-{
-    int n = 0;
-    for (int c = 0; c < 256; c++) {
-        int printable = (c >= '!' && c <= '~') || (c >= 0xa1 && c <= 0xac) || (c >= 0xae);
-        if (c == b)
-            return printable ? (uint32_t)c : 256u + (uint32_t)n;
-        n += !printable;
-    }
-    return 0;
-}
-
-/* The characters spelling the bytes b[0, n) as UTF-8 into out; JSON escapes
- * (\u for every code point from 256 on, as GPT-2's encoder.json has them) when
- * json. The length. */
-static size_t spell(const char *b, size_t n, char *out, int json)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = byte_char((unsigned char)b[i]);
-        if (json && (c == '"' || c == '\\'))
-            m += (size_t)sprintf(out + m, "\\%c", (char)c);
-        else if (json && c >= 256)
-            m += (size_t)sprintf(out + m, "\\u%04x", (unsigned)c);
-        else if (c < 0x80)
-            out[m++] = (char)c;
-        else
-            out[m++] = (char)(0xc0 | c >> 6), out[m++] = (char)(0x80 | (c & 0x3f));
-    }
-    return m;
-}
-
 /* A tokenizer's tokens as GPT-2 files: bytes, merges, then "<|endoftext|>",
  * the ids a random permutation. */
 typedef struct files {
@@ -271,15 +238,15 @@ static files make_files(qkv_rng *rng, const char *text, size_t len)
     fprintf(v, "{");
     for (int t = 0; t < f.size; t++) { /* in a shuffled order: the ids say which is which */
         int k = (t * 7919) % f.size;
-        size_t n = spell(f.bytes[k], f.len[k], buf, 1);
+        size_t n = qkv_test_gpt2_spell(f.bytes[k], f.len[k], buf, 1);
         fprintf(v, "%s\"%.*s\": %d", t ? ",\n " : "", (int)n, buf, (int)f.id[k]);
     }
     fprintf(v, "}\n");
     fprintf(m, "#version: 0.2\n");
     for (int i = 0; i < f.n_merges; i++) {
         int32_t l = f.merges[2 * i], r = f.merges[2 * i + 1];
-        size_t nl = spell(f.bytes[l], f.len[l], buf, 0);
-        size_t nr = spell(f.bytes[r], f.len[r], buf + nl + 1, 0);
+        size_t nl = qkv_test_gpt2_spell(f.bytes[l], f.len[l], buf, 0);
+        size_t nr = qkv_test_gpt2_spell(f.bytes[r], f.len[r], buf + nl + 1, 0);
         buf[nl] = ' ';
         fprintf(m, "%.*s\n", (int)(nl + 1 + nr), buf);
     }
@@ -465,23 +432,9 @@ static void refused(const char *vocab, const char *merges, const char *file, con
                   "message \"%s\" lacks %s or \"%s\"", msg, file, want);
 }
 
-/* vocab.json of the 256 bytes (id = byte) and then the given pairs. */
-static char *byte_vocab(const char *more)
-{
-    char *v = malloc(8192), buf[16];
-    size_t n = (size_t)sprintf(v, "{");
-    for (int b = 0; b < 256; b++) {
-        char c = (char)b;
-        size_t k = spell(&c, 1, buf, 1);
-        n += (size_t)sprintf(v + n, "\"%.*s\": %d, ", (int)k, buf, b);
-    }
-    sprintf(v + n, "%s}", more);
-    return v;
-}
-
 START_TEST(test_bad_files_say_what_is_wrong)
 {
-    char *ok = byte_vocab("\"ab\": 256, \"abc\": 257");
+    char *ok = qkv_test_gpt2_byte_vocab("\"ab\": 256, \"abc\": 257");
     refused("[1, 2]", "", "vocab.json", "byte 0");
     refused("{\"a\": 1", "", "vocab.json", "'}'");
     refused("{\"a\": -1}", "", "vocab.json", "non-negative integer");
@@ -497,7 +450,7 @@ START_TEST(test_bad_files_say_what_is_wrong)
     refused(ok, "ab c\na b\n", "merges.txt", "line 1");
     refused(ok, "a b\na b\n", "merges.txt", "an earlier line makes");
     refused(ok, "a b\nab \xe4\xb8\xad\n", "merges.txt", "stands for no byte");
-    char *gap = byte_vocab("\"ab\": 256, \"abc\": 258");
+    char *gap = qkv_test_gpt2_byte_vocab("\"ab\": 256, \"abc\": 258");
     refused(gap, "a b\n", "vocab.json", "each once");
     free(gap);
     /* The same files, right, load: CRLF lines and no #version line are fine. */
