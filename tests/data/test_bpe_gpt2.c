@@ -310,17 +310,28 @@ static size_t training_text(qkv_rng *rng, char *text)
     return len;
 }
 
+/* Hand-made files of a training text (into *corpus, malloc'd, *len bytes)
+ * from rng, in tmpdir and in *f; the tokenizer qkv_bpe_load_gpt2 makes of them. */
+static qkv_bpe *hand_made(qkv_rng *rng, char **corpus, size_t *len, files *f)
+{
+    *corpus = malloc(3000 * 16); /* no word is longer than 16 bytes */
+    *len = training_text(rng, *corpus);
+    *f = make_files(rng, *corpus, *len);
+    ck_assert_int_gt(f->n_merges, 30);
+    qkv_bpe *bpe = qkv_bpe_load_gpt2(qkv_test_path(tmpdir, "vocab.json"),
+                                     qkv_test_path(tmpdir, "merges.txt"));
+    ck_assert_qkv(bpe);
+    return bpe;
+}
+
 START_TEST(test_encode_as_gpt2s_bpe)
 {
     qkv_rng rng;
     qkv_rng_seed(&rng, 3636);
-    char *corpus = malloc(3000 * 16);
-    size_t corpus_len = training_text(&rng, corpus);
-    files f = make_files(&rng, corpus, corpus_len);
-    ck_assert_int_gt(f.n_merges, 30);
-    qkv_bpe *bpe = qkv_bpe_load_gpt2(qkv_test_path(tmpdir, "vocab.json"),
-                                     qkv_test_path(tmpdir, "merges.txt"));
-    ck_assert_qkv(bpe);
+    char *corpus;
+    size_t corpus_len;
+    files f;
+    qkv_bpe *bpe = hand_made(&rng, &corpus, &corpus_len, &f);
     ck_assert_int_eq(qkv_bpe_size(bpe), f.size);
     for (int t = 0; t < f.size; t++) { /* every token's bytes under its id */
         size_t n;
@@ -375,12 +386,10 @@ START_TEST(test_save_keeps_everything)
 {
     qkv_rng rng;
     qkv_rng_seed(&rng, 7);
-    char *corpus = malloc(3000 * 16);
-    size_t len = training_text(&rng, corpus);
-    files f = make_files(&rng, corpus, len);
-    qkv_bpe *bpe = qkv_bpe_load_gpt2(qkv_test_path(tmpdir, "vocab.json"),
-                                     qkv_test_path(tmpdir, "merges.txt"));
-    ck_assert_qkv(bpe);
+    char *corpus;
+    size_t len;
+    files f;
+    qkv_bpe *bpe = hand_made(&rng, &corpus, &len, &f);
     const char *path = qkv_test_path(tmpdir, "gpt2.bpe");
     ck_assert_msg(qkv_bpe_save(bpe, path) == 0, "%s", qkv_last_error());
     qkv_bpe *back = qkv_bpe_load(path);
