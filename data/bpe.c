@@ -163,15 +163,9 @@ int qkv_bpe_size(const qkv_bpe *bpe)
 }
 
 /* The public id of internal token k, and back. */
-static int32_t ext_id(const qkv_bpe *bpe, int32_t k)
-{
-    return bpe->to_ext ? bpe->to_ext[k] : k;
-}
+static int32_t ext_id(const qkv_bpe *bpe, int32_t k) { return bpe->to_ext ? bpe->to_ext[k] : k; }
 
-static int32_t int_id(const qkv_bpe *bpe, int32_t id)
-{
-    return bpe->to_int ? bpe->to_int[id] : id;
-}
+static int32_t int_id(const qkv_bpe *bpe, int32_t id) { return bpe->to_int ? bpe->to_int[id] : id; }
 
 int qkv_bpe_merge(const qkv_bpe *bpe, int i, int32_t *left, int32_t *right)
 {

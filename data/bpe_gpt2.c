@@ -75,12 +75,12 @@ static int32_t find(const entry *v, int n_vocab, const unsigned char *p, size_t 
 /* What loading builds: vocab.json's tokens by bytes, and the ids merges.txt
  * gives the internal tokens. */
 typedef struct loading {
-    entry *vocab;          /* sorted by bytes */
-    unsigned char *spelt;  /* their bytes */
+    entry *vocab;         /* sorted by bytes */
+    unsigned char *spelt; /* their bytes */
     int n_vocab;
-    int32_t *to_int;       /* public id -> internal, -1 for an extra token */
-    int32_t *to_ext;       /* internal id -> public */
-    int32_t *merges;       /* internal ids, 2 a merge */
+    int32_t *to_int; /* public id -> internal, -1 for an extra token */
+    int32_t *to_ext; /* internal id -> public */
+    int32_t *merges; /* internal ids, 2 a merge */
     int n_merges;
 } loading;
 
@@ -109,7 +109,8 @@ static int read_vocab(loading *l, const char *json, size_t len)
         unsigned char *out = l->spelt + v.off[k];
         long long m = spell(v.text + v.off[k], v.len[k], out);
         if (m < 0) {
-            qkv_set_error("token \"%s\" has a character that stands for no byte", v.text + v.off[k]);
+            qkv_set_error("token \"%s\" has a character that stands for no byte",
+                          v.text + v.off[k]);
             goto done;
         }
         if (v.id[k] >= v.n || l->to_int[v.id[k]] != -2) {
@@ -161,7 +162,8 @@ static int assign_bytes(loading *l)
 static int add_merge(loading *l, const char *s, size_t n, int line_no, unsigned char *buf)
 {
     const char *space = memchr(s, ' ', n);
-    if (!space || space == s || space + 1 == s + n || memchr(space + 1, ' ', (size_t)(s + n - space - 1)))
+    if (!space || space == s || space + 1 == s + n ||
+        memchr(space + 1, ' ', (size_t)(s + n - space - 1)))
         return qkv_set_error("line %d is not two tokens and a space between them", line_no);
     size_t na = (size_t)(space - s);
     long long a = spell(s, na, buf), b = a < 0 ? -1 : spell(space + 1, n - na - 1, buf + a);

@@ -29,11 +29,11 @@ size_t qkv__utf8_decode(const unsigned char *p, size_t n, uint32_t *c, int *vali
 /* vocab.json's object of "token": id pairs: every token's UTF-8 text one after
  * another in text (NUL between them), its start in off and its length in len. */
 typedef struct qkv__gpt2_vocab {
-    int n;        /* pairs */
-    char *text;   /* the tokens' UTF-8 */
-    size_t *off;  /* token k starts at text + off[k] */
+    int n;         /* pairs */
+    char *text;    /* the tokens' UTF-8 */
+    size_t *off;   /* token k starts at text + off[k] */
     uint32_t *len; /* and has len[k] bytes */
-    int32_t *id;  /* its id */
+    int32_t *id;   /* its id */
 } qkv__gpt2_vocab;
 
 /* Parse the len bytes of a vocab.json at p into v: one JSON object whose values

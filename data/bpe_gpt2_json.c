@@ -13,8 +13,8 @@ typedef struct reader {
 
 static void skip_space(reader *r)
 {
-    while (r->at < r->len && (r->p[r->at] == ' ' || r->p[r->at] == '\t' ||
-                              r->p[r->at] == '\n' || r->p[r->at] == '\r'))
+    while (r->at < r->len && (r->p[r->at] == ' ' || r->p[r->at] == '\t' || r->p[r->at] == '\n' ||
+                              r->p[r->at] == '\r'))
         r->at++;
 }
 
@@ -31,8 +31,10 @@ static int hex4(reader *r, uint32_t *u)
     *u = 0;
     for (int i = 0; i < 4; i++) {
         char c = r->p[r->at++];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0)
             return fail(r, "a \\u escape with a non-hex digit");
         *u = *u << 4 | (uint32_t)d;

@@ -220,7 +220,8 @@ static files make_files(qkv_rng *rng, const char *text, size_t len)
             continue;
         int k = t < 256 ? t : 256 + f.n_merges;
         if (t >= 256)
-            f.merges[2 * f.n_merges] = kept[l], f.merges[2 * f.n_merges + 1] = kept[r], f.n_merges++;
+            f.merges[2 * f.n_merges] = kept[l], f.merges[2 * f.n_merges + 1] = kept[r],
+            f.n_merges++;
         f.bytes[k] = malloc(n + 1), f.len[k] = n;
         memcpy(f.bytes[k], b, n);
         kept[t] = k;
@@ -298,7 +299,8 @@ static size_t training_text(qkv_rng *rng, char *text)
 {
     static const char *const words[] = {
         "the", " the", " cat", "'s", " don't", " 42", " 2026", "\n\n", "\t", "  ", "caf\xc3\xa9",
-        " \xce\xbb\xcf\x8c\xce\xb3\xce\xbf\xcf\x82", "\xe4\xb8\xad\xe6\x96\x87", "\x01\x02\x7f", " !!",
+        " \xce\xbb\xcf\x8c\xce\xb3\xce\xbf\xcf\x82", "\xe4\xb8\xad\xe6\x96\x87", "\x01\x02\x7f",
+        " !!",
         "\xc2\xa0", "\xf0\x9f\x98\x80", "\xff\xfe", " \"q\"", "\\n", " <|endoftext|>",
     };
     size_t len = 0;

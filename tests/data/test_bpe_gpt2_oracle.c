@@ -30,7 +30,8 @@ static int agrees(const qkv_bpe *bpe, char *line, int line_no)
     ck_assert_msg(tab, "oracle line %d has no tab", line_no);
     size_t n_hex = (size_t)(tab - line);
     char *text = malloc(n_hex / 2 + 1), *back = malloc(n_hex / 2 + 1);
-    int32_t *want = malloc((strlen(tab) + 1) * sizeof *want), *got = malloc((n_hex / 2 + 1) * sizeof *got);
+    int32_t *want = malloc((strlen(tab) + 1) * sizeof *want),
+            *got = malloc((n_hex / 2 + 1) * sizeof *got);
     size_t len = unhex(line, n_hex, text), n_want = 0;
     for (char *p = tab + 1, *end; *p && *p != '\n'; p = end)
         want[n_want++] = (int32_t)strtol(p, &end, 10);

@@ -34,8 +34,8 @@ MISUSE(qkv_bpe_load_gpt2, missing_merges)
 MISUSE(qkv_bpe_load_gpt2, directory) { FAILS_NULL(qkv_bpe_load_gpt2("/tmp", "/tmp"), "/tmp"); }
 MISUSE(qkv_bpe_load_gpt2, not_json)
 {
-    FAILS_NULL(qkv_bpe_load_gpt2(file("vocab.json", "hello"), file("merges.txt", "")),
-               "vocab.json", "byte 0");
+    FAILS_NULL(qkv_bpe_load_gpt2(file("vocab.json", "hello"), file("merges.txt", "")), "vocab.json",
+               "byte 0");
 }
 MISUSE(qkv_bpe_load_gpt2, bytes_missing)
 {
