@@ -3,7 +3,8 @@
  * Tokens 0..255 are the bytes themselves, so any input encodes (binary, invalid
  * UTF-8, NUL) and decoding gives back exactly the bytes encoded. Merge i makes
  * token 256 + i out of two earlier tokens (left, right); the vocabulary is
- * 256 + the number of merges.
+ * 256 + the number of merges. (GPT-2's tokenizer, qkv_bpe_load_gpt2, keeps the
+ * ids, pre-split and extra tokens of its files instead: see there.)
  *
  * Before counting pairs the text is cut into chunks, and no merge crosses a
  * chunk's edge (GPT-2's idea, with ASCII classes): a chunk is a run of letters
