@@ -200,9 +200,9 @@ int cmd_train(int argc, char **argv)
         {"--config", ARG_STR, &config, 0, 0, "NAME",
          "preset: baby, small or fast; flags below override it; budget (with --time): fast, "
          "its model sized to the budget"},
-        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "chars|bpe:N|DIR",
-         "one token a byte, a BPE of N tokens trained on the training split, or GPT-2's "
-         "(DIR holds vocab.json and merges.txt)"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "KIND",
+         "chars (one token a byte), bpe:N (a BPE of N tokens trained on the training split) "
+         "or a folder of GPT-2's vocab.json and merges.txt"},
     };
     enum { N_SIZES = 5 };
     arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
