@@ -1,5 +1,6 @@
 // The corpus for test_bpe_gpt2_oracle, encoded by gpt-3-encoder (run by
-// tests/data/gpt2_oracle.sh): a line per string, its UTF-8 in hex, a tab, the ids.
+// tests/data/gpt2_oracle.sh from the top of the tree): a line per string, its
+// UTF-8 in hex, a tab, the ids.
 'use strict';
 const path = require('path');
 const enc = require(path.resolve(process.argv[2], 'Encoder.js'));
@@ -43,5 +44,15 @@ for (let i = 0; i < 400; i++) {
     mixed.push(s);
 }
 
-for (const s of fixed.concat(mixed))
+// Real text: every paragraph of qkv's README and docs (prose, code, tables, Unicode).
+const fs = require('fs');
+const docs = ['README.md'].concat(fs.readdirSync('docs').filter(f => f.endsWith('.md')).sort()
+                                   .map(f => 'docs/' + f));
+const paragraphs = [];
+for (const f of docs)
+    for (const p of fs.readFileSync(f, 'utf8').split('\n\n'))
+        if (p.length)
+            paragraphs.push(p + '\n\n');
+
+for (const s of fixed.concat(mixed, paragraphs))
     console.log(Buffer.from(s, 'utf8').toString('hex') + '\t' + enc.encode(s).join(' '));
