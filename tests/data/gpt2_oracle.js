@@ -8,7 +8,8 @@ const enc = require(path.resolve(process.argv[2], 'Encoder.js'));
 // By hand: each a case of the pattern or of the byte table.
 const fixed = [
     'Hello, world!', 'The quick brown fox jumps over the lazy dog.',
-    "it's", "I'm", "you're", "we've", "he'll", "she'd", "don't", "it'S", "'s", "''s", "x'sy",
+    "D'Souza's", "'Sam'", "it's", "I'm", "you're", "we've", "he'll", "she'd", "don't", "it'S",
+    "'s", "''s", "x'sy",
     "O'Neil's 'll 're 've 'm 'd 't", "rock 'n' roll", "can't won't shan't",
     '12345', '3.14159', '1,000,000', 'abc123def', 'x2 + y2 = z2', ' 42', '  42', '42  ',
     'a  b', 'a   b', 'a\tb', 'a\t\tb', 'a\nb', 'a\n\nb', '\n\n\nHello', 'Hello\n', 'Hello \n',
