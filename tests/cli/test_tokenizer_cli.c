@@ -3,8 +3,8 @@
  * a character model: its tokens are longer than a byte), and its checkpoint
  * carries the tokenizer: sample continues a prompt, eval reads the text with
  * it, --resume goes on; a bad --tokenizer is named. `--tokenizer DIR` (GPT-2's
- * files, small ones made here) does the same with the folder's ids, and `qkv
- * sample --tokenizer DIR` reads the prompt and writes the output with it. Runs
+ * files, small ones made here) does the same with the folder's ids (and resumes),
+ * and `qkv sample --tokenizer DIR` reads the prompt and writes the output with it. Runs
  * $QKV_TEST_BUILD/qkv. */
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -128,6 +128,11 @@ START_TEST(test_gpt2_folder_trains_and_samples)
     ck_assert_str_eq(again.out, r.out);
     qkv_cli_result_free(&r);
     qkv_cli_result_free(&again);
+    r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--resume", "g.ckpt", "--iters",
+                    "6", "--threads", "1", "--out", "g.ckpt");
+    expect_ok(&r);
+    ck_assert_msg(strstr(r.out, "done: 2 steps") && strstr(r.out, "vocabulary 260"), "%s", r.out);
+    qkv_cli_result_free(&r);
 
     /* A folder without the files, or of another size than the model's, is named. */
     ck_assert_int_eq(mkdir(qkv_cli_path(&cli, "empty"), 0755), 0);
