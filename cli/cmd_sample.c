@@ -29,13 +29,16 @@ static int emit(int32_t token, void *ud)
 
 int cmd_sample(int argc, char **argv)
 {
-    const char *ckpt = NULL, *prompt = "\n";
+    const char *ckpt = NULL, *prompt = "\n", *tokenizer = NULL;
     int tokens = 500, top_k = 0, seed = 1337, threads = omp_get_num_procs();
     double temperature = 1.0, top_p = 1.0;
     bool no_cache = false;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
         {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "DIR",
+         "GPT-2's tokenizer files (vocab.json and merges.txt) for the prompt and the output, "
+         "instead of the checkpoint's"},
         {"--tokens", ARG_INT, &tokens, 0, 1e9, "N", "characters to generate"},
         {"--temperature", ARG_REAL, &temperature, 0, 100, "T", "divide the logits by T; 0 = greedy"},
         {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},
@@ -58,8 +61,14 @@ int cmd_sample(int argc, char **argv)
     qkv_tokenizer vocab;
     qkv_bpe *bpe = NULL;
     qkv_gpt *m = qkv_gpt_load_bpe(ckpt, &vocab, &bpe);
+    if (m && tokenizer &&
+        tokenizer_override(&bpe, tokenizer, bpe ? qkv_bpe_size(bpe) : vocab.size) < 0) {
+        qkv_gpt_free(m);
+        m = NULL;
+    }
     if (!m) {
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
+        qkv_bpe_free(bpe);
         return 1;
     }
     size_t n = strlen(prompt);

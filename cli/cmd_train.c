@@ -200,8 +200,9 @@ int cmd_train(int argc, char **argv)
         {"--config", ARG_STR, &config, 0, 0, "NAME",
          "preset: baby, small or fast; flags below override it; budget (with --time): fast, "
          "its model sized to the budget"},
-        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "chars|bpe:N",
-         "one token a byte, or a BPE of N tokens trained on the training split"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "KIND",
+         "chars (one token a byte), bpe:N (a BPE of N tokens trained on the training split) "
+         "or a folder of GPT-2's vocab.json and merges.txt"},
     };
     enum { N_SIZES = 5 };
     arg_spec model[N_SIZES + MODEL_OPTION_SPECS] = {
@@ -295,7 +296,8 @@ int cmd_train(int argc, char **argv)
             (corpus = tokenizer_corpus(data, &vocab, 0, &bpe, &bytes_per_token)) &&
             gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = qkv_training_resume(&tm, ro.resume, ro.iters);
-    } else if ((corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
+    } else if ((bpe_vocab != TOKENIZER_DIR || (bpe = tokenizer_load_dir(tokenizer))) &&
+               (corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
                (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,
                              .block_size = block, .n_layer = layers,
