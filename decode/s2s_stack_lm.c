@@ -55,13 +55,16 @@ qkv_lm *qkv__s2s_lm_new(const char *fn, const qkv_s2s_stack *s, const int32_t *s
         qkv_free(g);
         return NULL;
     }
-    g->lm = (qkv_lm){.model = g, .logits = s2s_logits, .vocab_size = s->cfg.vocab_size,
-                     .context = s->cfg.max_tgt, .cached = use_cache};
+    g->lm = (qkv_lm){.model = g,
+                     .logits = s2s_logits,
+                     .vocab_size = s->cfg.vocab_size,
+                     .context = s->cfg.max_tgt,
+                     .cached = use_cache};
     return &g->lm;
 }
 
-qkv_lm *qkv_s2s_stack_lm_new(const qkv_s2s_stack *s, const int32_t *src,
-                             const uint8_t *src_valid, int B, int Ts, bool use_cache)
+qkv_lm *qkv_s2s_stack_lm_new(const qkv_s2s_stack *s, const int32_t *src, const uint8_t *src_valid,
+                             int B, int Ts, bool use_cache)
 {
     const char *fn = "qkv_s2s_stack_lm_new";
     if (qkv__null(fn, "s", s))

@@ -46,8 +46,8 @@ static int declare_encoder(qkv_s2s_stack *s, qkv_params *p, const char *enc)
 {
     const qkv_block_config *b = &s->cfg.block;
     char name[QKV_PARAM_NAME_MAX], sub[16];
-    if (declare_embeds(&s->enc_wte, &s->enc_wpe, p, enc, s->cfg.src_vocab_size, s->cfg.max_src,
-                       b) < 0)
+    if (declare_embeds(&s->enc_wte, &s->enc_wpe, p, enc, s->cfg.src_vocab_size, s->cfg.max_src, b) <
+        0)
         return -1;
     for (int l = 0; l < b->n_layer; l++) {
         snprintf(sub, sizeof sub, "h.%d", l);
@@ -142,9 +142,8 @@ static qkv_tensor *head(const qkv_s2s_stack *s, const qkv_ctx *ctx, qkv_tensor *
 qkv_tensor *qkv__s2s_encode(const char *fn, const qkv_s2s_stack *s, const qkv_ctx *ctx,
                             const int32_t *src, const uint8_t *src_valid, int B, int Ts)
 {
-    if (check_stack(fn, s, ctx) < 0 ||
-        qkv__check_ids(fn, "src", "Ts", "max_src", src, B, Ts, 0, s->cfg.max_src,
-                       s->cfg.src_vocab_size) < 0)
+    if (check_stack(fn, s, ctx) < 0 || qkv__check_ids(fn, "src", "Ts", "max_src", src, B, Ts, 0,
+                                                      s->cfg.max_src, s->cfg.src_vocab_size) < 0)
         return NULL;
     qkv_tensor *x = embed(s, ctx, &s->enc_wte, &s->enc_wpe, src, B, Ts, 0);
     for (int l = 0; l < s->cfg.block.n_layer; l++)
@@ -153,8 +152,8 @@ qkv_tensor *qkv__s2s_encode(const char *fn, const qkv_s2s_stack *s, const qkv_ct
 }
 
 qkv_tensor *qkv__s2s_decode(const char *fn, const qkv_s2s_stack *s, const qkv_ctx *ctx,
-                            qkv_tensor *memory, const uint8_t *src_valid, const int32_t *ids,
-                            int B, int Tt, qkv_tensor **cross_weights)
+                            qkv_tensor *memory, const uint8_t *src_valid, const int32_t *ids, int B,
+                            int Tt, qkv_tensor **cross_weights)
 {
     if (check_stack(fn, s, ctx) < 0 || qkv__check_input(fn, "memory", memory) < 0 ||
         qkv__check_ids(fn, "ids", "Tt", "max_tgt", ids, B, Tt, 0, s->cfg.max_tgt,
@@ -214,8 +213,8 @@ qkv_tensor *qkv_s2s_stack_loss(const qkv_s2s_stack *s, const qkv_ctx *ctx, const
     if (qkv__null(fn, "targets", targets))
         return NULL;
     qkv_tensor *memory = qkv__s2s_encode(fn, s, ctx, src, src_valid, B, Ts);
-    qkv_tensor *logits =
-        memory ? qkv__s2s_decode(fn, s, ctx, memory, src_valid, ids, B, Tt, NULL) : NULL;
+    qkv_tensor *logits = memory ? qkv__s2s_decode(fn, s, ctx, memory, src_valid, ids, B, Tt, NULL)
+                                : NULL;
     return logits ? qkv__result(fn, qkv_cross_entropy(ctx->arena, logits, targets, -1)) : NULL;
 }
 
@@ -223,6 +222,5 @@ qkv_tensor *qkv_s2s_stack_forward_cached(const qkv_s2s_stack *s, const qkv_ctx *
                                          const qkv_s2s_memory *mem, const int32_t *ids, int B,
                                          int n, qkv_kv_cache *c)
 {
-    return qkv__s2s_decode_cached("qkv_s2s_stack_forward_cached", s, ctx, mem, ids, B, n, c,
-                                  false);
+    return qkv__s2s_decode_cached("qkv_s2s_stack_forward_cached", s, ctx, mem, ids, B, n, c, false);
 }

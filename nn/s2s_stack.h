@@ -24,8 +24,8 @@ qkv_tensor *qkv__s2s_encode(const char *fn, const qkv_s2s_stack *s, const qkv_ct
  * errors naming fn; cross_weights, when not NULL, receives each layer's
  * cross-attention weights (s2s_stack.c). */
 qkv_tensor *qkv__s2s_decode(const char *fn, const qkv_s2s_stack *s, const qkv_ctx *ctx,
-                            qkv_tensor *memory, const uint8_t *src_valid, const int32_t *ids,
-                            int B, int Tt, qkv_tensor **cross_weights);
+                            qkv_tensor *memory, const uint8_t *src_valid, const int32_t *ids, int B,
+                            int Tt, qkv_tensor **cross_weights);
 
 /* The decoder's logits for ids (B,n) after what c holds, over mem's keys and
  * values, errors naming fn; with last_only only each row's last position

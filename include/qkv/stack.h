@@ -130,16 +130,16 @@ typedef struct qkv_s2s_config {
 
 /* The encoder-decoder's modules (pointers into the qkv_params list it was declared in). */
 typedef struct qkv_s2s_stack {
-    qkv_s2s_config cfg;    /* as given, n_layer and src_vocab_size resolved */
-    qkv_embed enc_wte;     /* "<prefix>.enc.wte": (src_vocab_size, C) */
-    qkv_embed enc_wpe;     /* "<prefix>.enc.wpe": (max_src, C); all zero with rope */
-    qkv_block *enc;        /* "<prefix>.enc.h.<l>": n_layer unmasked blocks (owned) */
-    qkv_ln enc_ln_f;       /* "<prefix>.enc.ln_f": the memory's norm */
-    qkv_embed dec_wte;     /* "<prefix>.dec.wte": (V, C), also the tied head */
-    qkv_embed dec_wpe;     /* "<prefix>.dec.wpe": (max_tgt, C); all zero with rope */
-    qkv_cross_block *dec;  /* "<prefix>.dec.h.<l>": n_layer cross blocks (owned) */
-    qkv_ln dec_ln_f;       /* "<prefix>.dec.ln_f": the final norm */
-    qkv_linear lm_head;    /* "<prefix>.dec.lm_head": C -> V with opts.untied, else all zero */
+    qkv_s2s_config cfg;   /* as given, n_layer and src_vocab_size resolved */
+    qkv_embed enc_wte;    /* "<prefix>.enc.wte": (src_vocab_size, C) */
+    qkv_embed enc_wpe;    /* "<prefix>.enc.wpe": (max_src, C); all zero with rope */
+    qkv_block *enc;       /* "<prefix>.enc.h.<l>": n_layer unmasked blocks (owned) */
+    qkv_ln enc_ln_f;      /* "<prefix>.enc.ln_f": the memory's norm */
+    qkv_embed dec_wte;    /* "<prefix>.dec.wte": (V, C), also the tied head */
+    qkv_embed dec_wpe;    /* "<prefix>.dec.wpe": (max_tgt, C); all zero with rope */
+    qkv_cross_block *dec; /* "<prefix>.dec.h.<l>": n_layer cross blocks (owned) */
+    qkv_ln dec_ln_f;      /* "<prefix>.dec.ln_f": the final norm */
+    qkv_linear lm_head;   /* "<prefix>.dec.lm_head": C -> V with opts.untied, else all zero */
 } qkv_s2s_stack;
 
 /* Declare the encoder-decoder's parameters into p under prefix ("" or NULL:
@@ -195,8 +195,8 @@ qkv_tensor *qkv_s2s_stack_forward_cached(const qkv_s2s_stack *s, const qkv_ctx *
  * keys and values are kept across steps and the memory's computed once;
  * without, each step decodes the whole window again. s must outlive it;
  * src_valid is copied. NULL with a message. */
-qkv_lm *qkv_s2s_stack_lm_new(const qkv_s2s_stack *s, const int32_t *src,
-                             const uint8_t *src_valid, int B, int Ts, bool use_cache);
+qkv_lm *qkv_s2s_stack_lm_new(const qkv_s2s_stack *s, const int32_t *src, const uint8_t *src_valid,
+                             int B, int Ts, bool use_cache);
 
 /* Free a qkv_lm made by qkv_s2s_stack_lm_new (NULL is fine); any other lm is
  * refused with a message and left alone. */

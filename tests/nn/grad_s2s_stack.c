@@ -28,8 +28,8 @@ static qkv_tensor *f_loss(qkv_arena *a, qkv_tensor **in, void *ud)
 /* gradcheck the loss of an encoder-decoder of block config b over all its parameters. */
 static void assert_s2s_gradients(qkv_block_config b, const char *what)
 {
-    qkv_s2s_config cfg = {.vocab_size = V, .src_vocab_size = SV, .max_src = TS, .max_tgt = TT,
-                          .block = b};
+    qkv_s2s_config cfg = {
+        .vocab_size = V, .src_vocab_size = SV, .max_src = TS, .max_tgt = TT, .block = b};
     qkv_params *p = qkv_params_new();
     qkv_s2s_stack s;
     ck_assert_msg(qkv_s2s_stack_init(&s, p, "m", &cfg) == 0, "%s", qkv_last_error());
@@ -62,9 +62,9 @@ END_TEST
 
 START_TEST(test_every_option)
 {
-    assert_s2s_gradients((qkv_block_config){.n_embd = 4, .n_head = 2, .n_layer = 1,
-                                            .opts = qkv_test_every_option()},
-                         "rope, rmsnorm, relu2, qk_norm, no biases, untied head");
+    assert_s2s_gradients(
+        (qkv_block_config){.n_embd = 4, .n_head = 2, .n_layer = 1, .opts = qkv_test_every_option()},
+        "rope, rmsnorm, relu2, qk_norm, no biases, untied head");
 }
 END_TEST
 

@@ -21,8 +21,8 @@ static qkv_s2s_config config(int which)
         b.opts = qkv_test_every_option();
     if (which == 2)
         b.n_layer = 0, b.dropout = 0.25f;
-    return (qkv_s2s_config){.vocab_size = V, .src_vocab_size = SV, .max_src = MAX_SRC,
-                            .max_tgt = MAX_TGT, .block = b};
+    return (qkv_s2s_config){
+        .vocab_size = V, .src_vocab_size = SV, .max_src = MAX_SRC, .max_tgt = MAX_TGT, .block = b};
 }
 
 /* A stack of config(which) under prefix, its values drawn from seed. */
@@ -233,8 +233,8 @@ START_TEST(test_cached_forward_is_the_full_forward)
                         double g = got->data[((size_t)b * n + i) * V + v];
                         double w = full->data[((size_t)b * TT + t0 + i) * V + v];
                         ck_assert_msg(fabs(g - w) <= 1e-5 * (1 + fabs(w)),
-                                      "stack %d, row %d, position %d: %g cached, %g full", which,
-                                      b, t0 + i, g, w);
+                                      "stack %d, row %d, position %d: %g cached, %g full", which, b,
+                                      t0 + i, g, w);
                     }
         }
         ck_assert_int_eq(c->len[0], TT);
@@ -264,9 +264,9 @@ START_TEST(test_generation_with_the_cache_is_without)
                 ck_assert_int_eq(lm->cached, cached);
                 qkv_rng rng;
                 qkv_rng_seed(&rng, 5);
-                ck_assert_msg(qkv_generate_batch(lm, B, bos, 1, MAX_TGT, opts[o], &rng, -1,
-                                                 out[cached]) == 0,
-                              "%s", qkv_last_error());
+                ck_assert_msg(
+                    qkv_generate_batch(lm, B, bos, 1, MAX_TGT, opts[o], &rng, -1, out[cached]) == 0,
+                    "%s", qkv_last_error());
                 qkv_s2s_stack_lm_free(lm);
             }
             for (int i = 0; i < B * MAX_TGT; i++)
