@@ -25,7 +25,7 @@ static qkv_tensor *s2s_logits(void *model, const qkv_ctx *ctx, const int32_t *id
 {
     s2s_lm *g = model;
     if (B != g->mem->B) {
-        qkv_set_error("%s: %d rows, but the lm was made for %d sources", g->fn, B, g->mem->B);
+        qkv_set_error("%s: %d rows, but the lm was made for %d inputs", g->fn, B, g->mem->B);
         return NULL;
     }
     if (!g->cache) {

@@ -321,7 +321,7 @@ START_TEST(test_errors_name_what_is_wrong)
     ck_assert_qkv(lm);
     ck_assert_int_eq(qkv_generate_batch(lm, 3, bos, 1, 2, &(qkv_sample_opts){0}, NULL, -1, out),
                      -1);
-    ck_assert_msg(strstr(qkv_last_error(), "made for 2 sources"), "%s", qkv_last_error());
+    ck_assert_msg(strstr(qkv_last_error(), "made for 2 inputs"), "%s", qkv_last_error());
     qkv_s2s_stack_lm_free(lm);
     drop(&s, &p, &env);
 }
