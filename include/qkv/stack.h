@@ -108,12 +108,16 @@ qkv_tensor *qkv_params_add_under(qkv_params *p, const char *prefix, const char *
  *     qkv_s2s_config cfg = {.vocab_size = 13, .max_src = 8, .max_tgt = 9,
  *                           .block = {.n_embd = 32, .n_head = 2, .n_layer = 2}};
  *     qkv_s2s_stack m;
- *     qkv_s2s_stack_init(&m, p, "s2s", &cfg);                   // then qkv_params_alloc
- *     qkv_tensor *loss = qkv_s2s_stack_loss(&m, &ctx, src, src_valid, Ts, dec_in, dec_out,
- *                                           B, Tt);              // dec_out -1: ignored
- *     qkv_lm *gen = qkv_s2s_stack_lm_new(&m, src, src_valid, B, Ts, true);
- *     qkv_generate_batch(gen, B, bos, 1, cfg.max_tgt, &(qkv_sample_opts){0}, NULL, eos, out);
+ *     qkv_s2s_stack_init(&m, p, "s2s", &cfg);   // into p before qkv_params_alloc; ctx: above
+ *     int32_t src[4 * 8], dec_in[4 * 9], dec_out[4 * 9];         // (B,Ts) and (B,Tt) ids
+ *     uint8_t src_valid[4 * 8];                                 // 1 = a token, 0 = padding
+ *     qkv_tensor *loss = qkv_s2s_stack_loss(&m, &ctx, src, src_valid, 8, dec_in, dec_out,
+ *                                           4, 9);              // dec_out -1: ignored
+ *     qkv_lm *gen = qkv_s2s_stack_lm_new(&m, src, src_valid, 4, 8, true);  // encoded once
+ *     int32_t bos[4] = {1, 1, 1, 1}, out[4 * 9];                // each row's start token
+ *     qkv_generate_batch(gen, 4, bos, 1, 9, &(qkv_sample_opts){0}, NULL, 2, out);  // 2: end
  *     qkv_s2s_stack_lm_free(gen);
+ *     qkv_s2s_stack_free(&m);
  */
 
 /* The sizes of an encoder-decoder stack. */
