@@ -151,7 +151,7 @@ START_TEST(test_loss_is_the_mean_cross_entropy)
     random_ids(&env.rng, src, B * TS, SV);
     random_ids(&env.rng, ids, B * TT, V);
     random_ids(&env.rng, targets, B * TT, V);
-    targets[4] = targets[11] = -1; /* ignored */
+    targets[0] = 0, targets[4] = targets[11] = -1; /* 0 counts, -1 is ignored */
     qkv_tensor *loss = qkv_s2s_stack_loss(&s, &ctx, src, VALID, TS, ids, targets, B, TT);
     qkv_tensor *logits = qkv_s2s_stack_forward(&s, &ctx, src, VALID, TS, ids, B, TT);
     ck_assert_qkv(loss);
