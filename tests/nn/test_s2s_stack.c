@@ -5,6 +5,7 @@
  * Gradients: grad_s2s_stack.c. */
 #include "qkv/stack.h"
 #include "error_text.h"
+#include "stack_checks.h"
 #include "testing.h"
 
 #include <math.h>
@@ -156,19 +157,8 @@ START_TEST(test_loss_is_the_mean_cross_entropy)
     qkv_tensor *logits = qkv_s2s_stack_forward(&s, &ctx, src, VALID, TS, ids, B, TT);
     ck_assert_qkv(loss);
     ck_assert_qkv(logits);
-    double sum = 0;
-    int counted = 0;
-    for (int r = 0; r < B * TT; r++) {
-        if (targets[r] < 0)
-            continue;
-        const qkv_real *z = logits->data + (size_t)r * V;
-        double norm = 0;
-        for (int v = 0; v < V; v++)
-            norm += exp((double)z[v]);
-        sum += log(norm) - z[targets[r]];
-        counted++;
-    }
-    ck_assert_double_eq_tol(loss->data[0], sum / counted, 1e-5);
+    ck_assert_double_eq_tol(loss->data[0],
+                            plain_mean_cross_entropy(logits->data, targets, B * TT, V), 1e-5);
     drop(&s, &p, &env);
 }
 END_TEST
@@ -198,6 +188,32 @@ START_TEST(test_padding_is_not_read)
         moved += fabs((double)real->data[i] - base->data[i]);
     }
     ck_assert_msg(moved > 1e-4, "a real source token changed no logit (%g)", moved);
+    drop(&s, &p, &env);
+}
+END_TEST
+
+START_TEST(test_the_encoder_reads_both_ways)
+{
+    /* Every source position's memory changes with the last real token: the
+     * encoder attends forwards too (a causal one would leave positions before it). */
+    qkv_s2s_stack s;
+    qkv_params *p = make(&s, "m", 0, 15);
+    qkv_test_env env = qkv_test_env_new(11);
+    qkv_ctx ctx = {.arena = env.a};
+    int32_t src[B * TS];
+    random_ids(&env.rng, src, B * TS, SV);
+    qkv_tensor *before = qkv_s2s_stack_encode(&s, &ctx, src, VALID, B, TS);
+    src[TS - 1] = (src[TS - 1] + 1) % SV; /* row 0's last token */
+    qkv_tensor *after = qkv_s2s_stack_encode(&s, &ctx, src, VALID, B, TS);
+    ck_assert_qkv(before);
+    ck_assert_qkv(after);
+    int C = s.cfg.block.n_embd;
+    for (int t = 0; t < TS; t++) {
+        double moved = 0;
+        for (int c = 0; c < C; c++)
+            moved += fabs((double)after->data[t * C + c] - before->data[t * C + c]);
+        ck_assert_msg(moved > 1e-6, "memory position %d did not read the last token", t);
+    }
     drop(&s, &p, &env);
 }
 END_TEST
@@ -256,23 +272,15 @@ START_TEST(test_generation_with_the_cache_is_without)
             qkv_params *p = make(&s, "m", which, 12 + which);
             qkv_rng draw;
             qkv_rng_seed(&draw, 3);
-            int32_t src[B * TS], bos[B] = {1, 1}, out[2][B * MAX_TGT];
+            int32_t src[B * TS], bos[B] = {1, 1};
             random_ids(&draw, src, B * TS, SV);
-            for (int cached = 0; cached < 2; cached++) {
-                qkv_lm *lm = qkv_s2s_stack_lm_new(&s, src, VALID, B, TS, cached);
-                ck_assert_qkv(lm);
-                ck_assert_int_eq(lm->cached, cached);
-                qkv_rng rng;
-                qkv_rng_seed(&rng, 5);
-                ck_assert_msg(
-                    qkv_generate_batch(lm, B, bos, 1, MAX_TGT, opts[o], &rng, -1, out[cached]) == 0,
-                    "%s", qkv_last_error());
-                qkv_s2s_stack_lm_free(lm);
-            }
-            for (int i = 0; i < B * MAX_TGT; i++)
-                ck_assert_msg(out[0][i] == out[1][i],
-                              "stack %d, %s: token %d is %d without the cache, %d with", which,
-                              o ? "sampled" : "greedy", i, out[0][i], out[1][i]);
+            qkv_lm *without = qkv_s2s_stack_lm_new(&s, src, VALID, B, TS, false);
+            qkv_lm *with = qkv_s2s_stack_lm_new(&s, src, VALID, B, TS, true);
+            char what[64];
+            snprintf(what, sizeof what, "stack %d, %s", which, o ? "sampled" : "greedy");
+            assert_cache_changes_no_token(without, with, B, bos, 1, MAX_TGT, opts[o], what);
+            qkv_s2s_stack_lm_free(without);
+            qkv_s2s_stack_lm_free(with);
             qkv_s2s_stack_free(&s);
             qkv_params_free(&p);
         }
@@ -335,6 +343,7 @@ static Suite *s2s_stack_suite(void)
     tcase_add_test(tc, test_forward_is_the_modules_composed);
     tcase_add_test(tc, test_loss_is_the_mean_cross_entropy);
     tcase_add_test(tc, test_padding_is_not_read);
+    tcase_add_test(tc, test_the_encoder_reads_both_ways);
     tcase_add_test(tc, test_cached_forward_is_the_full_forward);
     tcase_add_test(tc, test_generation_with_the_cache_is_without);
     tcase_add_test(tc, test_errors_name_what_is_wrong);
