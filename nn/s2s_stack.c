@@ -172,6 +172,12 @@ qkv_tensor *qkv__s2s_decode_cached(const char *fn, const qkv_s2s_stack *s, const
 {
     if (check_stack(fn, s, ctx) < 0 || qkv__null(fn, "mem", mem) || qkv__null(fn, "c", c))
         return NULL;
+    const qkv_block_config *b = &s->cfg.block, *mb = &mem->s->cfg.block;
+    if (mb->n_layer != b->n_layer || mb->n_embd != b->n_embd) {
+        qkv_set_error("%s: mem was encoded by a stack of %d layers of width %d, s has %d of %d", fn,
+                      mb->n_layer, mb->n_embd, b->n_layer, b->n_embd);
+        return NULL;
+    }
     if (mem->B != B || c->batch != B || c->n_layer != s->cfg.block.n_layer) {
         qkv_set_error("%s: B %d, but mem holds %d rows and c %d rows of %d layers (s has %d)", fn,
                       B, mem->B, c->batch, c->n_layer, s->cfg.block.n_layer);

@@ -135,6 +135,21 @@ MISUSE(qkv_s2s_stack_forward_cached, rows_differ)
     qkv_set_grad_enabled(false);
     FAILS_NULL(qkv_s2s_stack_forward_cached(s, ctx(), mem, IDS, 2, 1, c), "mem holds 1");
 }
+MISUSE(qkv_s2s_stack_forward_cached, memory_of_another_stack)
+{
+    static qkv_s2s_stack wide;
+    qkv_s2s_config cfg = CFG;
+    cfg.block.n_layer = 2;
+    qkv_params *p = qkv_params_new();
+    MISUSE_ASSERT(qkv_s2s_stack_init(&wide, p, "other", &cfg) == 0 &&
+                  qkv_params_alloc(p, rng()) == 0);
+    qkv_s2s_stack *s = stack();
+    qkv_s2s_memory *mem = qkv_s2s_memory_new(s, SRC, NULL, 1, 3);
+    qkv_kv_cache *c = qkv_kv_cache_new(&wide.cfg.block, 1, 4);
+    qkv_set_grad_enabled(false);
+    FAILS_NULL(qkv_s2s_stack_forward_cached(&wide, ctx(), mem, IDS, 1, 1, c), "mem was encoded",
+               "1 layers", "s has 2");
+}
 MISUSE(qkv_s2s_stack_forward_cached, grad_on)
 {
     qkv_s2s_stack *s = stack();
