@@ -45,3 +45,27 @@ void assert_cache_changes_no_token(qkv_lm *without, qkv_lm *with, int B, const i
                       i, out[i], out[n + i], out[2 * n + i]);
     free(out);
 }
+
+void assert_cached_steps_are_full(cached_step_fn step, void *ud, const int32_t *ids,
+                                  const qkv_tensor *full, int B, int T, int V, const char *what)
+{
+    int32_t *in = malloc((size_t)B * 3 * sizeof *in);
+    ck_assert_ptr_nonnull(in);
+    for (int t0 = 0, n = 3; t0 < T; t0 += n, n = 1) {
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < n; i++)
+                in[b * n + i] = ids[b * T + t0 + i];
+        qkv_tensor *got = step(ud, in, B, n);
+        ck_assert_msg(got, "%s, positions from %d: %s", what, t0, qkv_last_error());
+        for (int b = 0; b < B; b++)
+            for (int i = 0; i < n; i++)
+                for (int v = 0; v < V; v++) {
+                    double g = got->data[((size_t)b * n + i) * V + v];
+                    double w = full->data[((size_t)b * T + t0 + i) * V + v];
+                    ck_assert_msg(fabs(g - w) <= 1e-5 * (1 + fabs(w)),
+                                  "%s, row %d, position %d: %g cached, %g full", what, b, t0 + i, g,
+                                  w);
+                }
+    }
+    free(in);
+}

@@ -18,4 +18,14 @@ void assert_cache_changes_no_token(qkv_lm *without, qkv_lm *with, int B, const i
                                    int n_prompt, int n_new, const qkv_sample_opts *opts,
                                    const char *what);
 
+/* A cached forward of n new positions ids (B,n) of the model ud, after what
+ * its cache holds: their logits (B,n,V). */
+typedef qkv_tensor *(*cached_step_fn)(void *ud, const int32_t *ids, int B, int n);
+
+/* Feed ids (B,T) to step 3 positions at once, then one at a time, and compare
+ * each step's logits with those of full (B,T,V) at the same positions
+ * (relative 1e-5); fails naming what, the row and the position. */
+void assert_cached_steps_are_full(cached_step_fn step, void *ud, const int32_t *ids,
+                                  const qkv_tensor *full, int B, int T, int V, const char *what);
+
 #endif
