@@ -239,6 +239,7 @@ $(BUILD)/tests/bench_gemm_bf16: tests/tensor/bench_gemm_bf16.c $(BUILD)/libqkv.a
 
 # The BPE tokenizer's speed: training, encoding, decoding a text (tests/data/bench_bpe.c):
 #   make bench-bpe ARGS="tinyshakespeare.txt 4096"
+#   make bench-bpe ARGS="tinyshakespeare.txt DIR/vocab.json DIR/merges.txt"   (GPT-2's, loaded)
 bench-bpe: $(BUILD)/tests/bench_bpe
 	$(BUILD)/tests/bench_bpe $(ARGS)
 

@@ -29,16 +29,16 @@ typedef struct attn_opts {
     const char *rows; /* "I:J": the GPT SVG draws query rows i..j-1 only; NULL: every one */
 } attn_opts;
 
-/* The query rows [*row0, *row0 + *n) of a T-character text that --rows
- * names (every row without it); -1 with a message naming the option when it
- * is not I:J with 0 <= I < J <= T. */
-static int pick_rows(const char *rows, int T, int *row0, int *n)
+/* The query rows [*row0, *row0 + *n) of a text of T characters (or tokens)
+ * that --rows names (every row without it); -1 with a message naming the
+ * option when it is not I:J with 0 <= I < J <= T. */
+static int pick_rows(const char *rows, int T, bool tokens, int *row0, int *n)
 {
     int i = 0, j = T, end = 0;
     if (rows && (sscanf(rows, "%d:%d%n", &i, &j, &end) != 2 || rows[end] || i < 0 || j <= i ||
                  j > T))
         return qkv_set_error("--rows %s: give I:J, the query rows i to j-1, with 0 <= I < J <= "
-                             "%d (the text's length)", rows, T);
+                             "%d (the text's length%s)", rows, T, tokens ? " in tokens" : "");
     *row0 = i, *n = j - i;
     return 0;
 }
@@ -108,56 +108,62 @@ static int draw_seq2seq(const attn_opts *o, qkv_arena *arena)
     return rc;
 }
 
-/* Causal self-attention of the character GPT over o->text. */
+/* The page of the GPT m over o->text, recorded or live (characters only: the
+ * live page's module tokenizes what is typed into it one byte a token). */
+static int draw_gpt_page(const attn_opts *o, const qkv_gpt *m, const qkv_tokenizer *vocab,
+                         const qkv_bpe *bpe)
+{
+    if (bpe && o->live)
+        return qkv_set_error("--live: the live page's module reads characters only; a model of "
+                             "BPE tokens gets the recorded page (drop --live)");
+    attn_live live = {0};
+    int made = o->live ? attn_live_make(&live, m, vocab, NULL) : 0;
+    int wrote = made < 0 ? -1
+                : bpe    ? attn_html_gpt_bpe(o->html, m, bpe, o->text)
+                         : attn_html_gpt_live(o->html, m, vocab, o->text, o->live ? &live : NULL);
+    attn_live_free(&live);
+    if (wrote == 0)
+        printf("wrote %s: %zu %s, %d layers, %d heads\n", o->html, strlen(o->text),
+               bpe ? "bytes" : "characters", m->cfg.n_layer, m->cfg.n_head);
+    return wrote;
+}
+
+/* Causal self-attention of the GPT over o->text: one row and column a
+ * character, or a token of a model of BPE tokens, labelled with its text. */
 static int draw_gpt(const attn_opts *o, qkv_arena *arena)
 {
     qkv_tokenizer vocab;
-    qkv_gpt *m = qkv_gpt_load(o->ckpt, &vocab);
-    if (!m)
-        return -1;
-    int layer = pick_layer(o, m->cfg.n_layer, m->cfg.n_head);
-    if (layer < 0) {
+    qkv_bpe *bpe = NULL;
+    qkv_gpt *m = qkv_gpt_load_bpe(o->ckpt, &vocab, &bpe);
+    int layer = m ? pick_layer(o, m->cfg.n_layer, m->cfg.n_head) : -1;
+    int rc = layer < 0 || (o->html && draw_gpt_page(o, m, &vocab, bpe) < 0) ? -1 : 0;
+    if (rc < 0 || !o->out) {
+        qkv_bpe_free(bpe);
         qkv_gpt_free(m);
-        return -1;
+        return rc;
     }
-    attn_live live = {0};
-    int made = o->live ? attn_live_make(&live, m, &vocab, NULL) : 0;
-    int wrote = made == 0 && o->html ? attn_html_gpt_live(o->html, m, &vocab, o->text,
-                                                          o->live ? &live : NULL) : -1;
-    attn_live_free(&live);
-    if (wrote == 0)
-        printf("wrote %s: %zu characters, %d layers, %d heads\n", o->html, strlen(o->text),
-               m->cfg.n_layer, m->cfg.n_head);
-    else if (o->html) {
-        qkv_gpt_free(m);
-        return -1;
-    }
-    if (!o->out) {
-        qkv_gpt_free(m);
-        return 0;
-    }
-    int T = (int)strlen(o->text), row0 = 0, n_rows = 0;
-    int32_t *ids = qkv_arena_alloc(arena, (size_t)(T > 0 ? T : 1) * sizeof *ids);
+    viz_tokens tok;
+    int row0 = 0, n_rows = 0;
+    const char *unit = bpe ? "tokens" : "characters";
     qkv_attn_call *calls = qkv_arena_calloc(arena, (size_t)m->cfg.n_layer * sizeof *calls);
-    int rc = !ids || !calls ? -1
-             : T < 1 || T > m->cfg.block_size
-                 ? qkv_set_error("--text has %d characters; the model reads 1 to %d", T,
-                                 m->cfg.block_size)
-             : pick_rows(o->rows, T, &row0, &n_rows) < 0 ? -1
-                 : qkv_encode(&vocab, o->text, (size_t)T, ids);
+    rc = !calls ? -1
+         : viz_tokenize(arena, &vocab, bpe, o->text, m->cfg.block_size, "--text", &tok) < 0
+             ? -1
+             : pick_rows(o->rows, tok.T, bpe != NULL, &row0, &n_rows);
     if (rc == 0) {
+        int T = tok.T;
         /* The forward records each layer's queries and keys, not its T×T
          * weights; then only the drawn layer's weights are made, for the
          * drawn rows: n_rows·T a head, whatever the context. */
         qkv_attn_record rec = {.calls = calls, .cap = m->cfg.n_layer};
         qkv_ctx ctx = {.arena = arena, .train = false, .rng = NULL, .record = &rec};
         bool was = qkv_set_grad_enabled(false), had = qkv_set_record_weights(false);
-        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, NULL);
+        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, tok.ids, 1, T, NULL);
         qkv_set_record_weights(had);
         qkv_set_grad_enabled(was);
         const qkv_attn_call *c = &calls[layer];
         char *row_labels = qkv_arena_calloc(arena, (size_t)n_rows + 1);
-        if (row_labels)
+        if (row_labels && !bpe)
             memcpy(row_labels, o->text + row0, (size_t)n_rows);
         qkv_tensor *w = logits && row_labels
                             ? qkv_attention_weights(arena, c->q, c->k, c->n_head, &c->mask, row0,
@@ -168,13 +174,15 @@ static int draw_gpt(const attn_opts *o, qkv_arena *arena)
         attn_svg_spec spec = {.title = title, .head = o->head, .average = o->average,
                               .causal = true, .row0 = row0, .row_labels = row_labels,
                               .col_labels = o->text, .rows_name = "query (position reading)",
-                              .cols_name = "key (position read)"};
+                              .cols_name = "key (position read)",
+                              .row_names = bpe ? tok.names + row0 : NULL, .col_names = tok.names};
         rc = w ? attn_svg(o->out, w, &spec) : -1;
         if (rc == 0)
-            printf("wrote %s: %d characters, layer %d, %d heads%s, query rows %d to %d\n", o->out,
-                   T, layer, w->shape[1], o->average ? ", averaged" : "", row0,
+            printf("wrote %s: %d %s, layer %d, %d heads%s, query rows %d to %d\n", o->out, T,
+                   unit, layer, w->shape[1], o->average ? ", averaged" : "", row0,
                    row0 + n_rows - 1);
     }
+    qkv_bpe_free(bpe);
     qkv_gpt_free(m);
     return rc;
 }

@@ -106,13 +106,13 @@ int cmd_eval(int argc, char **argv)
                       rows, T, ids, why);
     }
     double loss[2] = {0, 0};
-    full_loss exact[2];
+    qkv_split_loss exact[2];
     rc = 1;
     if (y && full) {
         rc = 0;
         for (int split = 0; split < 2 && rc == 0; split++)
-            rc = full_eval(m, c, (qkv_split)split, full_eval_windows(m, c, (qkv_split)split),
-                           arena, &exact[split]) < 0;
+            rc = qkv_gpt_eval_split(m, c, (qkv_split)split, FULL_EVAL_MAX_TOKENS, arena,
+                                    &exact[split]) < 0;
     } else if (y) {
         rc = 0;
         for (int split = 0; split < 2 && rc == 0; split++)

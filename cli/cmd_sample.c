@@ -37,9 +37,11 @@ int cmd_sample(int argc, char **argv)
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT",
          "checkpoint written by qkv train, or GPT-2's weights (FILE.safetensors)"},
-        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "bytes|CKPT",
-         "a .safetensors model's tokenizer: every byte a token, or a qkv checkpoint's"},
         {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "DIR",
+         "GPT-2's tokenizer files (vocab.json and merges.txt) for the prompt and the output, "
+         "instead of the checkpoint's; a .safetensors model needs one: DIR, bytes (a token a "
+         "byte) or a qkv checkpoint's"},
         {"--tokens", ARG_INT, &tokens, 0, 1e9, "N", "characters to generate"},
         {"--temperature", ARG_REAL, &temperature, 0, 100, "T", "divide the logits by T; 0 = greedy"},
         {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},
@@ -62,17 +64,19 @@ int cmd_sample(int argc, char **argv)
     qkv_tokenizer vocab;
     qkv_bpe *bpe = NULL;
     const bool weights = weights_is_safetensors(ckpt);
-    if (weights != (tokenizer != NULL))
-        return args_error(&cmd, weights ? "--tokenizer is required with a .safetensors model"
-                                        : "--tokenizer is for a .safetensors model only (a "
-                                          "checkpoint carries its own)");
+    if (weights && !tokenizer)
+        return args_error(&cmd, "--tokenizer is required with a .safetensors model (it holds "
+                                "weights only)");
     qkv_gpt *m = weights ? weights_load(ckpt, 0, 0) : qkv_gpt_load_bpe(ckpt, &vocab, &bpe);
-    if (m && weights && weights_tokenizer(tokenizer, m->cfg.vocab_size, &vocab, &bpe) < 0) {
+    if (m && tokenizer &&
+        (weights ? weights_tokenizer(tokenizer, m->cfg.vocab_size, &vocab, &bpe)
+                 : tokenizer_override(&bpe, tokenizer, bpe ? qkv_bpe_size(bpe) : vocab.size)) < 0) {
         qkv_gpt_free(m);
         m = NULL;
     }
     if (!m) {
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
+        qkv_bpe_free(bpe);
         return 1;
     }
     size_t n = strlen(prompt);

@@ -33,7 +33,7 @@ typedef struct gpt_eval {
 /* The GPT's evaluation for the loop: the train and val losses, each split
  * in half the time the loop gives (with several ranks, each evaluates its
  * slice of every batch and the means are averaged); exact, the val loss over
- * the whole split (full_eval.h; every rank reads all of it) with its
+ * the whole split (qkv_gpt_eval_split; every rank reads all of it) with its
  * standard error, the train loss sampled in all the time given. */
 static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, train_eval *e,
                     bool exact)
@@ -45,10 +45,10 @@ static int eval_gpt(qkv_training *run, const gpt_eval *g, double *deadline, trai
     loss[0] = qkv_training_eval(run, QKV_SPLIT_TRAIN);
     done[0] = run->eval_done;
     *deadline = end;
-    full_loss f = {0};
+    qkv_split_loss f = {0};
     if (exact) {
-        int64_t n = full_eval_windows(g->m, g->text, QKV_SPLIT_VAL);
-        loss[1] = isnan(loss[0]) || full_eval(g->m, g->text, QKV_SPLIT_VAL, n, run->arena, &f) < 0
+        loss[1] = isnan(loss[0]) || qkv_gpt_eval_split(g->m, g->text, QKV_SPLIT_VAL,
+                                                       FULL_EVAL_MAX_TOKENS, run->arena, &f) < 0
                       ? NAN : f.loss;
     } else {
         loss[1] = qkv_training_eval(run, QKV_SPLIT_VAL);
@@ -226,9 +226,10 @@ int cmd_train(int argc, char **argv)
         {"--config", ARG_STR, &config, 0, 0, "NAME",
          "preset: baby, small or fast; flags below override it; budget (with --time): fast, "
          "its model sized to the budget"},
-        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "chars|bpe:N",
-         "one token a byte, or a BPE of N tokens trained on the training split; with --init: "
-         "chars, bytes (every byte its own id) or a qkv checkpoint's"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "KIND",
+         "chars (one token a byte), bpe:N (a BPE of N tokens trained on the training split) "
+         "or a folder of GPT-2's vocab.json and merges.txt; with --init: chars, the folder, "
+         "bytes (every byte its own id) or a qkv checkpoint's"},
         {"--init", ARG_STR, &init, 0, 0, "FILE.safetensors",
          "fine-tune GPT-2's weights (Hugging Face's layout): the sizes are the file's, "
          "--block may shorten the context, --heads names the heads"},
@@ -333,7 +334,8 @@ int cmd_train(int argc, char **argv)
         if (m && (corpus = init_corpus(m, data, tokenizer, &bpe, &bytes_per_token)) &&
             gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = run_new(&tm, &ro);
-    } else if ((corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
+    } else if ((bpe_vocab != TOKENIZER_DIR || (bpe = tokenizer_load_dir(tokenizer))) &&
+               (corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
                (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,
                              .block_size = block, .n_layer = layers,

@@ -14,7 +14,7 @@
 #include "qkv/precision.h"
 
 /* describe's terms: 26, one per model option, and room for two more. */
-enum { TERMS_MAX = 28 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
+enum { TERMS_MAX = 29 + QKV_N_MODEL_OPTIONS, VALUE_MAX = 64, MESSAGE_MAX = 1024 };
 
 /* Where a rank stands when it reports. */
 enum { HERE, LEFT, FAILED };
@@ -142,6 +142,15 @@ static void describe(report *r, const qkv_training *run, const qkv_gpt *model,
                      const qkv_corpus *text, const run_options *o)
 {
     n_terms = 0;
+    /* A BPE model's tokenizer follows the model's 32 bytes in the run's config
+     * blob: each rank trained its own, and all must be one, merge for merge. */
+    const qkv_training_model *tm = &run->model;
+    size_t tail = tm->config_len > QKV_GPT_CONFIG_BYTES ? tm->config_len - QKV_GPT_CONFIG_BYTES : 0;
+    if (tail)
+        term(r, "tokenizer", "BPE of %d tokens, CRC %08" PRIx32, model->cfg.vocab_size,
+             qkv_crc32(0, (const uint8_t *)tm->config + QKV_GPT_CONFIG_BYTES, tail));
+    else
+        term(r, "tokenizer", "characters");
     const qkv_tokenizer *v = &text->tok;
     term(r, "vocabulary", "%d symbols, CRC %08" PRIx32, v->size,
          qkv_crc32(0, v->byte, (size_t)v->size));

@@ -9,7 +9,8 @@
  *      with its exit status and message, so no rank ever waits for it.
  *   2. ranks_agree, once a rank has built its run: whether it could (its
  *      message if not), and every term that must be the same on all ranks
- *      (vocabulary, text, model, schedule, seed, starting step, weights).
+ *      (tokenizer, vocabulary, text, model, schedule, seed, starting step,
+ *      weights).
  * After a failed meeting every rank returns from the command: nothing was
  * trained, so nothing is saved; the caller removes its lock. The first rank
  * that took part speaks for the run (rank 0 unless it left), naming the rank

@@ -5,19 +5,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "qkv/file.h"
+
+/* Put prefix and ": " before the last error message (copied first, as
+ * qkv_set_error rewrites it). -1. */
+static int prefixed(const char *prefix)
+{
+    char why[512];
+    snprintf(why, sizeof why, "%s", qkv_last_error());
+    return qkv_set_error("%s: %s", prefix, why);
+}
+
+qkv_bpe *tokenizer_load_dir(const char *dir)
+{
+    static const char *const names[][2] = {{"vocab.json", "merges.txt"},
+                                           {"encoder.json", "vocab.bpe"}};
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        qkv_set_error("'%s' is not a folder (of GPT-2's vocab.json and merges.txt)", dir);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char vocab[4096], merges[4096];
+        snprintf(vocab, sizeof vocab, "%s/%s", dir, names[i][0]);
+        snprintf(merges, sizeof merges, "%s/%s", dir, names[i][1]);
+        if (access(vocab, F_OK) == 0 || access(merges, F_OK) == 0)
+            return qkv_bpe_load_gpt2(vocab, merges); /* it names a missing half */
+    }
+    qkv_set_error("folder '%s' has neither vocab.json and merges.txt nor encoder.json and "
+                  "vocab.bpe (GPT-2's tokenizer files)", dir);
+    return NULL;
+}
 
 int tokenizer_parse(const char *spec, int *n)
 {
     char *end;
-    if (strcmp(spec, "chars") == 0) {
-        *n = 0;
+    *n = 0;
+    if (strcmp(spec, "chars") == 0)
         return 0;
+    if (strncmp(spec, "bpe:", 4) != 0) { /* a folder of GPT-2's files: loaded to be checked */
+        qkv_bpe *bpe = tokenizer_load_dir(spec);
+        *n = TOKENIZER_DIR;
+        qkv_bpe_free(bpe);
+        return bpe ? 0 : prefixed("--tokenizer");
     }
-    long v = strncmp(spec, "bpe:", 4) == 0 ? strtol(spec + 4, &end, 10) : -1;
-    if (v < 0 || *end || v < 256 || v > QKV_BPE_MAX_VOCAB)
-        return qkv_set_error("--tokenizer: '%s' is neither chars nor bpe:N with N in [256, %d]",
-                             spec, QKV_BPE_MAX_VOCAB);
+    long v = strtol(spec + 4, &end, 10);
+    if (*end || v < 256 || v > QKV_BPE_MAX_VOCAB)
+        return qkv_set_error("--tokenizer: '%s' is not bpe:N with N in [256, %d]", spec,
+                             QKV_BPE_MAX_VOCAB);
     *n = (int)v;
     return 0;
 }
@@ -37,10 +75,10 @@ qkv_corpus *tokenizer_corpus(const char *path, const qkv_tokenizer *vocab, int b
         c = qkv_bpe_corpus(*bpe, text, len);
     if (c)
         *bytes_per_token = (double)len / (double)c->len;
-    else { /* name the file; the message is copied, as qkv_set_error rewrites it */
-        char why[512];
-        snprintf(why, sizeof why, "%s", qkv_last_error());
-        qkv_set_error("corpus '%s': %s", path, why);
+    else { /* name the file */
+        char prefix[4200];
+        snprintf(prefix, sizeof prefix, "corpus '%s'", path);
+        prefixed(prefix);
     }
     qkv_free(text);
     return c;
@@ -56,4 +94,20 @@ int tokenizer_write(FILE *f, const qkv_tokenizer *vocab, const qkv_bpe *bpe, int
         return -1;
     fwrite(bytes, 1, n, f);
     return (unsigned char)bytes[n - 1];
+}
+
+int tokenizer_override(qkv_bpe **bpe, const char *dir, int model_vocab)
+{
+    qkv_bpe *files = tokenizer_load_dir(dir);
+    if (!files)
+        return prefixed("--tokenizer");
+    if (qkv_bpe_size(files) != model_vocab) {
+        qkv_set_error("--tokenizer: the tokenizer in '%s' has %d tokens; the model reads %d", dir,
+                      qkv_bpe_size(files), model_vocab);
+        qkv_bpe_free(files);
+        return -1;
+    }
+    qkv_bpe_free(*bpe);
+    *bpe = files;
+    return 0;
 }

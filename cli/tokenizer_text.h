@@ -1,6 +1,7 @@
 /* The text a GPT reads as token ids: one per byte (the character tokenizer),
  * or subword tokens of a BPE tokenizer (qkv/bpe.h) that `--tokenizer bpe:N`
- * trains on the training split and the checkpoint then carries. */
+ * trains on the training split, or GPT-2's that `--tokenizer DIR` loads; the
+ * checkpoint then carries it. */
 #ifndef QKV_CLI_TOKENIZER_TEXT_H
 #define QKV_CLI_TOKENIZER_TEXT_H
 
@@ -9,9 +10,23 @@
 #include "qkv/bpe.h"
 #include "qkv/data.h"
 
-/* The N of a --tokenizer value "bpe:N" (256..QKV_BPE_MAX_VOCAB) into *n;
- * "chars" gives 0 (one token a byte). 0, or -1 with a message. */
+/* tokenizer_parse's *n for a folder of GPT-2's tokenizer files. */
+#define TOKENIZER_DIR (-1)
+
+/* A --tokenizer value: "chars" (one token a byte) gives *n 0; "bpe:N"
+ * (256..QKV_BPE_MAX_VOCAB) gives *n N, a tokenizer to train; anything else is a
+ * folder of GPT-2's tokenizer files (tokenizer_load_dir), checked by loading
+ * it, and gives TOKENIZER_DIR. 0, or -1 with a message. */
 int tokenizer_parse(const char *spec, int *n);
+
+/* GPT-2's tokenizer from the folder dir: vocab.json and merges.txt, or
+ * encoder.json and vocab.bpe (qkv_bpe_load_gpt2). NULL with a message. */
+qkv_bpe *tokenizer_load_dir(const char *dir);
+
+/* Replace *bpe (NULL for a character model's) by the tokenizer in folder dir,
+ * which must have the model's model_vocab tokens. 0, or -1 with a message
+ * (*bpe then unchanged). */
+int tokenizer_override(qkv_bpe **bpe, const char *dir, int model_vocab);
 
 /* The corpus of the file at path. With *bpe set (a resumed BPE model's) its
  * ids are that tokenizer's; else with bpe_vocab > 0 a tokenizer of bpe_vocab

@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "tokenizer_text.h"
 
 bool weights_is_safetensors(const char *path)
 {
@@ -38,19 +41,25 @@ int weights_tokenizer(const char *spec, int vocab_size, qkv_tokenizer *vocab, qk
 {
     *bpe = NULL;
     int size;
+    struct stat st;
     if (strcmp(spec, "bytes") == 0) {
         uint8_t all[256];
         for (int i = 0; i < 256; i++)
             all[i] = (uint8_t)i;
         qkv_tokenizer_from_bytes(vocab, all, 256);
         size = 256;
+    } else if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (!(*bpe = tokenizer_load_dir(spec)))
+            return -1;
+        size = qkv_bpe_size(*bpe);
     } else {
         /* A qkv checkpoint: its model is read only for its tokenizer. */
         qkv_gpt *m = qkv_gpt_load_bpe(spec, vocab, bpe);
         if (!m) { /* the message is copied, as qkv_set_error rewrites it */
             char why[512];
             snprintf(why, sizeof why, "%s", qkv_last_error());
-            return qkv_set_error("--tokenizer '%s' is neither bytes nor a qkv checkpoint: %s",
+            return qkv_set_error("--tokenizer '%s' is neither bytes, a folder of GPT-2's "
+                                 "tokenizer files nor a qkv checkpoint: %s",
                                  spec, why);
         }
         size = m->cfg.vocab_size;

@@ -3,6 +3,7 @@
 
 #include "tensor/check.h"
 #include "data/bpe_internal.h"
+#include "data/bpe_gpt2.h"
 
 void qkv_bpe_free(qkv_bpe *bpe)
 {
@@ -13,6 +14,8 @@ void qkv_bpe_free(qkv_bpe *bpe)
     qkv_free(bpe->offset);
     qkv_free(bpe->length);
     qkv_free(bpe->bytes);
+    qkv_free(bpe->to_ext);
+    qkv_free(bpe->to_int);
     qkv_free(bpe);
 }
 
@@ -75,6 +78,8 @@ qkv_bpe *qkv__bpe_make(const int32_t *merges, int n)
         return NULL;
     }
     qkv_bpe *bpe = qkv_calloc(sizeof *bpe);
+    if (bpe)
+        bpe->split = QKV__SPLIT_ASCII;
     if (!bpe || qkv__pairmap_init(&bpe->ranks, (size_t)n) < 0 ||
         !(bpe->merges = qkv_alloc((size_t)(2 * n + 1) * sizeof *bpe->merges)))
         goto no_memory;
@@ -97,6 +102,49 @@ fail:
     return NULL;
 }
 
+int qkv__bpe_set_vocab(qkv_bpe *bpe, int n_extra, const char *extra, const uint32_t *extra_len,
+                       const int32_t *to_ext)
+{
+    int made = 256 + bpe->n_merges, size = made + n_extra;
+    uint64_t total = bpe->offset[made - 1] + (uint64_t)bpe->length[made - 1];
+    for (int j = 0; j < n_extra; j++)
+        total += extra_len[j];
+    if (total > UINT32_MAX)
+        return qkv_set_error("the tokens' bytes come to more than 4 GB");
+    uint32_t *offset = qkv_alloc((size_t)size * sizeof *offset);
+    uint32_t *length = qkv_alloc((size_t)size * sizeof *length);
+    char *bytes = qkv_alloc((size_t)total + 1);
+    bpe->to_ext = qkv_alloc((size_t)size * sizeof *bpe->to_ext);
+    bpe->to_int = qkv_alloc((size_t)size * sizeof *bpe->to_int);
+    if (!offset || !length || !bytes || !bpe->to_ext || !bpe->to_int) {
+        qkv_free(offset), qkv_free(length), qkv_free(bytes);
+        return qkv_set_error("out of memory for %d tokens", size);
+    }
+    uint32_t at = bpe->offset[made - 1] + bpe->length[made - 1];
+    memcpy(offset, bpe->offset, (size_t)made * sizeof *offset);
+    memcpy(length, bpe->length, (size_t)made * sizeof *length);
+    memcpy(bytes, bpe->bytes, at);
+    for (int j = 0; j < n_extra; j++) {
+        offset[made + j] = at, length[made + j] = extra_len[j];
+        memcpy(bytes + at, extra, extra_len[j]);
+        extra += extra_len[j], at += extra_len[j];
+    }
+    qkv_free(bpe->offset), qkv_free(bpe->length), qkv_free(bpe->bytes);
+    bpe->offset = offset, bpe->length = length, bpe->bytes = bytes;
+    bpe->n_extra = n_extra;
+    bpe->split = QKV__SPLIT_GPT2;
+    for (int k = 0; k < size; k++)
+        bpe->to_int[k] = -1;
+    for (int k = 0; k < size; k++) {
+        int32_t e = to_ext[k];
+        if (e < 0 || e >= size || bpe->to_int[e] >= 0)
+            return qkv_set_error("token %d's id is %d: the ids are not 0 to %d, each once", k,
+                                 (int)e, size - 1);
+        bpe->to_ext[k] = e, bpe->to_int[e] = k;
+    }
+    return 0;
+}
+
 qkv_bpe *qkv_bpe_from_merges(const int32_t *merges, int n)
 {
     if (n != 0 && qkv__null("qkv_bpe_from_merges", "merges", merges))
@@ -111,8 +159,13 @@ int qkv_bpe_size(const qkv_bpe *bpe)
 {
     if (qkv__null("qkv_bpe_size", "bpe", bpe))
         return -1;
-    return 256 + bpe->n_merges;
+    return 256 + bpe->n_merges + bpe->n_extra;
 }
+
+/* The public id of internal token k, and back. */
+static int32_t ext_id(const qkv_bpe *bpe, int32_t k) { return bpe->to_ext ? bpe->to_ext[k] : k; }
+
+static int32_t int_id(const qkv_bpe *bpe, int32_t id) { return bpe->to_int ? bpe->to_int[id] : id; }
 
 int qkv_bpe_merge(const qkv_bpe *bpe, int i, int32_t *left, int32_t *right)
 {
@@ -122,8 +175,8 @@ int qkv_bpe_merge(const qkv_bpe *bpe, int i, int32_t *left, int32_t *right)
     if (i < 0 || i >= bpe->n_merges)
         return qkv_set_error("%s: i is %d; the tokenizer has merges 0 to %d", fn, i,
                              bpe->n_merges - 1);
-    *left = bpe->merges[2 * i];
-    *right = bpe->merges[2 * i + 1];
+    *left = ext_id(bpe, bpe->merges[2 * i]);
+    *right = ext_id(bpe, bpe->merges[2 * i + 1]);
     return 0;
 }
 
@@ -132,12 +185,13 @@ const char *qkv_bpe_token(const qkv_bpe *bpe, int32_t id, size_t *len)
     const char *fn = "qkv_bpe_token";
     if (qkv__null(fn, "bpe", bpe) || qkv__null(fn, "len", len))
         return NULL;
-    if (id < 0 || id >= 256 + bpe->n_merges) {
-        qkv_set_error("%s: id %d is outside [0, %d)", fn, (int)id, 256 + bpe->n_merges);
+    int size = qkv_bpe_size(bpe);
+    if (id < 0 || id >= size) {
+        qkv_set_error("%s: id %d is outside [0, %d)", fn, (int)id, size);
         return NULL;
     }
-    *len = bpe->length[id];
-    return bpe->bytes + bpe->offset[id];
+    *len = bpe->length[int_id(bpe, id)];
+    return bpe->bytes + bpe->offset[int_id(bpe, id)];
 }
 
 /* What encoding one chunk of up to cap bytes needs: its tokens as a linked list
@@ -245,7 +299,8 @@ long long qkv_bpe_encode(const qkv_bpe *bpe, const char *text, size_t len, int32
     chunk_work w = {0};
     size_t out = 0;
     for (size_t pos = 0; pos < len;) {
-        size_t end = qkv__bpe_chunk_end(t, len, pos);
+        size_t end = bpe->split == QKV__SPLIT_GPT2 ? qkv__bpe_gpt2_chunk_end(t, len, pos)
+                                                   : qkv__bpe_chunk_end(t, len, pos);
         if (end - pos > INT32_MAX / 2 || work_reserve(&w, end - pos) < 0) {
             qkv_free(w.next), qkv_free(w.prev), qkv_free(w.heap);
             return qkv_set_error("%s: out of memory for a chunk of %zu bytes at %zu", fn,
@@ -253,7 +308,10 @@ long long qkv_bpe_encode(const qkv_bpe *bpe, const char *text, size_t len, int32
         }
         for (size_t i = pos; i < end; i++)
             ids[out + i - pos] = t[i]; /* every byte is a token: nothing is unknown */
-        out += merge_chunk(bpe, ids + out, (int32_t)(end - pos), &w);
+        size_t n = merge_chunk(bpe, ids + out, (int32_t)(end - pos), &w);
+        for (size_t i = 0; i < n; i++)
+            ids[out + i] = ext_id(bpe, ids[out + i]);
+        out += n;
         pos = end;
     }
     qkv_free(w.next), qkv_free(w.prev), qkv_free(w.heap);
@@ -267,18 +325,19 @@ long long qkv_bpe_decode(const qkv_bpe *bpe, const int32_t *ids, size_t n, char 
     if (qkv__null(fn, "bpe", bpe) || (n && qkv__null(fn, "ids", ids)) ||
         (cap && qkv__null(fn, "text", text)))
         return -1;
-    int size = 256 + bpe->n_merges;
+    int size = qkv_bpe_size(bpe);
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] < 0 || ids[i] >= size)
             return qkv_set_error("%s: token id %d at position %zu is outside [0, %d)", fn,
                                  (int)ids[i], i, size);
-        size_t k = bpe->length[ids[i]];
+        int32_t t = int_id(bpe, ids[i]);
+        size_t k = bpe->length[t];
         if (text) {
             if (cap - at < k)
                 return qkv_set_error("%s: the %zu ids decode to more than cap (%zu bytes)", fn,
                                      n, cap);
-            memcpy(text + at, bpe->bytes + bpe->offset[ids[i]], k);
+            memcpy(text + at, bpe->bytes + bpe->offset[t], k);
         }
         at += k;
     }

@@ -52,14 +52,32 @@ int32_t *qkv__pairmap_put(qkv__pairmap *m, uint64_t key, int32_t val);
  * whitespace (see qkv/bpe.h). (data/bpe_split.c) */
 size_t qkv__bpe_chunk_end(const unsigned char *text, size_t len, size_t pos);
 
+/* The pre-splits: qkv's ASCII classes, or GPT-2's pattern (data/bpe_gpt2.h). */
+enum { QKV__SPLIT_ASCII = 1, QKV__SPLIT_GPT2 = 2 };
+
+/* Inside, token ids are internal: the bytes, then token 256 + i of merge i, then
+ * the extra tokens. A tokenizer loaded from GPT-2's files numbers its tokens as
+ * vocab.json does, so the public ids go through to_ext and to_int. */
 struct qkv_bpe {
-    int n_merges;       /* merges; the vocabulary is 256 + n_merges */
-    int32_t *merges;    /* 2 × n_merges: left, right of token 256 + i */
+    int n_merges;       /* merges; the vocabulary is 256 + n_merges + n_extra */
+    int32_t *merges;    /* 2 × n_merges: left, right of token 256 + i (internal ids) */
     qkv__pairmap ranks; /* (left, right) -> i */
-    uint32_t *offset;   /* token id -> its first byte in bytes */
-    uint32_t *length;   /* token id -> its number of bytes */
+    uint32_t *offset;   /* internal id -> its first byte in bytes */
+    uint32_t *length;   /* internal id -> its number of bytes */
     char *bytes;        /* every token's bytes, one after another */
+    int split;          /* QKV__SPLIT_ASCII or QKV__SPLIT_GPT2 */
+    int n_extra;        /* tokens no merge makes (GPT-2's <|endoftext|>), after the merges */
+    int32_t *to_ext;    /* internal id -> public id; NULL when they are the same */
+    int32_t *to_int;    /* public id -> internal id; NULL likewise */
 };
+
+/* Give bpe (fresh from qkv__bpe_make) GPT-2's pre-split, n_extra tokens of
+ * their own bytes (token j's are extra_len[j] bytes, one after another in
+ * extra) and public ids: to_ext[k] is internal token k's, a permutation of
+ * [0, 256 + merges + n_extra). 0, or -1 with a message (not a permutation, no
+ * memory). (data/bpe.c) */
+int qkv__bpe_set_vocab(qkv_bpe *bpe, int n_extra, const char *extra, const uint32_t *extra_len,
+                       const int32_t *to_ext);
 
 /* The tokenizer of n merges, checked (each half an earlier token, no pair twice);
  * NULL with a message not yet naming a function. (data/bpe.c) */

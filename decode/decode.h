@@ -28,4 +28,13 @@ qkv_lm *qkv__stack_lm_new(const char *fn, const qkv_stack *s, bool use_cache);
  * "<fn>: lm was not made by <made_by>" (decode/stack_lm.c). */
 void qkv__stack_lm_free(const char *fn, const char *made_by, qkv_lm *lm);
 
+/* qkv_s2s_stack_lm_new under fn's name, over a copy of the encoder-decoder's
+ * modules *s (its blocks and parameters must outlive the lm) (decode/s2s_stack_lm.c). */
+qkv_lm *qkv__s2s_lm_new(const char *fn, const qkv_s2s_stack *s, const int32_t *src,
+                        const uint8_t *src_valid, int B, int Ts, bool use_cache);
+
+/* Free a qkv_lm of qkv__s2s_lm_new; an lm it did not make is refused with
+ * "<fn>: lm was not made by <made_by>" (decode/s2s_stack_lm.c). */
+void qkv__s2s_lm_free(const char *fn, const char *made_by, qkv_lm *lm);
+
 #endif

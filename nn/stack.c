@@ -86,20 +86,13 @@ void qkv_stack_free(qkv_stack *s)
 static int check_forward(const char *fn, const qkv_stack *s, const qkv_ctx *ctx,
                          const int32_t *ids, int B, int n, int pos0)
 {
-    if (qkv__check_forward(fn, s, ctx, s ? s->wte.weight : NULL) < 0 ||
-        qkv__null(fn, "ids", ids))
+    if (qkv__check_forward(fn, s, ctx, s ? s->wte.weight : NULL) < 0)
         return -1;
     if (!s->h)
         return qkv_set_error("%s: s has no blocks (freed, or never made by qkv_stack_init)", fn);
-    if (B < 1 || n < 1)
-        return qkv_set_error("%s: B %d and T %d must be >= 1", fn, B, n);
-    if (n > s->cfg.block_size - pos0)
-        return qkv_set_error("%s: %d positions from %d exceed the block size %d", fn, n, pos0,
-                             s->cfg.block_size);
-    for (long i = 0; i < (long)B * n; i++)
-        if (ids[i] < 0 || ids[i] >= s->cfg.vocab_size)
-            return qkv_set_error("%s: ids[%ld] is %d, not a token id in [0, %d)", fn, i, ids[i],
-                                 s->cfg.vocab_size);
+    if (qkv__check_ids(fn, "ids", "T", "the block size", ids, B, n, pos0, s->cfg.block_size,
+                       s->cfg.vocab_size) < 0)
+        return -1;
     return qkv__check_dropout(fn, ctx, s->cfg.block.dropout);
 }
 

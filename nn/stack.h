@@ -17,6 +17,12 @@ qkv_tensor *qkv__embed_tokens(const qkv_embed *wte, const qkv_embed *wpe, const 
 qkv_tensor *qkv__lm_head(const qkv_ln *ln_f, const qkv_embed *wte, const qkv_linear *lm_head,
                          const qkv_ctx *ctx, qkv_tensor *x);
 
+/* 0 when ids (B,n) (named what, n named len) are token ids in [0, V) whose
+ * positions pos0..pos0+n-1 fit `positions` (named limit); else -1 naming fn
+ * and the first fault (stack_ends.c). */
+int qkv__check_ids(const char *fn, const char *what, const char *len, const char *limit,
+                   const int32_t *ids, int B, int n, int pos0, int positions, int V);
+
 /* The stack's logits for ids (B,n) after what c holds (c NULL: from
  * position 0, with the graph), errors naming fn; with last_only only each
  * row's last position goes through the head: (B,1,V) (stack.c). */

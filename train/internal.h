@@ -4,6 +4,8 @@
 #define QKV_TRAIN_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "qkv/base.h"
 #include "qkv/optim.h"
@@ -34,7 +36,9 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
 typedef struct qkv__optim_ext {
     qkv_optim o;     /* the public part */
     bool *muon;      /* Muon only, per parameter: whether Muon's update is its (else AdamW's) */
-    qkv_real *work;  /* Muon only: a matrix's update and its Newton–Schulz scratch */
+    qkv_real *work;  /* Muon only: the updates of the matrices of one shape and their
+                        Newton–Schulz scratch */
+    int *batch;      /* Muon only: the parameters of one Newton–Schulz batch */
     uint64_t layout; /* where p's parameters lie and their shapes, checked by every call given a p */
 } qkv__optim_ext;
 
@@ -56,8 +60,15 @@ bool qkv__muon_takes(const qkv_optim *o, int k);
  * scaled by grad_scale; o->step already counts this step. (muon.c) */
 void qkv__muon_step(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale);
 
-/* qkv_newton_schulz with the caller's scratch: 2·m·n + 2·m² values, m and
- * n the smaller and larger of rows and cols; out may be g. (muon.c) */
-void qkv__newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out, qkv_real *work);
+/* qkv_newton_schulz of count rows×cols matrices stored one after the other
+ * in g, into out (which may be g), with the caller's scratch: count·(2·m·n +
+ * 2·m²) values, m and n the smaller and larger of rows and cols. Each
+ * matrix's result is the same bytes as alone. (muon.c) */
+void qkv__newton_schulz(int count, const qkv_real *g, int rows, int cols, qkv_real *out,
+                        qkv_real *work);
+
+/* The first of the n bytes where a and b differ; n when none does: what a
+ * refused config blob's message names. (training.c) */
+size_t qkv__first_difference(const uint8_t *a, const uint8_t *b, size_t n);
 
 #endif

@@ -39,35 +39,47 @@ static size_t ns_work(int rows, int cols)
     return 2 * m * n + 2 * m * m;
 }
 
-void qkv__newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out, qkv_real *work)
+void qkv__newton_schulz(int count, const qkv_real *g, int rows, int cols, qkv_real *out,
+                        qkv_real *work)
 {
     /* On the wide orientation: A = XXᵀ is then the small m×m Gram matrix. */
     const bool tall = rows > cols;
     const int m = tall ? cols : rows, n = tall ? rows : cols;
-    const size_t mn = (size_t)m * (size_t)n;
-    qkv_real *x = work, *y = x + mn, *a = y + mn, *b = a + (size_t)m * (size_t)m;
-    double ss = 0; /* in one fixed order: the same at every thread count */
-    for (size_t i = 0; i < mn; i++)
-        ss += (double)g[i] * (double)g[i];
-    const qkv_real inv = (qkv_real)(1 / fmax(sqrt(ss), NS_EPS)); /* singular values now <= 1 */
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++)
-            x[tall ? (size_t)j * (size_t)rows + (size_t)i : (size_t)i * (size_t)cols + (size_t)j] =
-                g[(size_t)i * (size_t)cols + (size_t)j] * inv;
+    const size_t mn = (size_t)m * (size_t)n, mm = (size_t)m * (size_t)m, all = (size_t)count * mn;
+    qkv_real *x = work, *y = x + all, *a = y + all, *b = a + (size_t)count * mm;
+    for (int e = 0; e < count; e++) {
+        const qkv_real *ge = g + (size_t)e * mn;
+        qkv_real *xe = x + (size_t)e * mn;
+        double ss = 0; /* in one fixed order: the same at every thread count */
+        for (size_t i = 0; i < mn; i++)
+            ss += (double)ge[i] * (double)ge[i];
+        const qkv_real inv = (qkv_real)(1 / fmax(sqrt(ss), NS_EPS)); /* singular values now <= 1 */
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < cols; j++)
+                xe[tall ? (size_t)j * (size_t)rows + (size_t)i : (size_t)i * (size_t)cols + (size_t)j] =
+                    ge[(size_t)i * (size_t)cols + (size_t)j] * inv;
+    }
+    /* The count matrices go through each product together: one parallel
+     * region shares whole matrices out to the threads, where one small
+     * matrix at a time would be cut into pieces too small to run at speed. */
     for (int s = 0; s < NS_STEPS; s++) {
-        qkv__gemm(1, false, true, m, m, n, 1, x, n, 0, x, n, 0, 0, a, m, 0); /* A = XXᵀ */
-        memcpy(b, a, (size_t)m * (size_t)m * sizeof *b);
-        qkv__gemm(1, false, false, m, m, m, NS_C, a, m, 0, a, m, 0, NS_B, b, m, 0); /* B = bA + cA² */
-        memcpy(y, x, mn * sizeof *y);
-        qkv__gemm(1, false, false, m, n, m, 1, b, m, 0, x, n, 0, NS_A, y, n, 0); /* Y = aX + BX */
+        qkv__gemm(count, false, true, m, m, n, 1, x, n, mn, x, n, mn, 0, a, m, mm); /* A = XXᵀ */
+        memcpy(b, a, (size_t)count * mm * sizeof *b);
+        qkv__gemm(count, false, false, m, m, m, NS_C, a, m, mm, a, m, mm, NS_B, b, m, mm); /* B = bA + cA² */
+        memcpy(y, x, all * sizeof *y);
+        qkv__gemm(count, false, false, m, n, m, 1, b, m, mm, x, n, mn, NS_A, y, n, mn); /* Y = aX + BX */
         qkv_real *t = x;
         x = y;
         y = t;
     }
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++)
-            out[(size_t)i * (size_t)cols + (size_t)j] =
-                x[tall ? (size_t)j * (size_t)rows + (size_t)i : (size_t)i * (size_t)cols + (size_t)j];
+    for (int e = 0; e < count; e++) {
+        const qkv_real *xe = x + (size_t)e * mn;
+        qkv_real *oe = out + (size_t)e * mn;
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < cols; j++)
+                oe[(size_t)i * (size_t)cols + (size_t)j] =
+                    xe[tall ? (size_t)j * (size_t)rows + (size_t)i : (size_t)i * (size_t)cols + (size_t)j];
+    }
 }
 
 int qkv_newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out)
@@ -83,7 +95,7 @@ int qkv_newton_schulz(const qkv_real *g, int rows, int cols, qkv_real *out)
     qkv_real *work = qkv_alloc(ns_work(rows, cols) * sizeof *work);
     if (!work)
         return qkv__fail_in(fn);
-    qkv__newton_schulz(g, rows, cols, out, work);
+    qkv__newton_schulz(1, g, rows, cols, out, work);
     qkv_free(work);
     return 0;
 }
@@ -110,17 +122,28 @@ static bool hidden_matrix(const qkv_param *it)
 /* The extension of a Muon optimizer (o is one, see internal.h). */
 static qkv__optim_ext *ext(const qkv_optim *o) { return (qkv__optim_ext *)o; }
 
+/* Whether parameters j and k are matrices of one shape (one Newton–Schulz batch). */
+static bool same_shape(const qkv_params *p, int j, int k)
+{
+    const qkv_tensor *a = p->items[j].t, *b = p->items[k].t;
+    return a->ndim == 2 && b->ndim == 2 && a->shape[0] == b->shape[0] && a->shape[1] == b->shape[1];
+}
+
 int qkv__muon_init(qkv_optim *o, const qkv_params *p)
 {
     qkv__optim_ext *e = ext(o);
     size_t work = 0;
-    if (!(e->muon = qkv_calloc(((size_t)p->count + 1) * sizeof *e->muon)))
+    if (!(e->muon = qkv_calloc(((size_t)p->count + 1) * sizeof *e->muon)) ||
+        !(e->batch = qkv_calloc(((size_t)p->count + 1) * sizeof *e->batch)))
         return -1;
     for (int k = 0; k < p->count; k++) {
         const qkv_tensor *t = p->items[k].t;
         e->muon[k] = hidden_matrix(&p->items[k]);
-        size_t need = t->ndim == 2 ? t->size + ns_work(t->shape[0], t->shape[1]) : 0;
-        work = need > work ? need : work; /* any 2-D one: qkv_optim_set_muon may add it */
+        size_t count = 0; /* the matrices of its shape: any 2-D one, as qkv_optim_set_muon may add it */
+        for (int j = 0; j < p->count; j++)
+            count += same_shape(p, j, k);
+        size_t need = count ? count * (t->size + ns_work(t->shape[0], t->shape[1])) : 0;
+        work = need > work ? need : work;
     }
     if (work && !(e->work = qkv_alloc(work * sizeof *e->work)))
         return -1;
@@ -130,6 +153,7 @@ int qkv__muon_init(qkv_optim *o, const qkv_params *p)
 void qkv__muon_free(qkv_optim *o)
 {
     qkv_free(ext(o)->muon);
+    qkv_free(ext(o)->batch);
     qkv_free(ext(o)->work);
 }
 
@@ -206,21 +230,39 @@ static void apply(qkv_real *restrict w, const qkv_real *restrict o, size_t n, qk
         w[i] = w[i] * decay - step * o[i];
 }
 
+/* Whether parameter k takes a Muon update this step. */
+static bool muon_now(const qkv_optim *o, const qkv_params *p, int k)
+{
+    return p->items[k].t->requires_grad && ext(o)->muon[k];
+}
+
 void qkv__muon_step(qkv_optim *o, qkv_params *p, double lr, qkv_real grad_scale)
 {
     qkv__optim_ext *e = ext(o);
+    int *batch = e->batch;
     for (int k = 0; k < p->count; k++) {
-        const qkv_param *it = &p->items[k];
-        if (!it->t->requires_grad || !e->muon[k])
+        if (!muon_now(o, p, k))
             continue;
-        const int rows = it->t->shape[0], cols = it->t->shape[1];
-        const size_t off = it->offset, n = it->t->size;
-        const double lr_k = lr * o->lr_scale[k], wd = o->decay[k];
-        qkv_real *u = e->work, *work = u + n;
-        nesterov(o->m + off, u, p->grad + off, n, (qkv_real)o->cfg.momentum, grad_scale);
-        qkv__newton_schulz(u, rows, cols, u, work);
+        /* k and the later matrices of its shape, unless an earlier one took them. */
+        int count = 0;
+        for (int j = 0; j < p->count && count >= 0; j++)
+            if (muon_now(o, p, j) && same_shape(p, j, k))
+                count = j < k ? -1 : (batch[count] = j, count + 1);
+        if (count <= 0)
+            continue;
+        const int rows = p->items[k].t->shape[0], cols = p->items[k].t->shape[1];
+        const size_t n = p->items[k].t->size;
+        qkv_real *u = e->work, *work = u + (size_t)count * n;
+        for (int i = 0; i < count; i++)
+            nesterov(o->m + p->items[batch[i]].offset, u + (size_t)i * n,
+                     p->grad + p->items[batch[i]].offset, n, (qkv_real)o->cfg.momentum, grad_scale);
+        qkv__newton_schulz(count, u, rows, cols, u, work);
         const double scale = RMS_MATCH * sqrt(rows > cols ? rows : cols);
-        apply(p->data + off, u, n, wd > 0 ? (qkv_real)(1 - lr_k * wd) : 1,
-              (qkv_real)(lr_k * scale));
+        for (int i = 0; i < count; i++) {
+            const int j = batch[i];
+            const double lr_j = lr * o->lr_scale[j], wd = o->decay[j];
+            apply(p->data + p->items[j].offset, u + (size_t)i * n, n,
+                  wd > 0 ? (qkv_real)(1 - lr_j * wd) : 1, (qkv_real)(lr_j * scale));
+        }
     }
 }

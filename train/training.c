@@ -411,12 +411,23 @@ qkv_training *qkv_training_new(const qkv_training_model *model, const qkv_train_
 /* 0 when the checkpoint ck at path holds the model: the same kind (checked
  * at opening), config blob and vocabulary. The parameters' names and shapes
  * are checked as they load. */
+size_t qkv__first_difference(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
 static int check_saved_model(const qkv_checkpoint *ck, const qkv_training_model *model,
                              const char *path)
 {
-    if (model->config_len && memcmp(ck->config, model->config, model->config_len) != 0)
-        return qkv_set_error("'%s' holds another %s model than this one (its config differs): "
-                             "rebuild the model from the checkpoint", path, model->kind);
+    const uint8_t *saved = ck->config, *here = model->config;
+    size_t i = model->config_len ? qkv__first_difference(saved, here, model->config_len) : 0;
+    if (i < model->config_len)
+        return qkv_set_error("'%s' holds another %s model than this one (its config differs at "
+                             "byte %zu: %u in the checkpoint, %u here): rebuild the model from "
+                             "the checkpoint", path, model->kind, i, saved[i], here[i]);
     int n = model->vocab ? model->vocab->size : 0;
     if (ck->vocab.size != n)
         return qkv_set_error("'%s' holds a vocabulary of %d symbols but the model's has %d",

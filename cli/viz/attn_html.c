@@ -142,6 +142,14 @@ int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab
     return attn_html_gpt_live(path, m, vocab, text, NULL);
 }
 
+int attn_html_gpt_bpe(const char *path, const qkv_gpt *m, const qkv_bpe *bpe, const char *text)
+{
+    if (viz_null("attn_html_gpt_bpe", "path", path))
+        return -1;
+    page_dest d = {path, NULL};
+    return qkv__attn_record_gpt_bpe("attn_html_gpt_bpe", m, bpe, text, write_page, &d);
+}
+
 int attn_html_seq2seq_live(const char *path, const qkv_seq2seq *m, const char *input,
                            const attn_live *live)
 {

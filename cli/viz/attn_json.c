@@ -114,15 +114,18 @@ static int put_numbers(qkv__attn_json *t, const qkv_real *x, size_t n)
     return 0;
 }
 
-/* The n labels of a view's axis as an array of visible strings; padding
- * positions (valid[i] == 0) show as "·". */
-static void put_labels(qkv__attn_json *t, const char *labels, int n, const uint8_t *valid)
+/* The n labels of a view's axis (names, else labels' characters) as an
+ * array of visible strings; padding positions (valid[i] == 0) show as "·". */
+static void put_labels(qkv__attn_json *t, const char *const *names, const char *labels, int n,
+                       const uint8_t *valid)
 {
     char buf[16];
     put(t, "[");
     for (int i = 0; i < n; i++) {
         put(t, i ? "," : "");
-        put_string(t, valid && !valid[i] ? "\xC2\xB7" : qkv__viz_label(buf, labels, i));
+        put_string(t, valid && !valid[i] ? "\xC2\xB7"
+                      : names      ? names[i]
+                                   : qkv__viz_label(buf, labels, i));
     }
     put(t, "]");
 }
@@ -153,8 +156,8 @@ static int put_view(qkv__attn_json *t, const qkv__attn_view *v)
     put_key(t, false, "cols_name"), put_string(t, v->cols_name);
     putf(t, ",\"causal\":%s,\"layers\":%d,\"heads\":%d,\"Tq\":%d,\"Tk\":%d,\"C\":%d,\"d\":%d",
          c0->mask.causal ? "true" : "false", v->n_layer, H, Tq, Tk, C, C / H);
-    put_key(t, false, "rows"), put_labels(t, v->rows, Tq, v->rows_valid);
-    put_key(t, false, "cols"), put_labels(t, v->cols, Tk, v->key_valid);
+    put_key(t, false, "rows"), put_labels(t, v->row_names, v->rows, Tq, v->rows_valid);
+    put_key(t, false, "cols"), put_labels(t, v->col_names, v->cols, Tk, v->key_valid);
     put_key(t, false, "valid");
     put(t, "[");
     for (int j = 0; j < Tk; j++)
@@ -172,18 +175,16 @@ static int put_view(qkv__attn_json *t, const qkv__attn_view *v)
     return 0;
 }
 
-/* The next-token distribution: the vocabulary's characters and the logits
- * the model gives the one after the last position. */
+/* The next-token distribution: the vocabulary's characters (or tokens'
+ * labels) and the logits the model gives the one after the last position. */
 static int put_next(qkv__attn_json *t, const qkv__attn_page *p)
 {
-    char buf[16];
+    if (p->next_names) /* the page then says "Next token" */
+        put(t, ",\"tokens\":true");
     put_key(t, false, "next");
-    put(t, "{\"chars\":[");
-    for (int i = 0; i < p->n_next; i++) {
-        put(t, i ? "," : "");
-        put_string(t, qkv__viz_label(buf, p->next_chars, i));
-    }
-    put(t, "],\"logits\":");
+    put(t, "{\"chars\":");
+    put_labels(t, p->next_names, p->next_chars, p->n_next, NULL);
+    put(t, ",\"logits\":");
     if (put_numbers(t, p->next_logits, (size_t)p->n_next) < 0)
         return -1;
     put(t, "}");

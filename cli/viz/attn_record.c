@@ -37,44 +37,70 @@ static int check_calls(const char *who, qkv_arena *a, qkv_attn_record *rec, int 
     return 0;
 }
 
-int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer *vocab,
-                         const char *text, qkv__attn_page_fn fn, void *user)
+/* The page of the GPT m reading text, vocab's characters or bpe's tokens. */
+static int record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer *vocab,
+                      const qkv_bpe *bpe, const char *text, qkv__attn_page_fn fn, void *user)
 {
-    if (viz_null(who, "m", m) || viz_null(who, "vocab", vocab) || viz_null(who, "text", text))
-        return -1;
-    size_t len = strlen(text);
-    int L = m->cfg.n_layer, V = m->cfg.vocab_size;
-    if (len < 1 || len > (size_t)m->cfg.block_size)
-        return qkv_set_error("%s: text has %zu characters; the model reads 1 to %d", who, len,
-                             m->cfg.block_size);
-    int T = (int)len, rc = -1;
+    int L = m->cfg.n_layer, V = m->cfg.vocab_size, rc = -1;
+    char what[96];
+    snprintf(what, sizeof what, "%s: text", who);
+    viz_tokens tok;
     qkv_arena *a = qkv_arena_new((size_t)1 << 20);
-    int32_t *ids = a ? qkv_arena_alloc(a, len * sizeof *ids) : NULL;
     qkv_attn_record *rec = a ? record_new(a, L) : NULL;
-    if (ids && rec && qkv_encode(vocab, text, len, ids) == 0) {
+    const char **next = bpe && a ? qkv_arena_alloc(a, (size_t)V * sizeof *next) : NULL;
+    for (int i = 0; next && i < V; i++) {
+        size_t n;
+        const char *bytes = qkv_bpe_token(bpe, i, &n);
+        if (!bytes || !(next[i] = qkv__viz_token_name(a, bytes, n)))
+            next = NULL;
+    }
+    if (rec && (!bpe || next) &&
+        viz_tokenize(a, vocab, bpe, text, m->cfg.block_size, what, &tok) == 0) {
+        int T = tok.T;
         qkv_ctx ctx = {.arena = a, .record = rec};
         bool was = qkv_set_grad_enabled(false), had = qkv_set_record_weights(false);
-        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, ids, 1, T, NULL);
+        qkv_tensor *logits = qkv_gpt_logits(m, &ctx, tok.ids, 1, T, NULL);
         qkv_set_record_weights(had);
         qkv_set_grad_enabled(was);
         char summary[160];
         snprintf(summary, sizeof summary,
-                 "character GPT: %d layers, %d heads of size d = %d (n_embd %d), reading %d "
-                 "characters", L, m->cfg.n_head, m->cfg.n_embd / m->cfg.n_head, m->cfg.n_embd, T);
+                 "%s GPT: %d layers, %d heads of size d = %d (n_embd %d), reading %d %s",
+                 bpe ? "BPE" : "character", L, m->cfg.n_head, m->cfg.n_embd / m->cfg.n_head,
+                 m->cfg.n_embd, T, bpe ? "tokens" : "characters");
         qkv__attn_page page = {
             .model = "gpt", .summary = summary, .text = text, .n_view = 1,
-            .n_next = V, .next_chars = (const char *)vocab->byte,
+            .n_next = V, .next_chars = bpe ? NULL : (const char *)vocab->byte,
+            .next_names = next,
             .next_logits = logits ? logits->data + (size_t)(T - 1) * V : NULL,
             .views = {{.id = "self", .name = "causal self-attention",
                        .rows_name = "query (position reading)", .cols_name = "key (position read)",
-                       .rows = text, .cols = text, .n_layer = L, .calls = rec->calls,
-                       .stride = 1}},
+                       .rows = text, .cols = text, .row_names = tok.names,
+                       .col_names = tok.names, .n_layer = L, .calls = rec->calls, .stride = 1}},
         };
         if (logits && check_calls(who, a, rec, L) == 0)
             rc = fn(&page, user);
     }
     qkv_arena_free(&a);
     return rc < 0 ? viz_fail_in(who) : 0;
+}
+
+int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer *vocab,
+                         const char *text, qkv__attn_page_fn fn, void *user)
+{
+    if (viz_null(who, "m", m) || viz_null(who, "vocab", vocab) || viz_null(who, "text", text))
+        return -1;
+    return record_gpt(who, m, vocab, NULL, text, fn, user);
+}
+
+int qkv__attn_record_gpt_bpe(const char *who, const qkv_gpt *m, const qkv_bpe *bpe,
+                             const char *text, qkv__attn_page_fn fn, void *user)
+{
+    if (viz_null(who, "m", m) || viz_null(who, "bpe", bpe) || viz_null(who, "text", text))
+        return -1;
+    if (qkv_bpe_size(bpe) != m->cfg.vocab_size)
+        return qkv_set_error("%s: bpe has %d tokens; the model's vocabulary has %d", who,
+                             qkv_bpe_size(bpe), m->cfg.vocab_size);
+    return record_gpt(who, m, NULL, bpe, text, fn, user);
 }
 
 /* The page of the encoder-decoder once the forward has recorded its calls:

@@ -43,6 +43,7 @@ static int draw_weights(const char *path, const qkv_tensor *weights, const attn_
         .title = spec->title, .panels = panels, .rows = Tq, .cols = Tk, .values = values,
         .row_labels = spec->row_labels, .col_labels = spec->col_labels,
         .rows_name = spec->rows_name, .cols_name = spec->cols_name,
+        .row_names = spec->row_names, .col_names = spec->col_names,
         .panel_titles = panels == 1 ? one_title : NULL, .vmin = 0, .vmax = top,
     };
     int rc = svg_heatmap(path, &hm);

@@ -138,11 +138,20 @@ const char *qkv__viz_label(char buf[16], const char *labels, int i)
     return buf;
 }
 
-/* Widest label of n (labels or numbers), in characters. */
-static int label_chars(const char *labels, int n)
+/* Widest label of n (names, labels or numbers), in characters. */
+static int label_chars(const char *const *names, const char *labels, int n)
 {
     char buf[16];
-    return labels ? 1 : (int)strlen(qkv__viz_label(buf, NULL, n - 1));
+    int w = 0;
+    for (int i = 0; names && i < n; i++)
+        w = qkv__viz_label_width(names[i]) > w ? qkv__viz_label_width(names[i]) : w;
+    return names ? w : labels ? 1 : (int)strlen(qkv__viz_label(buf, NULL, n - 1));
+}
+
+/* How label i of an axis is shown: its name, its character or its number. */
+static const char *axis_label(char buf[16], const char *const *names, const char *labels, int i)
+{
+    return names ? names[i] : qkv__viz_label(buf, labels, i);
 }
 
 /* Where everything of one panel goes, in pixels. */
@@ -162,13 +171,15 @@ static panel_layout layout_panel(const svg_heatmap_spec *h)
     p.cell = floor(560.0 / longest);
     p.cell = p.cell < 6 ? 6 : p.cell > 28 ? 28 : p.cell;
     p.font = p.cell * 0.8 < 12 ? p.cell * 0.8 : 12;
-    p.left =
-        (h->rows_name ? 18 : 0) + label_chars(h->row_labels, h->rows) * CHAR_WIDTH * p.font + 8;
-    p.top = 22 + (h->cols_name ? 18 : 0) + p.font + 6;
+    p.left = (h->rows_name ? 18 : 0) +
+             label_chars(h->row_names, h->row_labels, h->rows) * CHAR_WIDTH * p.font + 8;
+    double col_label_width =
+        label_chars(h->col_names, h->col_labels, h->cols) * CHAR_WIDTH * p.font + 3;
+    /* Named columns (tokens) are labelled upwards, every one: the labels' room is above. */
+    p.top = 22 + (h->cols_name ? 18 : 0) + (h->col_names ? col_label_width : p.font) + 6;
     p.width = p.left + h->cols * p.cell;
     p.height = p.top + h->rows * p.cell;
-    double col_label_width = label_chars(h->col_labels, h->cols) * CHAR_WIDTH * p.font + 3;
-    p.col_step = (int)ceil(col_label_width / p.cell);
+    p.col_step = h->col_names ? 1 : (int)ceil(col_label_width / p.cell);
     return p;
 }
 
@@ -208,12 +219,17 @@ static void draw_panel(svg *s, const svg_heatmap_spec *h, const panel_layout *p,
         svg_text(s, gx + gw / 2, y + 30, 11, "middle", 0, h->cols_name);
     if (h->rows_name)
         svg_text(s, x + 8, gy + gh / 2, 11, "middle", -90, h->rows_name);
-    for (int c = 0; c < h->cols; c += p->col_step)
-        svg_text(s, gx + (c + 0.5) * p->cell, gy - p->font / 2 - 3, p->font, "middle", 0,
-                 qkv__viz_label(buf, h->col_labels, c));
+    for (int c = 0; c < h->cols; c += p->col_step) {
+        double cx = gx + (c + 0.5) * p->cell;
+        if (h->col_names)
+            svg_text(s, cx, gy - 4, p->font, "start", -90, h->col_names[c]);
+        else
+            svg_text(s, cx, gy - p->font / 2 - 3, p->font, "middle", 0,
+                     qkv__viz_label(buf, h->col_labels, c));
+    }
     for (int r = 0; r < h->rows; r++)
         svg_text(s, gx - 4, gy + (r + 0.5) * p->cell, p->font, "end", 0,
-                 qkv__viz_label(buf, h->row_labels, r));
+                 axis_label(buf, h->row_names, h->row_labels, r));
 
     fputs("<g shape-rendering=\"crispEdges\">\n", s->f); /* no seams between cells */
     const qkv_real *m = h->values + (size_t)k * (size_t)h->rows * (size_t)h->cols;
@@ -280,8 +296,8 @@ static int heatmap(const char *path, const svg_heatmap_spec *h)
     if (!h->values)
         return qkv_set_error("%s: spec->values is NULL for a heatmap of %d panels of %dx%d", path,
                              h->panels, h->rows, h->cols);
-    if (check_labels(path, "row_labels", h->row_labels, h->rows) < 0 ||
-        check_labels(path, "col_labels", h->col_labels, h->cols) < 0)
+    if ((!h->row_names && check_labels(path, "row_labels", h->row_labels, h->rows) < 0) ||
+        (!h->col_names && check_labels(path, "col_labels", h->col_labels, h->cols) < 0))
         return -1;
 
     panel_layout p = layout_panel(h);

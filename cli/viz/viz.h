@@ -26,7 +26,9 @@
  *
  * Labels are shown as they are, except that XML's special characters are
  * escaped, a space shows as '␣', a newline as '⏎', a tab as '⇥' and any other
- * control or non-ASCII byte as '�'. Titles and names are UTF-8.
+ * control or non-ASCII byte as '�'. Titles and names are UTF-8. A GPT of BPE
+ * tokens is labelled a token at a time (viz_tokenize's names): the token's
+ * bytes, whole UTF-8 characters as they are and any other byte as "\xHH".
  */
 #ifndef QKV_CLI_VIZ_H
 #define QKV_CLI_VIZ_H
@@ -52,6 +54,10 @@ typedef struct svg_heatmap_spec {
                                         ... (nothing for a single panel) */
     double vmin, vmax;               /* colour range; when vmin >= vmax, the smallest
                                         and largest finite value of all panels */
+    const char *const *row_names;    /* instead of row_labels: `rows` UTF-8 strings (a
+                                        token's text each), shown as they are */
+    const char *const *col_names;    /* instead of col_labels: `cols` strings, written
+                                        upwards, one a column */
 } svg_heatmap_spec;
 
 /* Write a heatmap to path: one <rect class="cell"> per unmasked cell,
@@ -75,6 +81,23 @@ typedef struct svg_series {
 int svg_lines(const char *path, const char *title, const char *x_label, const char *y_label,
               int n_series, const svg_series *series);
 
+/* ---- a text as the GPT reads it (tokens.c) ---- */
+
+/* The token ids of a text, and for BPE tokens each one's label. */
+typedef struct viz_tokens {
+    int T;                    /* tokens: 1 to the model's block size */
+    int32_t *ids;             /* T ids */
+    const char *const *names; /* T labels, each token's bytes made visible (a space as '␣',
+                                 a byte outside valid UTF-8 as "\x80", a backslash as
+                                 "\\"); NULL for characters, labelled by the text's bytes */
+} viz_tokens;
+
+/* The tokens of text for a GPT of block_size positions: with bpe NULL one a
+ * byte of vocab, else bpe's, named; from arena a. 0, or -1 with a message
+ * saying what (e.g. "--text") has how many characters or tokens. */
+int viz_tokenize(qkv_arena *a, const qkv_tokenizer *vocab, const qkv_bpe *bpe,
+                 const char *text, int block_size, const char *what, viz_tokens *out);
+
 /* ---- a model's attention ---- */
 
 /* How attn_svg draws the weights of one attention (1,H,Tq,Tk). */
@@ -89,6 +112,8 @@ typedef struct attn_svg_spec {
     const char *col_labels; /* Tk characters (the keys' text), or NULL */
     const char *rows_name;  /* caption of the row axis, or NULL */
     const char *cols_name;  /* caption of the column axis, or NULL */
+    const char *const *row_names; /* instead of row_labels: Tq labels (tokens' texts) */
+    const char *const *col_names; /* instead of col_labels: Tk labels */
 } attn_svg_spec;
 
 /* Write attention weights (1,H,Tq,Tk) as a heatmap (svg_heatmap) to
@@ -104,6 +129,10 @@ int attn_svg(const char *path, const qkv_tensor *weights, const attn_svg_spec *s
  * pass, for the step-by-step view. 0, or -1 with a message (bad argument, a
  * character outside the vocabulary, an unwritable file). */
 int attn_html_gpt(const char *path, const qkv_gpt *m, const qkv_tokenizer *vocab, const char *text);
+
+/* The same page for a GPT of BPE tokens, bpe's: text is 1 to block_size
+ * tokens, each query, key and next token labelled with its token's text. */
+int attn_html_gpt_bpe(const char *path, const qkv_gpt *m, const qkv_bpe *bpe, const char *text);
 
 /* The same page for the encoder-decoder m greedily decoding input (1 to
  * max_src characters of its alphabet): the encoder's self-attention, the

@@ -30,6 +30,17 @@ const char *qkv__viz_colour(char hex[8], double t);
  * newline as '⏎', ...), or its number when labels is NULL. */
 const char *qkv__viz_label(char buf[16], const char *labels, int i);
 
+/* ---- the labels of tokens (tokens.c) ---- */
+
+/* The n bytes of a token made visible, from arena a: as a character label
+ * ('␣', '⏎', '⇥'), other control bytes, a backslash and bytes outside valid
+ * UTF-8 as escapes ("\x80", "\\"), whole UTF-8 characters as they are.
+ * NULL when out of memory. */
+const char *qkv__viz_token_name(qkv_arena *a, const char *bytes, size_t n);
+
+/* Width of a label in characters (UTF-8 characters counted once). */
+int qkv__viz_label_width(const char *name);
+
 /* ---- the attention page (attn_page.html, attn_html.c) ---- */
 
 /* One attention of a model, every layer of it, as the page shows it. */
@@ -39,6 +50,7 @@ typedef struct qkv__attn_view {
     const char *rows_name;      /* caption of the queries ("output character") */
     const char *cols_name;      /* caption of the keys */
     const char *rows, *cols;    /* Tq and Tk label characters */
+    const char *const *row_names, *const *col_names; /* or else Tq and Tk labels (tokens) */
     const uint8_t *rows_valid;  /* Tq: 0 marks a padding position's query; NULL = all real */
     const uint8_t *key_valid;   /* Tk: 1 = a real key, 0 = padding; NULL = all real */
     int n_layer;                /* layers, each with one call */
@@ -54,6 +66,7 @@ typedef struct qkv__attn_page {
     const char *output;       /* the encoder-decoder's output as given or decoded; NULL for a GPT */
     int n_next;               /* the next-token distribution's size V, or 0 for none */
     const char *next_chars;   /* its V characters (the vocabulary's bytes, in id order) */
+    const char *const *next_names; /* or else its V tokens' labels */
     const qkv_real *next_logits; /* V logits for the token after the last position */
     int n_view;               /* 1 (a GPT) or 3 (an encoder-decoder) */
     qkv__attn_view views[3];
@@ -68,6 +81,11 @@ typedef int (*qkv__attn_page_fn)(const qkv__attn_page *p, void *user);
  * (attn_record.c). 0, or -1 with a message naming `who`. */
 int qkv__attn_record_gpt(const char *who, const qkv_gpt *m, const qkv_tokenizer *vocab,
                          const char *text, qkv__attn_page_fn fn, void *user);
+
+/* The same for a GPT of BPE tokens: text is 1 to block_size tokens of bpe,
+ * and every label is a token's text. */
+int qkv__attn_record_gpt_bpe(const char *who, const qkv_gpt *m, const qkv_bpe *bpe,
+                             const char *text, qkv__attn_page_fn fn, void *user);
 
 /* The same for the encoder-decoder m reading input (padded to max_src, as in
  * a training batch): with output NULL it decodes greedily and replays its own

@@ -3,7 +3,8 @@
  * Tokens 0..255 are the bytes themselves, so any input encodes (binary, invalid
  * UTF-8, NUL) and decoding gives back exactly the bytes encoded. Merge i makes
  * token 256 + i out of two earlier tokens (left, right); the vocabulary is
- * 256 + the number of merges.
+ * 256 + the number of merges. (GPT-2's tokenizer, qkv_bpe_load_gpt2, keeps the
+ * ids, pre-split and extra tokens of its files instead: see there.)
  *
  * Before counting pairs the text is cut into chunks, and no merge crosses a
  * chunk's edge (GPT-2's idea, with ASCII classes): a chunk is a run of letters
@@ -61,11 +62,12 @@ qkv_bpe *qkv_bpe_from_merges(const int32_t *merges, int n);
 /* Free a tokenizer (NULL is fine). */
 void qkv_bpe_free(qkv_bpe *bpe);
 
-/* The number of tokens, 256 + merges; -1 for NULL. */
+/* The number of tokens, 256 + merges (+ GPT-2's extra tokens); -1 for NULL. */
 int qkv_bpe_size(const qkv_bpe *bpe);
 
-/* Merge i's two tokens into *left and *right (token 256 + i). 0, or -1 when i is
- * not a merge of bpe. */
+/* Merge i's two tokens into *left and *right (token 256 + i; in GPT-2's
+ * numbering the token of line i of merges.txt). 0, or -1 when i is not a merge
+ * of bpe. */
 int qkv_bpe_merge(const qkv_bpe *bpe, int i, int32_t *left, int32_t *right);
 
 /* The bytes of token id (not NUL-terminated; bpe keeps them) and their number in
@@ -92,6 +94,18 @@ qkv_corpus *qkv_bpe_corpus(const qkv_bpe *bpe, const char *text, size_t len);
 /* Write bpe to path through qkv_output (qkv/file.h): a versioned file with a
  * checksum, the merges only. 0, or -1 naming the path. */
 int qkv_bpe_save(const qkv_bpe *bpe, const char *path);
+
+/* GPT-2's tokenizer from its published files: vocab_path a vocab.json (called
+ * encoder.json too: {"token": id, ...}) and merges_path a merges.txt (vocab.bpe:
+ * an optional "#version" line, then one merge a line, "left right"), both
+ * spelling bytes as characters through GPT-2's byte-to-unicode table. The ids
+ * are vocab.json's (50,257 for GPT-2: 256 bytes, 50,000 merges, <|endoftext|>,
+ * which decodes to its text and which encoding never makes), and encoding
+ * pre-splits with GPT-2's pattern (Unicode letters and numbers, contractions);
+ * bytes that are not UTF-8 still encode, one token a byte. qkv_bpe_save and a
+ * checkpoint keep all of it. NULL with a message naming the file and what is
+ * wrong (its line or byte offset). */
+qkv_bpe *qkv_bpe_load_gpt2(const char *vocab_path, const char *merges_path);
 
 /* Read a file qkv_bpe_save wrote. NULL with a message naming the path and what is
  * wrong (not a qkv BPE file, a later version, cut short, a bad checksum, a bad merge). */

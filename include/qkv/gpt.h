@@ -188,6 +188,20 @@ int qkv_gpt_training_model_bpe(qkv_gpt *m, const qkv_corpus *corpus, const qkv_b
  * qkv_bpe_free), or NULL there for a character model. NULL with a message. */
 qkv_gpt *qkv_gpt_load_bpe(const char *path, qkv_tokenizer *vocab, qkv_bpe **bpe);
 
+/* The exact evaluation of a loaded model in one call: qkv_eval_split over
+ * m's windows of block_size tokens of split of c (the whole split, or its
+ * first max_tokens when max_tokens > 0), arena as there (NULL: its own):
+ *
+ *     qkv_gpt *m = qkv_gpt_load("shakespeare.ckpt", &vocab);
+ *     qkv_corpus *c = qkv_corpus_load("input.txt", &vocab);
+ *     qkv_split_loss val;
+ *     if (qkv_gpt_eval_split(m, c, QKV_SPLIT_VAL, 0, NULL, &val) == 0)
+ *         printf("val loss %.4f +- %.4f\n", val.loss, val.se);
+ *
+ * 0, or -1 with a message. */
+int qkv_gpt_eval_split(const qkv_gpt *m, const qkv_corpus *c, qkv_split split,
+                       int64_t max_tokens, qkv_arena *arena, qkv_split_loss *out);
+
 /* GPT-2's weights from the .safetensors file at path, in Hugging Face's
  * layout (wte, wpe, h.N.ln_1, h.N.attn.c_attn, h.N.attn.c_proj, h.N.ln_2,
  * h.N.mlp.c_fc, h.N.mlp.c_proj, ln_f; "transformer." before them or not;

@@ -340,5 +340,96 @@ typedef int (*qkv_rebuild_fn)(void *ud, const qkv_checkpoint *ck, qkv_training_m
 qkv_training *qkv_training_resume_rebuild(const char *path, const char *kind,
                                           qkv_rebuild_fn rebuild, void *ud);
 
+/* ---- The light run: one process, a loss that draws its own batch ----
+ *
+ * The common case in fewer lines: the run above, filled in for you from a
+ * qkv_light_model (one implementation: a light run is a qkv_training, and
+ * every qkv_training_* call works on it). Its loss is one callback with a
+ * context pointer, called with ctx->train true for a training batch and false
+ * for a held-out one; the streams and their names are copied, so they may be
+ * locals; the config blob is checked on resume byte by byte:
+ *
+ *     qkv_light_model lm = {.kind = "line", .params = m.params, .loss = line_loss,
+ *                           .ud = &m, .config = &sizes, .config_len = sizeof sizes,
+ *                           .rngs = {&m.batches}, .rng_names = {"batches"}};
+ *     qkv_training *t = qkv_light_new(&lm, &tc);          // or qkv_light_resume(&lm, path)
+ *     while (t && t->step < t->cfg.iters && qkv_training_step(t, &loss, NULL) == 0) {}
+ *     double val = qkv_training_eval(t, 0);                 // the loss, ctx->train false
+ *
+ * A light run saves a mark and the model's config_len (8 bytes) before its
+ * blob, so a resume can say which differs. It computes whole batches: for data
+ * parallelism use qkv_training_model. */
+
+/* A light run's batch: the mean loss of a batch the callback draws itself
+ * (from its own streams), built in ctx->arena; ctx->train says a training
+ * batch (dropout on, ctx->rng the dropout stream) or a held-out one (no
+ * gradients, no dropout, ctx->rng NULL). NULL on failure, with a message. */
+typedef qkv_tensor *(*qkv_light_loss_fn)(void *ud, const qkv_ctx *ctx);
+
+/* What a light run is made of. Only kind, params and loss are required. The
+ * run copies all of it; ud, params and the streams must outlive the run. */
+typedef struct qkv_light_model {
+    const char *kind;                 /* the checkpoint's model kind, 1..QKV_CKPT_KIND_MAX bytes */
+    qkv_params *params;               /* what the optimizer trains */
+    qkv_light_loss_fn loss;           /* training batches, and evaluation when eval is NULL */
+    void *ud;                         /* handed to loss and eval */
+    qkv_light_loss_fn eval;           /* evaluation's held-out batch, or NULL (loss with
+                                         ctx->train false) */
+    const void *config;               /* the model's config (its sizes), or NULL */
+    size_t config_len;                /* its length in bytes (at most 65536) */
+    const qkv_tokenizer *vocab;       /* saved with the run, or NULL */
+    qkv_rng *rngs[QKV_TRAINING_MAX_RNGS]; /* the streams the callbacks draw from, saved with
+                                             the run and seeded from its seed; the first
+                                             NULL ends the list */
+    const char *rng_names[QKV_TRAINING_MAX_RNGS]; /* a name for each stream (matched by name
+                                                     on resume), or all NULL */
+} qkv_light_model;
+
+/* The most bytes of a light model's config. */
+#define QKV_LIGHT_CONFIG_MAX 65536
+
+/* A new light run of m with settings tc, as qkv_training_new. Evaluation 0
+ * (qkv_training_eval(t, 0)) is the mean of cfg.eval_iters held-out batches.
+ * NULL with a message naming the field at fault. */
+qkv_training *qkv_light_new(const qkv_light_model *m, const qkv_train_config *tc);
+
+/* The light run saved at path, continued with m bit-exactly, as
+ * qkv_training_resume (the settings from the file). m's config must be the
+ * saved one: else NULL with a message saying where they differ ("config byte
+ * 2: 32 in the checkpoint, 64 here", or their lengths). NULL with a message
+ * on any failure. */
+qkv_training *qkv_light_resume(const qkv_light_model *m, const char *path);
+
+/* ---- The exact evaluation: a model's loss over a whole split ---- */
+
+/* What an evaluation over a whole split found. */
+typedef struct qkv_split_loss {
+    double loss;     /* the mean of the windows' mean losses */
+    double se;       /* its standard error: the windows' sample standard deviation / sqrt(windows)
+                        (NAN for one window) */
+    int64_t windows; /* windows read */
+    int64_t tokens;  /* tokens predicted: windows x T */
+} qkv_split_loss;
+
+/* The mean next-token loss of one window: x its T input ids, y = x + 1 the
+ * targets, one row, built in ctx->arena (gradients and dropout are off).
+ * NULL on failure, with a message. */
+typedef qkv_tensor *(*qkv_window_loss_fn)(void *ud, const qkv_ctx *ctx, const int32_t *x,
+                                          const int32_t *y, int T);
+
+/* Windows qkv_eval_split reads of split with windows of T tokens: the split
+ * cut from its start into windows of T inputs (the targets one token
+ * further), at most max_tokens / T of them when max_tokens > 0; 0 when the
+ * split has fewer than T + 1 tokens. -1 with a message for bad arguments. */
+int64_t qkv_split_windows(const qkv_corpus *c, qkv_split split, int T, int64_t max_tokens);
+
+/* The mean loss of a model over the windows of split (qkv_split_windows),
+ * one window at a time through loss(ud, ...) with gradients off, each
+ * window's activations in arena (reset after each; NULL: an arena of its
+ * own), into *out with its standard error. 0, or -1 with a message (no
+ * window, a window's loss failed or is NaN, naming the window). */
+int qkv_eval_split(qkv_window_loss_fn loss, void *ud, const qkv_corpus *c, qkv_split split, int T,
+                   int64_t max_tokens, qkv_arena *arena, qkv_split_loss *out);
+
 QKV_END_DECLS
 #endif

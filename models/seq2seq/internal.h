@@ -3,6 +3,7 @@
 #define QKV_SEQ2SEQ_INTERNAL_H
 
 #include "qkv/seq2seq.h"
+#include "qkv/stack.h"
 
 /* Bytes of one task string buffer (the longest task string the training run and
  * the accuracy check take is one less). */
@@ -25,13 +26,9 @@ int qkv__seq2seq_draw(const qkv_seq2seq_task *task, qkv_rng *rng, bool test, cha
 int qkv__seq2seq_check_holds(const qkv_checkpoint *ck, const qkv_seq2seq_config *cfg,
                              const char *path);
 
-/* Decoder token plus position embeddings (and dropout) for ids (B,T) at
- * positions pos0.. -> (B,T,C). */
-qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *ids,
-                                   int B, int T, int pos0);
-
-/* Final decoder norm, then the lm head (tied to dec.wte unless untied): x (B,T,C) -> (B,T,V). */
-qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x);
+/* m's modules as the encoder-decoder stack that declared them (a view:
+ * the blocks and parameters stay m's). (seq2seq.c) */
+qkv_s2s_stack qkv__seq2seq_stack(const qkv_seq2seq *m);
 
 /* qkv_seq2seq_accuracy on `batches` batches of `batch` pairs (one stream
  * from seed), or, with a run, on the batches qkv_training_eval_more allows:

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nn/internal.h"
+#include "nn/s2s_stack.h"
 #include "tensor/check.h"
 #include "train/bytes.h"
 #include "internal.h"
@@ -65,19 +66,6 @@ int qkv_seq2seq_config_check(const qkv_seq2seq_config *cfg)
     return check_config(cfg) < 0 ? qkv__fail_in("qkv_seq2seq_config_check") : 0;
 }
 
-/* Declare one side's token and position embeddings, "<side>.wte" and
- * "<side>.wpe" (none with rope: the positions enter in attention). */
-static int embed_init(qkv_embed *wte, qkv_embed *wpe, qkv_params *p, const char *side, int V,
-                      int positions, int C, bool rope)
-{
-    char name[QKV_PARAM_NAME_MAX];
-    snprintf(name, sizeof name, "%s.wte", side);
-    if (qkv_embed_init(wte, p, name, V, C, 0.02) < 0)
-        return -1;
-    snprintf(name, sizeof name, "%s.wpe", side);
-    return rope ? 0 : qkv_embed_init(wpe, p, name, positions, C, 0.02);
-}
-
 /* The model of cfg over chars with every parameter declared but none
  * allocated: small however large cfg is, so a loader can compare the values
  * a file holds with what the model needs before allocating them. */
@@ -104,34 +92,16 @@ static qkv_seq2seq *declare(const qkv_seq2seq_config *cfg, const qkv_tokenizer *
     m->block = (qkv_block_config){.n_embd = cfg->n_embd, .n_head = cfg->n_head,
                                   .n_layer = cfg->n_layer, .dropout = (qkv_real)cfg->dropout,
                                   .opts = cfg->opts};
-    int L = cfg->n_layer, C = cfg->n_embd, V = m->vocab_size;
-    m->params = qkv_params_new();
-    m->enc = qkv_calloc((size_t)L * sizeof *m->enc);
-    m->dec = qkv_calloc((size_t)L * sizeof *m->dec);
-    if (!m->params || !m->enc || !m->dec)
+    /* The encoder-decoder stack, declared without a prefix ("enc.wte", ...):
+     * its declaration order fixes the order of init draws and of the checkpoint. */
+    qkv_s2s_config sc = {.vocab_size = m->vocab_size, .max_src = cfg->max_src,
+                         .max_tgt = cfg->max_tgt, .block = m->block};
+    qkv_s2s_stack s;
+    if (!(m->params = qkv_params_new()) || qkv_s2s_stack_init(&s, m->params, NULL, &sc) < 0)
         goto fail;
-    /* The declaration order fixes the order of init draws and of the checkpoint. */
-    bool rope = cfg->opts.positions == QKV_POSITIONS_ROPE;
-    if (embed_init(&m->enc_wte, &m->enc_wpe, m->params, "enc", V, cfg->max_src, C, rope) < 0)
-        goto fail;
-    char name[QKV_PARAM_NAME_MAX];
-    for (int l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "enc.h.%d", l);
-        if (qkv_block_init(&m->enc[l], m->params, name, &m->block, false) < 0)
-            goto fail;
-    }
-    if (qkv__norm_init(&m->enc_ln_f, m->params, "enc.ln_f", &m->block) < 0 ||
-        embed_init(&m->dec_wte, &m->dec_wpe, m->params, "dec", V, cfg->max_tgt, C, rope) < 0)
-        goto fail;
-    for (int l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "dec.h.%d", l);
-        if (qkv_cross_block_init(&m->dec[l], m->params, name, &m->block, C) < 0)
-            goto fail;
-    }
-    if (qkv__norm_init(&m->dec_ln_f, m->params, "dec.ln_f", &m->block) < 0 ||
-        (cfg->opts.untied &&
-         qkv_linear_init(&m->lm_head, m->params, "dec.lm_head", C, V, false, 0.02) < 0))
-        goto fail;
+    m->enc_wte = s.enc_wte, m->enc_wpe = s.enc_wpe, m->enc = s.enc, m->enc_ln_f = s.enc_ln_f;
+    m->dec_wte = s.dec_wte, m->dec_wpe = s.dec_wpe, m->dec = s.dec, m->dec_ln_f = s.dec_ln_f;
+    m->lm_head = s.lm_head; /* the blocks are m's now: qkv_seq2seq_free frees them */
     return m;
 fail:
     qkv_seq2seq_free(m);
@@ -189,81 +159,45 @@ void qkv_seq2seq_zero_cross(qkv_seq2seq *m)
     }
 }
 
-/* Token plus position embeddings (then dropout) of ids (B,T) at positions
- * pos0.., on a side of `positions` positions -> (B,T,C). With rope the
- * positions enter in attention instead, as rotations. */
-static qkv_tensor *embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_embed *wte,
-                         const qkv_embed *wpe, int positions, const int32_t *ids, int B, int T,
-                         int pos0)
+qkv_s2s_stack qkv__seq2seq_stack(const qkv_seq2seq *m)
 {
-    if (B < 1 || T < 1 || pos0 + T > positions) {
-        qkv_set_error("%d sequences of %d positions from %d; the model has %d positions",
-                      B, T, pos0, positions);
-        return NULL;
-    }
-    bool rope = m->cfg.opts.positions == QKV_POSITIONS_ROPE;
-    return qkv__embed_tokens(wte, rope ? NULL : wpe, ctx, ids, B, T, pos0,
-                             (qkv_real)m->cfg.dropout);
+    qkv_s2s_config sc = {.vocab_size = m->vocab_size,
+                         .src_vocab_size = m->vocab_size,
+                         .max_src = m->cfg.max_src,
+                         .max_tgt = m->cfg.max_tgt,
+                         .block = m->block};
+    return (qkv_s2s_stack){.cfg = sc,
+                           .enc_wte = m->enc_wte,
+                           .enc_wpe = m->enc_wpe,
+                           .enc = m->enc,
+                           .enc_ln_f = m->enc_ln_f,
+                           .dec_wte = m->dec_wte,
+                           .dec_wpe = m->dec_wpe,
+                           .dec = m->dec,
+                           .dec_ln_f = m->dec_ln_f,
+                           .lm_head = m->lm_head};
 }
 
-/* 0 when m and ctx can run a forward over ids (named what); else -1 naming fn. */
-static int check_forward(const char *fn, const qkv_seq2seq *m, const qkv_ctx *ctx, const void *ids,
-                         const char *what)
+/* 0 when m is there and B sequences of T positions fit one of its sides of
+ * `positions` positions; else -1 naming fn (the stack checks the rest). */
+static int check_positions(const char *fn, const qkv_seq2seq *m, int B, int T, int positions)
 {
-    if (qkv__null(fn, "m", m) || qkv__null(fn, "ctx", ctx) || qkv__null(fn, what, ids))
+    if (qkv__null(fn, "m", m))
         return -1;
-    if (!ctx->arena)
-        return qkv_set_error("%s: ctx->arena is NULL: a qkv_ctx needs the arena the forward builds "
-                             "in",
-                             fn);
+    if (B < 1 || T < 1 || T > positions)
+        return qkv_set_error("%s: %d sequences of %d positions from 0; the model has %d positions",
+                             fn, B, T, positions);
     return 0;
-}
-
-/* The memory, once check_forward passed. */
-static qkv_tensor *encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
-                          const uint8_t *src_valid, int B, int Ts)
-{
-    qkv_tensor *x = embed(m, ctx, &m->enc_wte, &m->enc_wpe, m->cfg.max_src, src, B, Ts, 0);
-    if (!x) /* say what is wrong, not that a NULL reached the first block */
-        return NULL;
-    for (int l = 0; l < m->cfg.n_layer; l++)
-        x = qkv_block_forward(&m->enc[l], ctx, x, src_valid, NULL);
-    return qkv_ln_forward(&m->enc_ln_f, ctx, x);
 }
 
 qkv_tensor *qkv_seq2seq_encode(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *src,
                                const uint8_t *src_valid, int B, int Ts)
 {
     const char *fn = "qkv_seq2seq_encode";
-    if (check_forward(fn, m, ctx, src, "src") < 0)
+    if (check_positions(fn, m, B, Ts, m ? m->cfg.max_src : 0) < 0)
         return NULL;
-    return qkv__result(fn, encode(m, ctx, src, src_valid, B, Ts));
-}
-
-qkv_tensor *qkv__seq2seq_dec_embed(const qkv_seq2seq *m, const qkv_ctx *ctx, const int32_t *ids,
-                                   int B, int T, int pos0)
-{
-    return embed(m, ctx, &m->dec_wte, &m->dec_wpe, m->cfg.max_tgt, ids, B, T, pos0);
-}
-
-qkv_tensor *qkv__seq2seq_head(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *x)
-{
-    return qkv__lm_head(&m->dec_ln_f, &m->dec_wte, m->cfg.opts.untied ? &m->lm_head : NULL, ctx,
-                        x);
-}
-
-/* The logits, once check_forward passed. */
-static qkv_tensor *decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *memory,
-                          const uint8_t *src_valid, const int32_t *dec_in, int B, int Tt,
-                          qkv_tensor **cross_weights)
-{
-    qkv_tensor *x = qkv__seq2seq_dec_embed(m, ctx, dec_in, B, Tt, 0);
-    if (!x)
-        return NULL;
-    for (int l = 0; l < m->cfg.n_layer; l++)
-        x = qkv_cross_block_forward(&m->dec[l], ctx, x, memory, src_valid, NULL,
-                                    cross_weights ? &cross_weights[l] : NULL);
-    return qkv__seq2seq_head(m, ctx, x);
+    qkv_s2s_stack s = qkv__seq2seq_stack(m);
+    return qkv__s2s_encode(fn, &s, ctx, src, src_valid, B, Ts);
 }
 
 qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_tensor *memory,
@@ -271,23 +205,30 @@ qkv_tensor *qkv_seq2seq_decode(const qkv_seq2seq *m, const qkv_ctx *ctx, qkv_ten
                                qkv_tensor **cross_weights)
 {
     const char *fn = "qkv_seq2seq_decode";
-    if (check_forward(fn, m, ctx, dec_in, "dec_in") < 0 || qkv__check_input(fn, "memory", memory) < 0)
+    if (check_positions(fn, m, B, Tt, m ? m->cfg.max_tgt : 0) < 0 ||
+        qkv__null(fn, "dec_in", dec_in))
         return NULL;
-    return qkv__result(fn, decode(m, ctx, memory, src_valid, dec_in, B, Tt, cross_weights));
+    qkv_s2s_stack s = qkv__seq2seq_stack(m);
+    return qkv__s2s_decode(fn, &s, ctx, memory, src_valid, dec_in, B, Tt, cross_weights);
 }
 
 qkv_tensor *qkv_seq2seq_loss(const qkv_seq2seq *m, const qkv_ctx *ctx, const qkv_seq2seq_batch *b)
 {
     const char *fn = "qkv_seq2seq_loss";
-    if (check_forward(fn, m, ctx, b, "b") < 0)
+    if (qkv__null(fn, "m", m) || qkv__null(fn, "b", b))
         return NULL;
     if (b->Tt < 1) {
         qkv_set_error("%s: the batch has no targets", fn);
         return NULL;
     }
-    qkv_tensor *memory = encode(m, ctx, b->src, b->src_valid, b->B, b->Ts);
-    qkv_tensor *logits = decode(m, ctx, memory, b->src_valid, b->dec_in, b->B, b->Tt, NULL);
-    return qkv__result(fn, qkv_cross_entropy(ctx->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE));
+    qkv_s2s_stack s = qkv__seq2seq_stack(m);
+    qkv_tensor *memory = qkv__s2s_encode(fn, &s, ctx, b->src, b->src_valid, b->B, b->Ts);
+    qkv_tensor *logits = memory ? qkv__s2s_decode(fn, &s, ctx, memory, b->src_valid, b->dec_in,
+                                                  b->B, b->Tt, NULL)
+                                : NULL;
+    return logits ? qkv__result(
+                        fn, qkv_cross_entropy(ctx->arena, logits, b->dec_out, QKV_SEQ2SEQ_IGNORE))
+                  : NULL;
 }
 
 int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step)
@@ -299,8 +240,8 @@ int qkv_seq2seq_save(const qkv_seq2seq *m, const char *path, int64_t step)
         return qkv_set_error("%s: step %lld is negative", fn, (long long)step);
     uint8_t blob[QKV_SEQ2SEQ_CONFIG_BYTES];
     qkv_seq2seq_config_pack(&m->cfg, blob);
-    qkv_ckpt_model model = {.kind = "seq2seq", .config = blob, .config_len = sizeof blob,
-                            .vocab = &m->chars};
+    qkv_ckpt_model model = {
+        .kind = "seq2seq", .config = blob, .config_len = sizeof blob, .vocab = &m->chars};
     qkv_ckpt_progress prog = {.step = step};
     return qkv_checkpoint_save(path, &model, m->params, NULL, &prog) < 0 ? qkv__fail_in(fn) : 0;
 }

@@ -1,113 +1,29 @@
-/* The exact evaluation (cli/full_eval.c) against its definition: the mean
- * over every window of the split of the window's mean next-token loss, here
- * computed from the model's logits for all the windows at once in one batch
- * and a plain log-softmax in double; its standard error the formula's,
- * s/√n with s the windows' sample standard deviation; the windows the split
- * holds, and the cap on a large text. */
-#include <stdlib.h>
-
+/* The program's exact evaluation cost (cli/full_eval.c): measured, positive
+ * and finite, and failing as the evaluation does on a split too short. */
 #include "cli/full_eval.h"
 #include "testing.h"
 
-START_TEST(test_full_eval_is_the_mean_over_every_window)
+START_TEST(test_the_cost_is_measured)
 {
     char text[4000];
-    qkv_rng rng;
-    qkv_rng_seed(&rng, 5);
     for (size_t i = 0; i < sizeof text; i++)
-        text[i] = "abcdefgh "[(int)(9 * qkv_rng_uniform(&rng)) % 9];
+        text[i] = "abcdefgh "[(i * 5) % 9];
     qkv_corpus *c = qkv_corpus_from_text(text, sizeof text, NULL);
     ck_assert_qkv(c);
-    const int T = 16;
-    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = T, .n_layer = 1, .n_head = 2,
-                         .n_embd = 16};
+    qkv_gpt_config mc = {
+        .vocab_size = c->tok.size, .block_size = 16, .n_layer = 1, .n_head = 2, .n_embd = 16};
     qkv_gpt *m = qkv_gpt_new(&mc, 3);
     ck_assert_qkv(m);
-    /* The val split: 400 tokens, so (400 - 1) / 16 = 24 windows. */
-    int64_t n = full_eval_windows(m, c, QKV_SPLIT_VAL);
-    ck_assert_int_eq(n, (int64_t)((c->len - c->n_train - 1) / T));
-    ck_assert_int_eq(n, 24);
     qkv_arena *arena = qkv_arena_new(1 << 20);
-    full_loss f;
-    ck_assert_msg(full_eval(m, c, QKV_SPLIT_VAL, n, arena, &f) == 0, "%s", qkv_last_error());
-    ck_assert_int_eq(f.windows, n);
-    ck_assert_int_eq(f.tokens, n * T);
-
-    /* The plain way: every window in one batch, the losses from the logits. */
-    const int32_t *val = c->ids + c->n_train;
-    qkv_ctx ctx = {.arena = arena};
-    int32_t *x = malloc((size_t)(n * T) * sizeof *x);
-    for (int64_t w = 0; w < n; w++)
-        memcpy(x + w * T, val + w * T, (size_t)T * sizeof *x);
-    bool was = qkv_set_grad_enabled(false);
-    qkv_tensor *logits = qkv_gpt_logits(m, &ctx, x, (int)n, T, NULL);
-    qkv_set_grad_enabled(was);
-    ck_assert_qkv(logits);
-    const int V = c->tok.size;
-    double *win = calloc((size_t)n, sizeof *win), mean = 0;
-    for (int64_t w = 0; w < n; w++) {
-        for (int t = 0; t < T; t++) {
-            const qkv_real *row = logits->data + ((size_t)w * T + (size_t)t) * (size_t)V;
-            double mx = row[0], z = 0;
-            for (int v = 1; v < V; v++)
-                mx = fmax(mx, row[v]);
-            for (int v = 0; v < V; v++)
-                z += exp(row[v] - mx);
-            win[w] += (mx + log(z) - row[val[w * T + t + 1]]) / T;
-        }
-        mean += win[w] / (double)n;
-    }
-    double ss = 0;
-    for (int64_t w = 0; w < n; w++)
-        ss += (win[w] - mean) * (win[w] - mean);
-    double se = sqrt(ss / (double)(n - 1)) / sqrt((double)n);
-    ck_assert_msg(fabs(f.loss - mean) < 1e-5, "loss %.7g, the plain mean %.7g", f.loss, mean);
-    ck_assert_msg(fabs(f.se - se) < 1e-6 && se > 0, "se %.7g, the formula's %.7g", f.se, se);
-    /* One window: no spread to estimate. */
-    ck_assert_int_eq(full_eval(m, c, QKV_SPLIT_VAL, 1, arena, &f), 0);
-    ck_assert(fabs(f.loss - win[0]) < 1e-5 && isnan(f.se));
-    /* The cost is measured, positive and finite. */
     double cost = full_eval_cost(m, c, QKV_SPLIT_VAL, arena);
     ck_assert_msg(cost > 0 && isfinite(cost), "cost %g", cost);
-    free(x);
-    free(win);
-    qkv_arena_free(&arena);
-    qkv_gpt_free(m);
-    qkv_corpus_free(c);
-}
-END_TEST
-
-START_TEST(test_a_large_split_is_capped)
-{
-    size_t len = 1200000;
-    char *text = malloc(len);
-    for (size_t i = 0; i < len; i++)
-        text[i] = "xyz"[i % 3];
-    qkv_corpus *c = qkv_corpus_from_text(text, len, NULL);
-    ck_assert_qkv(c);
-    qkv_gpt_config mc = {.vocab_size = c->tok.size, .block_size = 64, .n_layer = 1, .n_head = 1,
-                         .n_embd = 4};
-    qkv_gpt *m = qkv_gpt_new(&mc, 1);
-    ck_assert_qkv(m);
-    ck_assert_int_eq(full_eval_windows(m, c, QKV_SPLIT_TRAIN), FULL_EVAL_MAX_TOKENS / 64);
-    ck_assert_int_eq(full_eval_windows(m, c, QKV_SPLIT_VAL), (int64_t)((len - c->n_train - 1) / 64));
-    /* A split shorter than a window and its target has none, and evaluating it says so. */
-    qkv_corpus *tiny = qkv_corpus_from_text("xyzxyzxyzxyz", 12, NULL);
-    qkv_gpt_config tc = mc;
-    tc.block_size = 8;
-    tc.vocab_size = tiny->tok.size;
-    qkv_gpt *small = qkv_gpt_new(&tc, 1);
-    ck_assert_int_eq(full_eval_windows(small, tiny, QKV_SPLIT_VAL), 0);
-    qkv_arena *arena = qkv_arena_new(1 << 16);
-    full_loss f;
-    ck_assert_int_eq(full_eval(small, tiny, QKV_SPLIT_VAL, 0, arena, &f), -1);
+    qkv_corpus *tiny = qkv_corpus_from_text("abcdefghabcdefgh", 16, NULL);
+    ck_assert(isnan(full_eval_cost(m, tiny, QKV_SPLIT_VAL, arena)));
     ck_assert_ptr_nonnull(strstr(qkv_last_error(), "too short"));
-    qkv_arena_free(&arena);
-    qkv_gpt_free(small);
     qkv_corpus_free(tiny);
+    qkv_arena_free(&arena);
     qkv_gpt_free(m);
     qkv_corpus_free(c);
-    free(text);
 }
 END_TEST
 
@@ -116,8 +32,7 @@ static Suite *full_eval_suite(void)
     Suite *s = suite_create("full_eval");
     TCase *tc = tcase_create("full_eval");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_full_eval_is_the_mean_over_every_window);
-    tcase_add_test(tc, test_a_large_split_is_capped);
+    tcase_add_test(tc, test_the_cost_is_measured);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -123,7 +123,8 @@ START_TEST(names_the_misuses)
     QKV_CLI_EXPECT(r, 2, "--tokenizer is required with a .safetensors model");
     qkv_cli_result_free(&r);
     r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", model, "--tokenizer", "nothing.ckpt");
-    QKV_CLI_EXPECT(r, 1, "--tokenizer 'nothing.ckpt' is neither bytes nor a qkv checkpoint");
+    QKV_CLI_EXPECT(r, 1, "--tokenizer 'nothing.ckpt' is neither bytes, a folder of GPT-2's "
+                       "tokenizer files nor a qkv checkpoint");
     qkv_cli_result_free(&r);
     r = QKV_CLI_RUN(&cli, NULL, "train", "--init", model, "--data", text_path, "--layers", "3");
     QKV_CLI_EXPECT(r, 2, "--init starts from the file's model: no --layers");

@@ -133,15 +133,39 @@ static int read_status(const char *file)
     return status;
 }
 
-/* The parameters of a checkpoint (the caller frees the model). */
-static qkv_gpt *load(const char *ckpt)
+/* The parameters of a checkpoint (the caller frees the model), and into *bpe
+ * its BPE tokenizer (NULL for a character model) when bpe is not NULL. */
+static qkv_gpt *load_bpe(const char *ckpt, qkv_bpe **bpe)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, ckpt);
     qkv_tokenizer vocab;
-    qkv_gpt *m = qkv_gpt_load(path, &vocab);
+    qkv_bpe *tok = NULL;
+    qkv_gpt *m = qkv_gpt_load_bpe(path, &vocab, &tok);
     ck_assert_msg(m != NULL, "%s: %s", path, qkv_last_error());
+    if (bpe)
+        *bpe = tok;
+    else
+        qkv_bpe_free(tok);
     return m;
+}
+
+static qkv_gpt *load(const char *ckpt) { return load_bpe(ckpt, NULL); }
+
+/* Whether a and b (either NULL: a character model) are one tokenizer. */
+static bool same_tokenizer(const qkv_bpe *a, const qkv_bpe *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (qkv_bpe_size(a) != qkv_bpe_size(b))
+        return false;
+    for (int i = 0; i < qkv_bpe_size(a) - 256; i++) {
+        int32_t la, ra, lb, rb;
+        if (qkv_bpe_merge(a, i, &la, &ra) < 0 || qkv_bpe_merge(b, i, &lb, &rb) < 0 || la != lb ||
+            ra != rb)
+            return false;
+    }
+    return true;
 }
 
 /* The largest |a - b| over the parameters, relative to the largest |a|. */
@@ -156,26 +180,38 @@ static double params_rel_diff(const qkv_gpt *a, const qkv_gpt *b)
     return diff / scale;
 }
 
+/* The character model, and a model of BPE tokens: each rank trains the
+ * tokenizer on the same text, and they must be the one process's. */
 START_TEST(test_two_ranks_compute_the_one_process_run)
 {
     SKIP_WITHOUT_MPI();
-    ck_assert_int_eq(sh("%s train --data text.txt " MODEL " --iters 20 --out one.ckpt > one.log 2>&1",
-                        qkv), 0);
-    ck_assert_int_eq(sh("%s -np 2 %s train --data text.txt " MODEL " --iters 20 --out two.ckpt "
-                        "> two.log 2>&1", mpirun, qkv_mpi), 0);
-    assert_two_ranks("two.log");
-    double one[32], two[32];
-    int n1 = read_losses("one.ckpt.csv", one, 32), n2 = read_losses("two.ckpt.csv", two, 32);
-    ck_assert_int_eq(n1, 20);
-    ck_assert_int_eq(n2, 20);
-    for (int i = 0; i < n1; i++)
-        ck_assert_msg(fabs(one[i] - two[i]) <= 1e-5 * fabs(one[i]), "step %d: loss %.6f vs %.6f",
-                      i + 1, one[i], two[i]);
-    qkv_gpt *a = load("one.ckpt"), *b = load("two.ckpt");
-    double d = params_rel_diff(a, b);
-    ck_assert_msg(d <= 1e-5, "parameters differ by %g (relative)", d);
-    qkv_gpt_free(a);
-    qkv_gpt_free(b);
+    const char *tokenizers[] = {"chars", "bpe:300"};
+    for (int t = 0; t < 2; t++) {
+        const char *tok = tokenizers[t];
+        ck_assert_int_eq(sh("%s train --data text.txt " MODEL " --tokenizer %s --iters 20 --out "
+                            "one.ckpt --force > one.log 2>&1", qkv, tok), 0);
+        ck_assert_int_eq(sh("%s -np 2 %s train --data text.txt " MODEL " --tokenizer %s --iters 20 "
+                            "--out two.ckpt --force > two.log 2>&1", mpirun, qkv_mpi, tok), 0);
+        assert_two_ranks("two.log");
+        double one[32], two[32];
+        int n1 = read_losses("one.ckpt.csv", one, 32), n2 = read_losses("two.ckpt.csv", two, 32);
+        ck_assert_int_eq(n1, 20);
+        ck_assert_int_eq(n2, 20);
+        for (int i = 0; i < n1; i++)
+            ck_assert_msg(fabs(one[i] - two[i]) <= 1e-5 * fabs(one[i]),
+                          "%s, step %d: loss %.6f vs %.6f", tok, i + 1, one[i], two[i]);
+        qkv_bpe *bpe_a, *bpe_b;
+        qkv_gpt *a = load_bpe("one.ckpt", &bpe_a), *b = load_bpe("two.ckpt", &bpe_b);
+        ck_assert_msg((bpe_a != NULL) == (t == 1), "%s: the checkpoint's tokenizer", tok);
+        ck_assert_msg(same_tokenizer(bpe_a, bpe_b), "%s: the 2-rank run's tokenizer is another",
+                      tok);
+        double d = params_rel_diff(a, b);
+        ck_assert_msg(d <= 1e-5, "%s: parameters differ by %g (relative)", tok, d);
+        qkv_bpe_free(bpe_a);
+        qkv_bpe_free(bpe_b);
+        qkv_gpt_free(a);
+        qkv_gpt_free(b);
+    }
 }
 END_TEST
 
@@ -270,6 +306,21 @@ START_TEST(test_ranks_with_different_vocabularies_refuse_to_train)
                         "qkv train: rank 1's vocabulary (");
     ck_assert_int_eq(sh("grep -q \"rank 1's vocabulary (\\([0-9]*\\) symbols, CRC .*) differs "
                         "from rank 0's (\\1 symbols\" more.log"), 1);
+    /* Tokenizers of BPE: of another size; of the same size from another text (upper.txt: the
+     * same merges of other bytes give the same ids, so the text's term alone would let it
+     * train, silently wrong); none. */
+    assert_ranks_refuse("bpe.log", "train --data text.txt " MODEL " --tokenizer bpe:300 --iters "
+                        "20 --out v.ckpt", "train --data text.txt " MODEL " --tokenizer bpe:290 "
+                        "--iters 20 --out v.ckpt", "qkv train: rank 1's tokenizer (BPE of 290 "
+                        "tokens, CRC ");
+    assert_ranks_refuse("bpe_text.log", "train --data text.txt " MODEL " --tokenizer bpe:300 "
+                        "--iters 20 --out v.ckpt", "train --data upper.txt " MODEL " --tokenizer "
+                        "bpe:300 --iters 20 --out v.ckpt", "qkv train: rank 1's tokenizer (BPE of "
+                        "300 tokens, CRC ");
+    assert_ranks_refuse("bpe_chars.log", "train --data text.txt " MODEL " --tokenizer bpe:300 "
+                        "--iters 20 --out v.ckpt", "train --data text.txt " MODEL " --iters 20 "
+                        "--out v.ckpt", "qkv train: rank 1's tokenizer (characters) differs from "
+                        "rank 0's (BPE of 300 tokens");
 }
 END_TEST
 

@@ -2,9 +2,17 @@
  * vocabulary and its losses in bits per byte of text (fewer bits per nat than
  * a character model: its tokens are longer than a byte), and its checkpoint
  * carries the tokenizer: sample continues a prompt, eval reads the text with
- * it, --resume goes on; a bad --tokenizer is named. Runs $QKV_TEST_BUILD/qkv. */
+ * it, --resume goes on; a bad --tokenizer is named. `--tokenizer DIR` (GPT-2's
+ * files, small ones made here) does the same with the folder's ids (and resumes),
+ * and `qkv sample --tokenizer DIR` reads the prompt and writes the output with it. Runs
+ * $QKV_TEST_BUILD/qkv. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli_run.h"
 #include "cli_text.h"
+#include "gpt2_files.h"
 #include "testing.h"
 
 static qkv_cli cli;
@@ -86,6 +94,72 @@ START_TEST(test_bad_tokenizer_is_named)
 }
 END_TEST
 
+/* A folder "gpt2" in the program's directory of GPT-2 files: the bytes, three
+ * merges (" t", "he", " the") and <|endoftext|>, 260 tokens. */
+static void write_gpt2_folder(void)
+{
+    ck_assert_int_eq(mkdir(qkv_cli_path(&cli, "gpt2"), 0755), 0);
+    char *vocab = qkv_test_gpt2_byte_vocab(
+        "\"\\u0120t\": 256, \"he\": 257, \"\\u0120the\": 258, \"<|endoftext|>\": 259");
+    qkv_test_write_file(qkv_cli_path(&cli, "gpt2/vocab.json"), vocab, strlen(vocab));
+    static const char merges[] = "#version: 0.2\n\xc4\xa0 t\nh e\n\xc4\xa0t he\n";
+    qkv_test_write_file(qkv_cli_path(&cli, "gpt2/merges.txt"), merges, sizeof merges - 1);
+    free(vocab);
+}
+
+START_TEST(test_gpt2_folder_trains_and_samples)
+{
+    write_gpt2_folder();
+    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--tokenizer",
+                                   "gpt2", TINY, "--iters", "4", "--out", "g.ckpt");
+    expect_ok(&r);
+    ck_assert_msg(strstr(r.out, "vocabulary 260"), "%s", r.out);
+    qkv_cli_result_free(&r);
+
+    /* The checkpoint carries the tokenizer: the same text with it or the folder's. */
+    r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "g.ckpt", "--prompt", "the cat", "--tokens",
+                    "30", "--threads", "1");
+    expect_ok(&r);
+    ck_assert_msg(strncmp(r.out, "the cat", 7) == 0 && strlen(r.out) > 30, "%s", r.out);
+    qkv_cli_result again = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "g.ckpt", "--tokenizer",
+                                       "gpt2", "--prompt", "the cat", "--tokens", "30",
+                                       "--threads", "1");
+    expect_ok(&again);
+    ck_assert_str_eq(again.out, r.out);
+    qkv_cli_result_free(&r);
+    qkv_cli_result_free(&again);
+    r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--resume", "g.ckpt", "--iters",
+                    "6", "--threads", "1", "--out", "g.ckpt");
+    expect_ok(&r);
+    ck_assert_msg(strstr(r.out, "done: 2 steps") && strstr(r.out, "vocabulary 260"), "%s", r.out);
+    qkv_cli_result_free(&r);
+
+    /* A folder without the files, or of another size than the model's, is named. */
+    ck_assert_int_eq(mkdir(qkv_cli_path(&cli, "empty"), 0755), 0);
+    r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "g.ckpt", "--tokenizer", "empty");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--tokenizer") && strstr(r.err, "vocab.json"), "%s", r.err);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, TINY, "--iters", "2", "--out",
+                    "c.ckpt");
+    expect_ok(&r);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "c.ckpt", "--tokenizer", "gpt2");
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "260 tokens"), "%s", r.err);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--tokenizer", "no-such-folder",
+                    TINY, "--iters", "2", "--out", "x.ckpt");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--tokenizer") && strstr(r.err, "no-such-folder"), "%s", r.err);
+    qkv_cli_result_free(&r);
+    /* The fixture removes the files of the program's folder, not folders. */
+    unlink(qkv_cli_path(&cli, "gpt2/vocab.json"));
+    unlink(qkv_cli_path(&cli, "gpt2/merges.txt"));
+    ck_assert(rmdir(qkv_cli_path(&cli, "gpt2")) == 0 && rmdir(qkv_cli_path(&cli, "empty")) == 0);
+}
+END_TEST
+
 static Suite *tokenizer_suite(void)
 {
     Suite *s = suite_create("tokenizer_cli");
@@ -94,6 +168,7 @@ static Suite *tokenizer_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_bpe_model_trains_samples_evaluates_resumes);
     tcase_add_test(tc, test_bad_tokenizer_is_named);
+    tcase_add_test(tc, test_gpt2_folder_trains_and_samples);
     suite_add_tcase(s, tc);
     return s;
 }

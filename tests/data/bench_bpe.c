@@ -2,6 +2,7 @@
  * text, with the load average before and after (time it on a quiet machine).
  *
  *   bench_bpe FILE [VOCAB]        VOCAB tokens, 4096 when not given
+ *   bench_bpe FILE VOCAB_JSON MERGES_TXT   GPT-2's tokenizer, loaded, not trained
  *
  * Not a test: it checks only that decoding gives the text back. */
 #include <stdio.h>
@@ -32,10 +33,10 @@ static void print_load(const char *when)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_bpe FILE [VOCAB]\n");
+        fprintf(stderr, "usage: bench_bpe FILE [VOCAB | VOCAB_JSON MERGES_TXT]\n");
         return 2;
     }
-    int vocab = argc > 2 ? atoi(argv[2]) : 4096;
+    int vocab = argc == 3 ? atoi(argv[2]) : 4096, gpt2 = argc > 3;
     size_t len;
     char *text = (char *)qkv_input_read(argv[1], &len);
     int32_t *ids = text ? malloc((len + 1) * sizeof *ids) : NULL;
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
     }
     print_load("before");
     double t0 = now();
-    qkv_bpe *bpe = qkv_bpe_train(text, len, vocab);
+    qkv_bpe *bpe = gpt2 ? qkv_bpe_load_gpt2(argv[2], argv[3]) : qkv_bpe_train(text, len, vocab);
     double t_train = now() - t0;
     if (!bpe) {
         fprintf(stderr, "bench_bpe: %s\n", qkv_last_error());
@@ -67,8 +68,8 @@ int main(int argc, char **argv)
     }
     int same = m == (long long)len && memcmp(back, text, len) == 0;
     printf("text: %s, %zu bytes\n", argv[1], len);
-    printf("train: %d tokens (%d merges) in %.2f s\n", qkv_bpe_size(bpe),
-           qkv_bpe_size(bpe) - 256, t_train);
+    printf("%s: %d tokens in %.2f s\n", gpt2 ? "load GPT-2's files" : "train", qkv_bpe_size(bpe),
+           t_train);
     printf("encode: %lld tokens (%.2f bytes a token) in %.3f s: %.1f MB/s\n", n,
            (double)len / (double)n, t_enc, (double)len / t_enc / 1e6);
     printf("decode: %.3f s: %.1f MB/s; round trip %s\n", t_dec, (double)len / t_dec / 1e6,

@@ -63,6 +63,13 @@ awk -v v="$val" 'BEGIN { exit !(v != "" && v + 0 < 0.5) }' || fail "examples/own
 [ ! -e "$work/tiny.ckpt.own_lm" ] || fail "examples/own_lm.c: the resumed run left its save behind"
 echo "example examples/own_lm.c: trained, resumed in a second process to the same loss ($resumed), val $val"
 
+# examples/own_seq2seq.c (the loop's run) decoded new words with its cache:
+# an accuracy of at least 0.9, as printed, and its exit status said the same.
+acc=$(sed -n 's/^loss [^,]*, accuracy \([0-9.]*\):.*/\1/p' "$work/own_seq2seq.out")
+awk -v a="$acc" 'BEGIN { exit !(a != "" && a + 0 >= 0.9) }' ||
+    fail "examples/own_seq2seq.c: accuracy '$acc' on new words, not at least 0.9"
+echo "example examples/own_seq2seq.c: trained, decoded new words with a cache, accuracy $acc"
+
 name=$(basename "$cpp_example" .c)
 # Under the sanitizers only g++: its runtime is the one the library was built with.
 for cxx in g++ $([ -n "${SAN:-}" ] || echo clang++); do

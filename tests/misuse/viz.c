@@ -99,6 +99,35 @@ MISUSE(attn_html_gpt, text_too_long)
 {
     FAILS_INT(attn_html_gpt(tmp_path("a.html"), gpt(), tok(), "abcabcabcabc"), "12 characters");
 }
+/* A tokenizer of the 256 bytes alone: no GPT of the suite's has its vocabulary. */
+static qkv_bpe *bytes_bpe(void)
+{
+    static qkv_bpe *b;
+    if (!b)
+        b = qkv_bpe_from_merges(NULL, 0);
+    return b;
+}
+MISUSE(attn_html_gpt_bpe, null_path)
+{
+    FAILS_INT(attn_html_gpt_bpe(NULL, gpt(), bytes_bpe(), "ab"), "path is NULL");
+}
+MISUSE(attn_html_gpt_bpe, null_model)
+{
+    FAILS_INT(attn_html_gpt_bpe(tmp_path("a.html"), NULL, bytes_bpe(), "ab"), "m is NULL");
+}
+MISUSE(attn_html_gpt_bpe, null_bpe)
+{
+    FAILS_INT(attn_html_gpt_bpe(tmp_path("a.html"), gpt(), NULL, "ab"), "bpe is NULL");
+}
+MISUSE(attn_html_gpt_bpe, null_text)
+{
+    FAILS_INT(attn_html_gpt_bpe(tmp_path("a.html"), gpt(), bytes_bpe(), NULL), "text is NULL");
+}
+MISUSE(attn_html_gpt_bpe, another_vocabulary)
+{
+    FAILS_INT(attn_html_gpt_bpe(tmp_path("a.html"), gpt(), bytes_bpe(), "ab"), "bpe has 256 "
+              "tokens; the model's vocabulary has 5");
+}
 MISUSE(attn_html_seq2seq, null_path)
 {
     FAILS_INT(attn_html_seq2seq(NULL, s2s(), "1.2.2003"), "path is NULL");

@@ -4,9 +4,8 @@
  * with its cache against generation without. Gradients: grad_stack.c. */
 #include "qkv/stack.h"
 #include "error_text.h"
+#include "stack_checks.h"
 #include "testing.h"
-
-#include <math.h>
 
 enum { V = 11, BLOCK = 8, B = 2, T = 6 };
 
@@ -134,22 +133,24 @@ START_TEST(test_loss_is_the_mean_cross_entropy)
     qkv_tensor *logits = qkv_stack_forward(&s, &ctx, ids, B, T);
     ck_assert_qkv(loss);
     ck_assert_qkv(logits);
-    double sum = 0;
-    int counted = 0;
-    for (int r = 0; r < B * T; r++) {
-        if (targets[r] < 0)
-            continue;
-        const qkv_real *z = logits->data + (size_t)r * V;
-        double norm = 0;
-        for (int v = 0; v < V; v++)
-            norm += exp((double)z[v]);
-        sum += log(norm) - z[targets[r]];
-        counted++;
-    }
-    ck_assert_double_eq_tol(loss->data[0], sum / counted, 1e-5);
+    ck_assert_double_eq_tol(loss->data[0],
+                            plain_mean_cross_entropy(logits->data, targets, B * T, V), 1e-5);
     drop(&s, &p, &env);
 }
 END_TEST
+
+/* A cached step of a stack: its forward through its cache. */
+typedef struct cached {
+    const qkv_stack *s;
+    const qkv_ctx *ctx;
+    qkv_kv_cache *c;
+} cached;
+
+static qkv_tensor *cached_step(void *ud, const int32_t *ids, int B_, int n)
+{
+    cached *k = ud;
+    return qkv_stack_forward_cached(k->s, k->ctx, ids, B_, n, k->c);
+}
 
 START_TEST(test_cached_forward_is_the_full_forward)
 {
@@ -163,29 +164,14 @@ START_TEST(test_cached_forward_is_the_full_forward)
         bool was = qkv_set_grad_enabled(false);
         qkv_tensor *full = qkv_stack_forward(&s, &ctx, ids, B, T);
         ck_assert_qkv(full);
-        qkv_kv_cache *c = qkv_kv_cache_new(&s.cfg.block, B, BLOCK);
-        ck_assert_qkv(c);
-        /* A prompt of 3 positions at once, then one position at a time. */
-        for (int t0 = 0, n = 3; t0 < T; t0 += n, n = 1) {
-            int32_t step[B * 3];
-            for (int b = 0; b < B; b++)
-                for (int i = 0; i < n; i++)
-                    step[b * n + i] = ids[b * T + t0 + i];
-            qkv_tensor *got = qkv_stack_forward_cached(&s, &ctx, step, B, n, c);
-            ck_assert_qkv(got);
-            for (int b = 0; b < B; b++)
-                for (int i = 0; i < n; i++)
-                    for (int v = 0; v < V; v++) {
-                        double g = got->data[((size_t)b * n + i) * V + v];
-                        double w = full->data[((size_t)b * T + t0 + i) * V + v];
-                        ck_assert_msg(fabs(g - w) <= 1e-5 * (1 + fabs(w)),
-                                      "stack %d, row %d, position %d: %g cached, %g full", which,
-                                      b, t0 + i, g, w);
-                    }
-        }
-        ck_assert_int_eq(c->len[0], T);
+        cached k = {&s, &ctx, qkv_kv_cache_new(&s.cfg.block, B, BLOCK)};
+        ck_assert_qkv(k.c);
+        char what[16];
+        snprintf(what, sizeof what, "stack %d", which);
+        assert_cached_steps_are_full(cached_step, &k, ids, full, B, T, V, what);
+        ck_assert_int_eq(k.c->len[0], T);
         qkv_set_grad_enabled(was);
-        qkv_kv_cache_free(c);
+        qkv_kv_cache_free(k.c);
         drop(&s, &p, &env);
     }
 }
@@ -200,22 +186,13 @@ START_TEST(test_generation_with_the_cache_is_without)
         for (int o = 0; o < 2; o++) {
             qkv_stack s;
             qkv_params *p = make(&s, "lm", which, 10 + which);
-            int32_t prompts[B * 3] = {1, 2, 3, 4, 5, 6}, out[2][B * 20];
-            for (int cached = 0; cached < 2; cached++) {
-                qkv_lm *lm = qkv_stack_lm_new(&s, cached);
-                ck_assert_qkv(lm);
-                ck_assert_int_eq(lm->cached, cached);
-                qkv_rng rng;
-                qkv_rng_seed(&rng, 5);
-                ck_assert_msg(qkv_generate_batch(lm, B, prompts, 3, 20, opts[o], &rng, -1,
-                                                 out[cached]) == 0,
-                              "%s", qkv_last_error());
-                qkv_stack_lm_free(lm);
-            }
-            for (int i = 0; i < B * 20; i++)
-                ck_assert_msg(out[0][i] == out[1][i],
-                              "stack %d, %s: token %d is %d without the cache, %d with", which,
-                              o ? "sampled" : "greedy", i, out[0][i], out[1][i]);
+            int32_t prompts[B * 3] = {1, 2, 3, 4, 5, 6};
+            qkv_lm *without = qkv_stack_lm_new(&s, false), *with = qkv_stack_lm_new(&s, true);
+            char what[64];
+            snprintf(what, sizeof what, "stack %d, %s", which, o ? "sampled" : "greedy");
+            assert_cache_changes_no_token(without, with, B, prompts, 3, 20, opts[o], what);
+            qkv_stack_lm_free(without);
+            qkv_stack_lm_free(with);
             qkv_stack_free(&s);
             qkv_params_free(&p);
         }

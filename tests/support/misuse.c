@@ -12,7 +12,7 @@
 
 #include "testing.h"
 
-enum { MISUSE_MAX_CASES = 1000 };
+enum { MISUSE_MAX_CASES = 2000 };
 
 static misuse_case cases[MISUSE_MAX_CASES];
 static int n_cases;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "testing.h"
+#include "train/internal.h"
 
 /* The orthogonalisation from qkv/optim.h's formula, in double and without
  * the transpose (the polynomial is the same either way): X = G/‖G‖_F, then
@@ -155,6 +156,28 @@ START_TEST(test_newton_schulz_same_bytes_at_1_and_2_threads)
     free(g);
     free(one);
     free(two);
+}
+END_TEST
+
+/* Muon orthogonalises the matrices of one shape together (one product for
+ * all of them): each comes out the same bytes as alone, at 2 threads, where
+ * the batch is shared out whole and a lone matrix is cut in pieces. */
+START_TEST(test_newton_schulz_batched_is_each_alone)
+{
+    enum { COUNT = 3, R = 80, C = 24 }; /* tall: the transposed orientation too */
+    const size_t n = (size_t)R * C;
+    qkv_real *g = normals(5, COUNT * (int)n, NULL), *alone = malloc(COUNT * n * sizeof *alone);
+    qkv_real *both = malloc(COUNT * n * sizeof *both);
+    qkv_real *work = malloc(COUNT * (2 * n + 2 * C * C) * sizeof *work);
+    ck_assert_int_eq(qkv_set_threads(2), 0);
+    for (int e = 0; e < COUNT; e++)
+        ck_assert_int_eq(qkv_newton_schulz(g + e * n, R, C, alone + e * n), 0);
+    qkv__newton_schulz(COUNT, g, R, C, both, work);
+    ck_assert_mem_eq(alone, both, COUNT * n * sizeof *alone);
+    free(g);
+    free(alone);
+    free(both);
+    free(work);
 }
 END_TEST
 
@@ -332,6 +355,7 @@ static Suite *muon_suite(void)
     tcase_add_test(tc, test_newton_schulz_is_the_formula);
     tcase_add_test(tc, test_newton_schulz_singular_values_near_1);
     tcase_add_test(tc, test_newton_schulz_same_bytes_at_1_and_2_threads);
+    tcase_add_test(tc, test_newton_schulz_batched_is_each_alone);
     tcase_add_test(tc, test_the_grouping_is_the_hidden_matrices);
     tcase_add_test(tc, test_two_steps_are_the_formula);
     tcase_add_test(tc, test_a_muon_run_resumes_bit_exactly);

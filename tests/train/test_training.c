@@ -260,7 +260,8 @@ START_TEST(test_resume_refuses_another_model)
     const uint8_t other[3] = {1, 2, 4};
     plug.config = other;
     FAILS_NULL(qkv_training_resume(&plug, path, 0), "qkv_training_resume", path,
-               "holds another classifier model than this one (its config differs)");
+               "holds another classifier model than this one (its config differs at byte 2: 3 in "
+               "the checkpoint, 4 here)");
     plug = plug_of(m);
     qkv_tokenizer abc;
     qkv_tokenizer_build(&abc, "abc", 3);
