@@ -3,12 +3,18 @@
  * --ckpt model.safetensors --tokenizer bytes` (greedy: the library's own
  * greedy continuation of the loaded weights, which test_gpt2_torch checks
  * against PyTorch) and fine-tuned with `qkv train --init` (its checkpoint
- * then samples as any other); the misuses named. SKIPPED without python3 and
- * torch. Runs $QKV_TEST_BUILD/qkv. */
+ * then samples as any other); a model of 257 tokens with a folder of GPT-2's
+ * tokenizer files (the bytes, no merges, <|endoftext|>), as real GPT-2 weights
+ * are used; the misuses named. SKIPPED without python3 and torch. Runs
+ * $QKV_TEST_BUILD/qkv. */
 #include "cli_run.h"
 #include "cli_text.h"
+#include "gpt2_files.h"
 #include "testing.h"
 #include "torch_ref.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
 
 static qkv_cli cli;
 static char text_path[128], ref[128], model[192];
@@ -115,6 +121,48 @@ START_TEST(fine_tunes_then_samples_the_checkpoint)
 }
 END_TEST
 
+/* GPT-2's tokenizer files with no merges: the 256 bytes (byte b's id b) and
+ * <|endoftext|>, in a folder "gpt2" of the program's directory. */
+static void write_byte_tokenizer(void)
+{
+    ck_assert_int_eq(mkdir(qkv_cli_path(&cli, "gpt2"), 0755), 0);
+    char *vocab = qkv_test_gpt2_byte_vocab("\"<|endoftext|>\": 256");
+    qkv_test_write_file(qkv_cli_path(&cli, "gpt2/vocab.json"), vocab, strlen(vocab));
+    qkv_test_write_file(qkv_cli_path(&cli, "gpt2/merges.txt"), "#version: 0.2\n", 14);
+    free(vocab);
+}
+
+START_TEST(with_a_folder_of_gpt2_tokenizer_files)
+{
+    if (!have_ref)
+        return;
+    char dir[128], path[192];
+    qkv_test_torch_ref(dir, sizeof dir, 257);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    write_byte_tokenizer();
+    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", path, "--tokenizer", "gpt2",
+                                   "--prompt", "Hi", "--tokens", "12", "--threads", "1");
+    expect_ok(&r);
+    ck_assert_int_eq(strncmp(r.out, "Hi", 2), 0);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "train", "--init", path, "--tokenizer", "gpt2", "--data",
+                    text_path, "--block", "8", "--batch", "4", "--iters", "2", "--eval-every",
+                    "2", "--eval-iters", "1", "--threads", "1", "--out", "g.ckpt");
+    expect_ok(&r);
+    ck_assert_msg(strstr(r.out, "vocabulary 257"), "%s", r.out);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "g.ckpt", "--prompt", "the", "--tokens", "5",
+                    "--threads", "1");
+    expect_ok(&r);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", model, "--tokenizer", "gpt2");
+    QKV_CLI_EXPECT(r, 1, "--tokenizer 'gpt2' has 257 tokens, the model 256");
+    qkv_cli_result_free(&r);
+    qkv_test_remove_tmpdir(dir);
+    qkv_test_remove_tmpdir(qkv_cli_path(&cli, "gpt2")); /* the program's folder is removed flat */
+}
+END_TEST
+
 START_TEST(names_the_misuses)
 {
     if (!have_ref)
@@ -144,6 +192,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, samples_greedily_as_the_library);
     tcase_add_test(tc, fine_tunes_then_samples_the_checkpoint);
+    tcase_add_test(tc, with_a_folder_of_gpt2_tokenizer_files);
     tcase_add_test(tc, names_the_misuses);
     suite_add_tcase(s, tc);
     return s;
