@@ -8,7 +8,8 @@
  *     dst + r·kp·mr holding row r·mr + i's pair q at [q·mr + i], 0 past row m;
  *   - B: ceil(n/nr) panels of kp·nr words, panel s at dst + s·kp·nr holding
  *     column s·nr + j's pair q at [q·nr + j], 0 past column n; dst is
- *     QKV_ALIGN-aligned and nr·4 bytes a multiple of it on the vector paths.
+ *     QKV_ALIGN-aligned and nr·4 bytes a multiple of it on AVX512_BF16 (its
+ *     aligned loads; ARM BF16's 12 columns are 48 bytes: it loads unaligned).
  * The kernel then does C[i][j] = alpha·Σ_q (a(i,q)·b(q,j)) + beta·C[i][j] for
  * i < m ≤ mr, j < n ≤ nr, the sum in fp32 starting at 0, each pair adding its
  * high halves' product and then its low halves' (beta == 0: C is not read);
