@@ -408,7 +408,11 @@ valgrind: $(BUILD)/qkv
 
 # ---- aarch64: the library and the core suites, cross-built, run under qemu-user ----
 #   make test-aarch64   build into $(BUILD)/aarch64 with $(AARCH64_CC), check that the hot row
-#                       kernels are NEON code (tests/aarch64/neon_kernels.sh), run the suites with $(AARCH64_QEMU)
+#                       kernels are NEON code (tests/aarch64/neon_kernels.sh) and the bf16 GEMM's
+#                       ARM path BFDOT (tests/aarch64/bf16_kernel.sh), run the suites with
+#                       $(AARCH64_QEMU) on a CPU with BF16 ($(AARCH64_CPU_BF16)), then test_gemm_bf16's
+#                       path cases on one without ($(AARCH64_CPU_NO_BF16)): it must choose portable
+#                       and refuse neon_bf16
 # Needs gcc-aarch64-linux-gnu, qemu-user and Debian's arm64 multiarch Check, libc
 # and libgomp (dpkg --add-architecture arm64; check:arm64 libsubunit-dev:arm64
 # libgomp1:arm64): the programs run on that loader and those libraries, so qemu
@@ -416,6 +420,10 @@ valgrind: $(BUILD)/qkv
 # the multiarch one: threads hang in pthread_create).
 AARCH64_CC      ?= aarch64-linux-gnu-gcc
 AARCH64_QEMU    ?= qemu-aarch64
+# qemu's "max" has FEAT_BF16 (HWCAP2_BF16), so test_gemm_bf16 runs the ARM
+# BF16 path on every shape; the Cortex-A72 (ARMv8.0) lacks it.
+AARCH64_CPU_BF16    ?= max
+AARCH64_CPU_NO_BF16 ?= cortex-a72
 AARCH64_OBJDUMP ?= $(AARCH64_CC:%gcc=%objdump)
 AARCH64_PC      := PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig pkg-config
 # The core suites, and the others that run in a second or less under qemu (the
@@ -454,8 +462,13 @@ test-aarch64 test-aarch64-quick:
 	    CHECK_CFLAGS="$$($(AARCH64_PC) --cflags check)" CHECK_LIBS="$$($(AARCH64_PC) --libs check)" \
 	    $(AARCH64_SUITES:%=$(BUILD)/aarch64/tests/%) || exit 1; \
 	fail=0; sh tests/aarch64/neon_kernels.sh $(BUILD)/aarch64 $(AARCH64_OBJDUMP) || fail=1; \
-	for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU))"; \
-	    CK_TIMEOUT_MULTIPLIER=20 QKV_TEST_BUILD=$(BUILD)/aarch64 $(AARCH64_QEMU) $(BUILD)/aarch64/tests/$$t || fail=1; done; \
+	sh tests/aarch64/bf16_kernel.sh $(BUILD)/aarch64 $(AARCH64_OBJDUMP) || fail=1; \
+	for t in $(AARCH64_RUN); do echo "== $(BUILD)/aarch64/tests/$$t (under $(AARCH64_QEMU) -cpu $(AARCH64_CPU_BF16))"; \
+	    CK_TIMEOUT_MULTIPLIER=20 QKV_TEST_BUILD=$(BUILD)/aarch64 QKV_TEST_BF16_PATH=neon_bf16 \
+	    $(AARCH64_QEMU) -cpu $(AARCH64_CPU_BF16) $(BUILD)/aarch64/tests/$$t || fail=1; done; \
+	echo "== $(BUILD)/aarch64/tests/test_gemm_bf16, its paths (under $(AARCH64_QEMU) -cpu $(AARCH64_CPU_NO_BF16))"; \
+	CK_TIMEOUT_MULTIPLIER=20 CK_RUN_CASE=paths QKV_TEST_BUILD=$(BUILD)/aarch64 QKV_TEST_BF16_PATH=portable \
+	    $(AARCH64_QEMU) -cpu $(AARCH64_CPU_NO_BF16) $(BUILD)/aarch64/tests/test_gemm_bf16 || fail=1; \
 	if [ $$fail -ne 0 ]; then echo "$@: SOME AARCH64 TEST SUITES FAILED"; exit 1; fi
 
 # ---- the live attention page's module: WebAssembly, with emscripten ----

@@ -12,6 +12,10 @@
 #                                           (and no make test for a survivor)
 #   MUTANTS_DRY=1 sh tests/mutants.sh       only check that every mutant applies
 #                                           (its text found once), build nothing
+#   MUTANTS_AARCH64=1 MUTANTS_SUITES=test_gemm_bf16 sh tests/mutants.sh
+#                                           the suites cross-built and run under
+#                                           qemu (make test-aarch64 with only them):
+#                                           for mutants of aarch64-only code
 #
 # Speed: a mutant rebuilds the library and runs the suites of QUICK in order,
 # stopping at the first that fails; one that survives them all gets the whole
@@ -45,10 +49,15 @@ trap 'rm -rf "$WORK"' EXIT INT TERM
     xargs -0 sh -c 'for f; do [ -f "$f" ] && printf "%s\0" "$f"; done' _ |
     tar --null -T - -cf -) | (cd "$WORK" && tar xf -) || { echo "mutants: cannot copy the tree"; exit 1; }
 mkdir -p "$WORK/build"
-for d in obj obj64; do [ -d "$ROOT/build/$d" ] && cp -a "$ROOT/build/$d" "$WORK/build/"; done
+for d in obj obj64 aarch64; do [ -d "$ROOT/build/$d" ] && cp -a "$ROOT/build/$d" "$WORK/build/"; done
 
 # Build suite $1 in the copy and run it: 0 passed, 1 failed, 2 did not build.
 run_suite() {
+    if [ -n "${MUTANTS_AARCH64:-}" ]; then # failed: a Check failure in the log; else it did not build
+        make -C "$WORK" -s test-aarch64 AARCH64_SUITES="$1" AARCH64_RUN="$1" > "$WORK/suite.log" 2>&1 && return 0
+        grep -qE '^[^:]*:[0-9]+:[FE]:' "$WORK/suite.log" && return 1
+        cp "$WORK/suite.log" "$WORK/build.log" && return 2
+    fi
     make -C "$WORK" -s -j"$JOBS" "build/tests/$1" > "$WORK/build.log" 2>&1 || return 2
     (cd "$WORK" && QKV_TEST_BUILD=build CK_TIMEOUT_MULTIPLIER=10 "build/tests/$1") > "$WORK/suite.log" 2>&1 || return 1
     return 0

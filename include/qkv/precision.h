@@ -10,11 +10,13 @@
  * optimizer's moments (and Muon's orthogonalization), the norms, softmax, the
  * loss. qkv_gemm (qkv/gemm.h) stays fp32 whatever the choice.
  *
- * The numbers do not depend on the CPU: where it has AVX512_BF16 (and the
- * vector path is avx512) vdpbf16ps multiplies; elsewhere a portable path
- * rounds the same way and multiplies in fp32, giving the same values (but for
- * bf16 subnormals, which vdpbf16ps counts as zero), only slower. They do not
- * depend on the thread count either. The double build (QKV_DOUBLE), which the
+ * Where the CPU has AVX512_BF16 (and the vector path is avx512) vdpbf16ps
+ * multiplies; elsewhere a portable path rounds the same way and multiplies in
+ * fp32, giving the same values (but for bf16 subnormals, which vdpbf16ps
+ * counts as zero), only slower. On aarch64 with ARM's BF16 (and the neon
+ * vector path) bfdot multiplies, rounding its sums to odd: within fp32
+ * rounding of those values, not their bits. On any CPU the values do not
+ * depend on the thread count. The double build (QKV_DOUBLE), which the
  * gradient checks use, has fp32-or-wider products only: it refuses bf16.
  *
  *     if (qkv_precision_use(QKV_PRECISION_BF16) < 0)   // before building the graph of a step
@@ -53,8 +55,9 @@ int qkv_precision_active(void);
 int qkv_precision_use(int precision);
 
 /* The kernel the bf16 products run on now: "avx512_bf16" (vdpbf16ps: the
- * CPU has AVX512_BF16 and the vector path is avx512) or "portable" (rounds to
- * bf16 and multiplies in fp32: the same numbers, slower). Whatever the active
+ * CPU has AVX512_BF16 and the vector path is avx512), "neon_bf16" (bfdot:
+ * aarch64 with ARM's BF16 and the neon path) or "portable" (rounds to bf16
+ * and multiplies in fp32: avx512_bf16's numbers, slower). Whatever the active
  * precision; the double build says "none". */
 const char *qkv_precision_kernel(void);
 

@@ -7,6 +7,12 @@
 #if QKV__CPU_X86
 #include <cpuid.h>
 #endif
+#if QKV__CPU_AARCH64 && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP2_BF16
+#define HWCAP2_BF16 (1UL << 14) /* Linux's arch/arm64/include/uapi/asm/hwcap.h */
+#endif
+#endif
 
 #include "tensor/check.h"
 
@@ -76,6 +82,15 @@ bool qkv__cpu_has_avx512_bf16(void)
     unsigned a, b, c, d; /* CPUID leaf 7, subleaf 1: EAX bit 5 is AVX512_BF16 */
     return runs(QKV__CPU_AVX512) && __builtin_cpu_supports("avx512bw") &&
            __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);
+#else
+    return false;
+#endif
+}
+
+bool qkv__cpu_has_arm_bf16(void)
+{
+#if QKV__CPU_AARCH64 && defined(__linux__)
+    return runs(QKV__CPU_NEON) && (getauxval(AT_HWCAP2) & HWCAP2_BF16);
 #else
     return false;
 #endif

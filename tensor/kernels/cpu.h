@@ -32,6 +32,10 @@ static inline qkv__cpu_path qkv__cpu_active(void) { return qkv__cpu_current; }
  * the bf16 GEMM (gemm_bf16.h), not a path of its own. */
 bool qkv__cpu_has_avx512_bf16(void);
 
+/* Whether the CPU has ARM's FEAT_BF16 (bfdot, bfmmla; Linux's HWCAP2_BF16):
+ * a capability of the bf16 GEMM beside the neon path, like AVX512_BF16. */
+bool qkv__cpu_has_arm_bf16(void);
+
 /* ---- one kernel body, compiled once per path ---- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(QKV_DOUBLE)

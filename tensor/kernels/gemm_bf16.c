@@ -27,6 +27,7 @@ enum { KC_MAX = 384, NC_MAX = 1024, MC_MAX = 192 };
 
 static const char *const names[QKV__BF16_N_PATHS] = {
     [QKV__BF16_AVX512] = "avx512_bf16",
+    [QKV__BF16_NEON] = "neon_bf16",
     [QKV__BF16_PORTABLE] = "portable",
 };
 
@@ -45,6 +46,8 @@ bool qkv__gemm_bf16_supported(int path)
         return true;
     case QKV__BF16_AVX512:
         return qkv__cpu_has_avx512_bf16();
+    case QKV__BF16_NEON:
+        return qkv__cpu_has_arm_bf16();
     default:
         return false;
     }
@@ -54,8 +57,11 @@ qkv__bf16_path qkv__gemm_bf16_path(void)
 {
     if (forced >= 0)
         return (qkv__bf16_path)forced;
-    return qkv__cpu_active() == QKV__CPU_AVX512 && qkv__cpu_has_avx512_bf16() ? QKV__BF16_AVX512
-                                                                               : QKV__BF16_PORTABLE;
+    if (qkv__cpu_active() == QKV__CPU_AVX512 && qkv__cpu_has_avx512_bf16())
+        return QKV__BF16_AVX512;
+    if (qkv__cpu_active() == QKV__CPU_NEON && qkv__cpu_has_arm_bf16())
+        return QKV__BF16_NEON;
+    return QKV__BF16_PORTABLE;
 }
 
 int qkv__gemm_bf16_force(int path)
@@ -74,11 +80,18 @@ int qkv__gemm_bf16_use(const char *what, const char *name)
         if (strcmp(name, names[p]) == 0) {
             if (qkv__gemm_bf16_force(p) == 0)
                 return 0;
+            if (p == QKV__BF16_NEON)
+                return qkv_set_error("%s%s: this CPU%s lacks ARM's BF16 (the bfdot "
+                                     "instruction); the bf16 path it runs is %s",
+                                     what, name, QKV__CPU_AARCH64 ? "" : " (not aarch64)",
+                                     names[qkv__gemm_bf16_path()]);
             return qkv_set_error("%s%s: this CPU%s lacks AVX512_BF16 (the vdpbf16ps "
-                                 "instruction); the bf16 path it runs is portable",
-                                 what, name, QKV__CPU_X86 ? "" : " (not x86-64)");
+                                 "instruction); the bf16 path it runs is %s",
+                                 what, name, QKV__CPU_X86 ? "" : " (not x86-64)",
+                                 names[qkv__gemm_bf16_path()]);
         }
-    return qkv_set_error("%s%s: no such bf16 path (avx512_bf16 or portable)", what, name);
+    return qkv_set_error("%s%s: no such bf16 path (avx512_bf16, neon_bf16 or portable)", what,
+                         name);
 }
 
 static const qkv__gemm_bf16_kernel *active_kernel(void)
@@ -86,6 +99,10 @@ static const qkv__gemm_bf16_kernel *active_kernel(void)
 #if QKV__CPU_X86
     if (qkv__gemm_bf16_path() == QKV__BF16_AVX512)
         return &qkv__gemm_bf16_avx512;
+#endif
+#if QKV__CPU_AARCH64
+    if (qkv__gemm_bf16_path() == QKV__BF16_NEON)
+        return &qkv__gemm_bf16_neon;
 #endif
     return &qkv__gemm_bf16_portable;
 }

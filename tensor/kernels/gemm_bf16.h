@@ -10,9 +10,10 @@
  *
  * The bf16 GEMM has paths of its own, chosen at run time (qkv__gemm_bf16_path):
  * AVX512_BF16 where the active vector path (cpu.h) is avx512 and the CPU has
- * it, the portable one everywhere else. Later paths get their own entry:
- * AMX-BF16 (Intel's tiles, after the Linux permission request
- * arch_prctl(ARCH_REQ_XCOMP_PERM)) and ARM BF16 (bfmmla/bfdot, aarch64). */
+ * it, ARM BF16 (bfdot) where it is neon and the CPU has FEAT_BF16, the
+ * portable one everywhere else. A later path gets its own entry: AMX-BF16
+ * (Intel's tiles, after the Linux permission request
+ * arch_prctl(ARCH_REQ_XCOMP_PERM)). */
 #ifndef QKV_GEMM_BF16_H
 #define QKV_GEMM_BF16_H
 
@@ -48,23 +49,25 @@ static inline float qkv__bf16_float(qkv__bf16 h)
     return x;
 }
 
-/* The bf16 GEMM's paths, fastest first. Not yet written, each to come as an
- * entry here, a case in qkv__gemm_bf16_supported and a kernel of its own
- * (gemm_bf16_kernel.h): AMX-BF16 before AVX512_BF16, ARM BF16 on aarch64. */
+/* The bf16 GEMM's paths, fastest first. Not yet written, to come as an entry
+ * here, a case in qkv__gemm_bf16_supported and a kernel of its own
+ * (gemm_bf16_kernel.h): AMX-BF16 before AVX512_BF16. */
 typedef enum qkv__bf16_path {
     QKV__BF16_AVX512,   /* AVX512_BF16's vdpbf16ps on zmm: 32 products per instruction */
+    QKV__BF16_NEON,     /* ARM BF16's bfdot on NEON vectors: 8 products per instruction */
     QKV__BF16_PORTABLE, /* plain C: rounds to bf16, multiplies and adds in fp32 */
     QKV__BF16_N_PATHS
 } qkv__bf16_path;
 
-/* "avx512_bf16", "portable"; NULL for an id out of range. */
+/* "avx512_bf16", "neon_bf16", "portable"; NULL for an id out of range. */
 const char *qkv__gemm_bf16_name(int path);
 
 /* Whether this CPU (and build) can run path. */
 bool qkv__gemm_bf16_supported(int path);
 
 /* The path qkv__gemm_bf16 uses now: the forced one, else AVX512_BF16 when
- * the active vector path is avx512 and the CPU has it, else portable. */
+ * the active vector path is avx512 and the CPU has it, ARM BF16 when it is
+ * neon and the CPU has that, else portable. */
 qkv__bf16_path qkv__gemm_bf16_path(void);
 
 /* Make qkv__gemm_bf16 use path (-1: back to following the vector path). -1
@@ -84,7 +87,10 @@ int qkv__gemm_bf16_use(const char *what, const char *name);
  * of steps (2q, 2q + 1) from the block's start, 2q + 1's product and then
  * 2q's (the order of vdpbf16ps). The AVX512_BF16 path counts bf16 subnormals
  * as zero, inputs and sums alike (the instruction does); the portable path
- * keeps them. beta == 0 ignores C's old values; alpha == 0 or K == 0 reads
+ * keeps them. The ARM BF16 path (BFDOT without FEAT_EBF16's FPCR.EBF) adds
+ * each pair's two products first and then that sum, rounding both to odd and
+ * counting subnormals as zero: within float rounding of the others, not
+ * their bits, but the same bits at any thread count. beta == 0 ignores C's old values; alpha == 0 or K == 0 reads
  * neither A nor B. Parallel with OpenMP. */
 void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc);

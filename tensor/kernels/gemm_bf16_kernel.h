@@ -8,10 +8,13 @@
  *     dst + r·kp·mr holding row r·mr + i's pair q at [q·mr + i], 0 past row m;
  *   - B: ceil(n/nr) panels of kp·nr words, panel s at dst + s·kp·nr holding
  *     column s·nr + j's pair q at [q·nr + j], 0 past column n; dst is
- *     QKV_ALIGN-aligned and nr·4 bytes a multiple of it on the vector paths.
+ *     QKV_ALIGN-aligned and nr·4 bytes a multiple of it on AVX512_BF16 (its
+ *     aligned loads; ARM BF16's 12 columns are 48 bytes: it loads unaligned).
  * The kernel then does C[i][j] = alpha·Σ_q (a(i,q)·b(q,j)) + beta·C[i][j] for
  * i < m ≤ mr, j < n ≤ nr, the sum in fp32 starting at 0, each pair adding its
- * high halves' product and then its low halves' (beta == 0: C is not read). */
+ * high halves' product and then its low halves' (beta == 0: C is not read);
+ * on the ARM BF16 path, each pair's two products added first and that sum
+ * then to the running one, rounded to odd (BFDOT: gemm_bf16_neon.c). */
 #ifndef QKV_GEMM_BF16_KERNEL_H
 #define QKV_GEMM_BF16_KERNEL_H
 
@@ -51,6 +54,9 @@ typedef struct qkv__gemm_bf16_kernel {
 extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_portable; /* gemm_bf16_portable.c */
 #if QKV__CPU_X86
 extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_avx512; /* gemm_bf16_avx512.c */
+#endif
+#if QKV__CPU_AARCH64
+extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_neon; /* gemm_bf16_neon.c */
 #endif
 
 #endif

@@ -3,7 +3,11 @@
  * and qkv__gemm_bf16 against a plain loop that rounds its inputs the same way
  * and sums in double: every transpose form, shapes that reach every block,
  * tail and edge of the blocking, every bf16 path this CPU runs at 1 and 2
- * threads (all of them the same bits), and its distance from the fp32 GEMM. */
+ * threads (each the same bits at both; all but ARM BF16, which rounds its
+ * sums to odd, the same bits as one another), and its distance from the fp32
+ * GEMM. Under qemu-aarch64 (make test-aarch64) it runs twice: on a CPU with
+ * BF16 and on one without, told by QKV_TEST_BF16_PATH which path each must
+ * choose by default. */
 #include <float.h>
 #include <omp.h>
 #include <stdint.h>
@@ -238,15 +242,21 @@ static void verify(const gemm_case *c, const operands *o, const float *C, int th
         }
 }
 
+/* Whether path's sums are vdpbf16ps's, as the portable path's are: all but
+ * ARM BF16's BFDOT, which adds a pair's products first and rounds to odd. */
+static bool sums_as_vdpbf16ps(int path) { return path != QKV__BF16_NEON; }
+
 /* c on every bf16 path this CPU has, at 1 and 2 threads: each within
- * tolerance of the plain loop, and all of them the same bits. */
+ * tolerance of the plain loop, the same bits at 2 threads as at 1, and the
+ * paths that sum as vdpbf16ps does the same bits as one another. */
 static void check_case(const gemm_case *c)
 {
     float *mem[3];
     operands o = make_operands(c, mem);
     size_t nc = (size_t)c->M * o.ldc;
-    float *first = malloc(nc * sizeof *first), *C = malloc(nc * sizeof *C);
-    ck_assert(first && C);
+    float *first = malloc(nc * sizeof *first), *one = malloc(nc * sizeof *one);
+    float *C = malloc(nc * sizeof *C);
+    ck_assert(first && one && C);
     bool have_first = false;
     for (int path = 0; path < QKV__BF16_N_PATHS; path++) {
         if (qkv__gemm_bf16_force(path) != 0)
@@ -254,6 +264,12 @@ static void check_case(const gemm_case *c)
         for (int threads = 1; threads <= 2; threads++) {
             run(c, &o, C, threads);
             verify(c, &o, C, threads);
+            if (threads == 1)
+                memcpy(one, C, nc * sizeof *C);
+            ck_assert_msg(memcmp(one, C, nc * sizeof *C) == 0,
+                          "%s: not the same bits as at 1 thread", describe(c, threads));
+            if (!sums_as_vdpbf16ps(path))
+                continue;
             if (!have_first)
                 memcpy(first, C, nc * sizeof *C), have_first = true;
             ck_assert_msg(memcmp(first, C, nc * sizeof *C) == 0,
@@ -262,7 +278,7 @@ static void check_case(const gemm_case *c)
         }
     }
     qkv__gemm_bf16_force(-1);
-    free(first), free(C);
+    free(first), free(one), free(C);
     free_operands(&o, mem);
 }
 
@@ -370,7 +386,8 @@ END_TEST
 START_TEST(test_nan_inf_and_subnormals)
 {
     /* a NaN or an infinity in A reaches its row of C; a subnormal bf16 is a
-     * number on the portable path, zero on AVX512_BF16 (vdpbf16ps's DAZ) */
+     * number on the portable path, zero on AVX512_BF16 (vdpbf16ps's DAZ) and
+     * ARM BF16 (BFDOT flushes its inputs) */
     const float tiny = ldexpf(1, -130), big = ldexpf(1, 10);
     float A[2][3] = {{NAN, 1, 1}, {tiny, 0, 0}}, B[3][2] = {{1, big}, {1, 1}, {1, 1}};
     float Ainf[2][3] = {{INFINITY, 1, 1}, {1, 1, 1}};
@@ -401,23 +418,41 @@ END_TEST
 
 START_TEST(test_paths)
 {
-    /* the default follows the vector path: AVX512_BF16 only on avx512 */
+    /* the default follows the vector path: AVX512_BF16 only on avx512, ARM
+     * BF16 only on neon */
     bool has = qkv__gemm_bf16_supported(QKV__BF16_AVX512);
+    bool has_arm = qkv__gemm_bf16_supported(QKV__BF16_NEON);
     ck_assert(qkv__gemm_bf16_supported(QKV__BF16_PORTABLE));
     ck_assert(!qkv__gemm_bf16_supported(QKV__BF16_N_PATHS) && !qkv__gemm_bf16_name(-1));
     for (int cpu = 0; cpu < QKV__CPU_N_PATHS; cpu++)
         if (qkv_cpu_use(cpu) == 0)
-            ck_assert_int_eq(qkv__gemm_bf16_path(), cpu == QKV__CPU_AVX512 && has
-                                                        ? QKV__BF16_AVX512 : QKV__BF16_PORTABLE);
+            ck_assert_int_eq(qkv__gemm_bf16_path(),
+                             cpu == QKV__CPU_AVX512 && has     ? QKV__BF16_AVX512
+                             : cpu == QKV__CPU_NEON && has_arm ? QKV__BF16_NEON
+                                                               : QKV__BF16_PORTABLE);
     qkv_cpu_use(QKV_CPU_DEFAULT);
+    /* the path the CPU we run on must choose (the Makefile's qemu CPUs: one
+     * with BF16, one without), so that detection can fail this test */
+    const char *want = getenv("QKV_TEST_BF16_PATH");
+    if (want)
+        ck_assert_str_eq(qkv__gemm_bf16_name(qkv__gemm_bf16_path()), want);
     /* forced, and refused with what is missing */
     ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", "portable"), 0);
     ck_assert_int_eq(qkv__gemm_bf16_path(), QKV__BF16_PORTABLE);
     ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", "fp8"), -1);
-    ck_assert_str_eq(qkv_last_error(), "--bf16 fp8: no such bf16 path (avx512_bf16 or portable)");
+    ck_assert_str_eq(qkv_last_error(),
+                     "--bf16 fp8: no such bf16 path (avx512_bf16, neon_bf16 or portable)");
     ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", "avx512_bf16"), has ? 0 : -1);
     if (!has)
         ck_assert_msg(strstr(qkv_last_error(), "lacks AVX512_BF16") != NULL, "%s", qkv_last_error());
+    qkv__gemm_bf16_force(-1);
+    ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", "neon_bf16"), has_arm ? 0 : -1);
+    if (!has_arm) { /* refused, and the path in use is unchanged */
+        ck_assert_msg(strstr(qkv_last_error(), "lacks ARM's BF16 (the bfdot instruction)") != NULL,
+                      "%s", qkv_last_error());
+        ck_assert_int_eq(qkv__gemm_bf16_force(QKV__BF16_NEON), -1);
+        ck_assert_int_ne(qkv__gemm_bf16_path(), QKV__BF16_NEON);
+    }
     ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", ""), 0);
     printf("test_gemm_bf16: bf16 paths run here:");
     for (int path = 0; path < QKV__BF16_N_PATHS; path++)
@@ -460,9 +495,12 @@ static Suite *gemm_bf16_suite(void)
     tcase_add_test(tc, test_within_rounding_of_fp32);
     tcase_add_test(tc, test_nan_inf_and_subnormals);
     tcase_add_test(tc, test_works_without_memory);
-    tcase_add_test(tc, test_paths);
     tcase_add_test(tc, test_public_entry_is_the_kernel);
     suite_add_tcase(s, tc);
+    /* a case of its own: make test-aarch64 runs it alone (CK_RUN_CASE) on a CPU without BF16 */
+    TCase *paths = tcase_create("paths");
+    tcase_add_test(paths, test_paths);
+    suite_add_tcase(s, paths);
     return s;
 }
 

@@ -95,7 +95,8 @@ static void affine_run(const qkv_real *x, const qkv_real *w, const qkv_real *b, 
 }
 
 /* The Linear layer's op in bf16 is the definition, forward and backward, on
- * every bf16 path at 1 and 2 threads (all the same bits); in fp32 it is not. */
+ * every bf16 path at 1 and 2 threads (all the same bits, but ARM BF16's: the
+ * same at both thread counts, not the others', gemm_bf16.h); in fp32 it is not. */
 START_TEST(test_affine_is_the_bf16_product)
 {
     qkv_rng_seed(&rng, 1);
@@ -123,11 +124,14 @@ START_TEST(test_affine_is_the_bf16_product)
                           worst_ratio(&fdx, dx, NULL));
             ck_assert_msg(worst_ratio(&fdw, dw, NULL) <= 1, "dW off by %g bounds",
                           worst_ratio(&fdw, dw, NULL));
-            if (first) {
+            /* BFDOT rounds to odd: ARM BF16 is compared with itself only, and
+             * the first of the others then starts afresh */
+            const bool alone = path == QKV__BF16_NEON;
+            if (threads == 1 && (first || alone)) {
                 memcpy(y0, y, sizeof y);
                 memcpy(dx0, dx, sizeof dx);
                 memcpy(dw0, dw, sizeof dw);
-                first = false;
+                first = first && alone;
             }
             ck_assert_mem_eq(y, y0, sizeof y);
             ck_assert_mem_eq(dx, dx0, sizeof dx);
