@@ -264,9 +264,9 @@ void bench_gemm(int runs, int max_threads, bool quick)
 
     printf("GFLOP/s: median of %d runs (%% of peak), then the worst and best run; bf16: "
            "median (x fp32's median)\n", runs);
-    printf("%-24s %-4s %26s", "M x N x K", "form", "1 thread");
+    printf("%-24s %-4s%31s", "M x N x K", "form", "1 thread");
     if (max_threads > 1)
-        printf(" %28s", "2 threads");
+        printf("%31s", "2 threads");
     printf(" %16s", "bf16 1 thread");
     if (max_threads > 1)
         printf(" %16s", "bf16 2 threads");
