@@ -107,22 +107,17 @@ void cli_threads_watch(void)
         said = true; /* the kernel does not say: nothing to watch */
         return;
     }
-    bool starved = t0 >= 0 && run + wait > run0 + wait0 &&
-                   (wait - wait0) / (run + wait - run0 - wait0) > STARVED;
-    double share = starved ? (wait - wait0) / (run + wait - run0 - wait0) : 0;
+    double spent = run + wait - run0 - wait0; /* ready to run, on a core or not */
+    double share = t0 >= 0 && spent > 0 ? (wait - wait0) / spent : 0;
     t0 = now, run0 = run, wait0 = wait;
-    if (!starved)
+    if (share <= STARVED)
         return;
     said = true;
     int n = qkv_threads();
-    if (auto_count) {
+    if (auto_count)
         cli_use_threads(1);
-        auto_count = true; /* still auto's count */
-        fprintf(stderr, "qkv: the machine is busy: the %d threads waited for a core %.0f%% of "
-                "the last %.0f s; going on with 1 thread (the results are the same)\n",
-                n, 100 * share, WATCH_S);
-    } else {
-        fprintf(stderr, "qkv: the machine is busy: the %d threads waited for a core %.0f%% of "
-                "the last %.0f s; --threads 1 (or auto) may be faster\n", n, 100 * share, WATCH_S);
-    }
+    fprintf(stderr, "qkv: the machine is busy: the %d threads waited for a core %.0f%% of the "
+            "last %.0f s; %s\n", n, 100 * share, WATCH_S,
+            qkv_threads() == 1 ? "going on with 1 thread (the results are the same)"
+                               : "--threads 1 (or auto) may be faster");
 }

@@ -87,6 +87,40 @@ START_TEST(test_starved_threads_are_said_once)
 }
 END_TEST
 
+/* Two threads auto chose on a quiet machine, then a busy loop on every core:
+ * the run goes on with 1 thread and says so once. Skipped when the machine
+ * is busy already (auto then starts with 1 thread). */
+START_TEST(test_auto_drops_to_one_thread_when_starved)
+{
+    cpu_set_t cores;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof cores, &cores), 0);
+    int n = CPU_COUNT(&cores);
+    if (n != 2) {
+        printf("%s: SKIPPED: %d cores, not 2\n", __func__, n);
+        return;
+    }
+    pid_t run = qkv_cli_start(&cli, NULL,
+                              (const char *const[]){"train", "--data", text_path, TINY,
+                                                    "--time", "8", "--eval-iters", "1", "--out",
+                                                    "c.ckpt", NULL});
+    bool two = qkv_cli_wait_for(&cli, " (auto)", 30) &&
+               qkv_cli_wait_for(&cli, ", 2 threads (auto)", 0);
+    pid_t busy[2] = {two ? busy_loop() : 0, two ? busy_loop() : 0};
+    qkv_cli_result r = qkv_cli_wait(&cli, run);
+    for (int i = 0; two && i < 2; i++)
+        stop(busy[i]);
+    ck_assert_msg(r.status == 0, "status %d; stderr:\n%s", r.status, r.err);
+    if (!two) {
+        printf("%s: SKIPPED: the machine is busy, auto chose 1 thread\n", __func__);
+    } else {
+        const char *said = strstr(r.err, "qkv: the machine is busy: the 2 threads waited");
+        ck_assert_msg(said && strstr(said, "going on with 1 thread (the results are the same)"),
+                      "stderr:\n%s", r.err);
+    }
+    qkv_cli_result_free(&r);
+}
+END_TEST
+
 static Suite *threads_busy_suite(void)
 {
     Suite *s = suite_create("threads_busy");
@@ -95,6 +129,7 @@ static Suite *threads_busy_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_auto_on_one_core_is_one_thread);
     tcase_add_test(tc, test_starved_threads_are_said_once);
+    tcase_add_test(tc, test_auto_drops_to_one_thread_when_starved);
     suite_add_tcase(s, tc);
     return s;
 }
