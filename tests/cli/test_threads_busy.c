@@ -104,7 +104,7 @@ START_TEST(test_auto_drops_to_one_thread_when_starved)
                                                     "--time", "8", "--eval-iters", "1", "--out",
                                                     "c.ckpt", NULL});
     bool two = qkv_cli_wait_for(&cli, " (auto)", 30) &&
-               qkv_cli_wait_for(&cli, ", 2 threads (auto)", 0);
+               qkv_cli_wait_for(&cli, ", 2 threads (auto)", 0.01);
     pid_t busy[2] = {two ? busy_loop() : 0, two ? busy_loop() : 0};
     qkv_cli_result r = qkv_cli_wait(&cli, run);
     for (int i = 0; two && i < 2; i++)
