@@ -25,7 +25,9 @@ void args_usage(const arg_cmd *cmd, void *out)
         char left[48];
         snprintf(left, sizeof left, "%s%s%s", s->name, s->meta ? " " : "", s->meta ? s->meta : "");
         fprintf(f, "  %-24s %s", left, s->help);
-        if (s->kind == ARG_INT)
+        if (s->kind == ARG_THREADS && *(int *)s->dest == ARG_AUTO)
+            fputs(" (default auto)", f);
+        else if (s->kind == ARG_INT || s->kind == ARG_THREADS)
             fprintf(f, " (default %d)", *(int *)s->dest);
         else if (s->kind == ARG_REAL)
             fprintf(f, " (default %g)", *(double *)s->dest);
@@ -66,18 +68,25 @@ static int parse_value(const arg_cmd *cmd, const arg_spec *s, const char *v)
         *(const char **)s->dest = v;
         return -1;
     }
-    double x = s->kind == ARG_INT ? (double)strtoll(v, &end, 10) : strtod(v, &end);
+    if (s->kind == ARG_THREADS && strcmp(v, "auto") == 0) {
+        *(int *)s->dest = ARG_AUTO;
+        return -1;
+    }
+    bool whole = s->kind == ARG_INT || s->kind == ARG_THREADS;
+    double x = whole ? (double)strtoll(v, &end, 10) : strtod(v, &end);
     /* strtod's ERANGE also flags a tiny number that underflows to a subnormal
      * or 0: that is a number, which the range check below judges. */
-    bool overflow = errno == ERANGE && (s->kind == ARG_INT || fabs(x) > 1);
+    bool overflow = errno == ERANGE && (whole || fabs(x) > 1);
     if (end == v || *end || overflow || !isfinite(x))
         return args_error(cmd, "%s: '%s' is not %s", s->name, v,
-                          s->kind == ARG_INT ? "a whole number" : "a number");
+                          s->kind == ARG_THREADS ? "a whole number or auto"
+                          : whole                ? "a whole number"
+                                                 : "a number");
     if (x < s->min || x > s->max) /* whole-number flags show whole-number bounds */
-        return args_error(cmd, s->kind == ARG_INT ? "%s: %s is out of range [%.0f, %.0f]"
-                                                  : "%s: %s is out of range [%g, %g]",
+        return args_error(cmd, whole ? "%s: %s is out of range [%.0f, %.0f]"
+                                     : "%s: %s is out of range [%g, %g]",
                           s->name, v, s->min, s->max);
-    if (s->kind == ARG_INT)
+    if (whole)
         *(int *)s->dest = (int)x;
     else
         *(double *)s->dest = x;

@@ -6,13 +6,17 @@
 
 #include <stdbool.h>
 
-typedef enum { ARG_INT, ARG_REAL, ARG_STR, ARG_FLAG } arg_kind;
+/* ARG_THREADS is ARG_INT that also takes "auto", stored as ARG_AUTO. */
+typedef enum { ARG_INT, ARG_REAL, ARG_STR, ARG_FLAG, ARG_THREADS } arg_kind;
+
+/* What an ARG_THREADS flag stores for "auto" (its range starts at 1). */
+#define ARG_AUTO 0
 
 typedef struct arg_spec {
     const char *name;  /* "--lr" */
     arg_kind kind;     /* how the value is parsed */
-    void *dest;        /* int*, double*, const char**, or bool* */
-    double min, max;   /* inclusive range for ARG_INT / ARG_REAL */
+    void *dest;        /* int* (ARG_INT, ARG_THREADS), double*, const char**, or bool* */
+    double min, max;   /* inclusive range for ARG_INT / ARG_THREADS / ARG_REAL */
     const char *meta;  /* placeholder in usage ("LR"), NULL for flags */
     const char *help;  /* one line */
 } arg_spec;

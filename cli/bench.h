@@ -39,6 +39,7 @@ int bench_kernels(bool quick, double need);
 typedef struct result {
     double value;     /* median ms/step or tokens/s */
     double spread;    /* (max - min) / median of the timed runs */
+    double lo, hi;    /* the fastest and slowest timed run (training: ms/step) */
     int ok;           /* 1 when the measurement ran */
     double params_mb; /* training: the parameters with their gradients and AdamW moments */
     double arena_mb;  /* the context sweep: a step's activations, graph and gradients */

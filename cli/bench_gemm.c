@@ -179,9 +179,9 @@ typedef struct shape {
 
 /* GFLOP/s of qkv_gemm (or qkv_gemm_bf16) for one
  * shape and form on `threads` threads: the median of n_runs timed runs, and
- * the best of them in *best. */
+ * the best and worst of them in *best and *worst. */
 static double time_gemm(const shape *s, bool ta, bool tb, bool bf16, int threads, int n_runs,
-                        const float *A, const float *B, float *C, double *best)
+                        const float *A, const float *B, float *C, double *best, double *worst)
 {
     cli_use_threads(threads);
     int lda = ta ? s->M : s->K, ldb = tb ? s->K : s->N;
@@ -196,8 +196,9 @@ static double time_gemm(const shape *s, bool ta, bool tb, bool bf16, int threads
         if (r >= 0)
             runs[r] = flops * reps / (cli_now() - t0) * 1e-9;
     }
-    *best = largest(runs, n_runs);
-    return cli_median(runs, n_runs);
+    double median = cli_median(runs, n_runs); /* sorts runs */
+    *best = runs[n_runs - 1], *worst = runs[0];
+    return median;
 }
 
 void bench_gemm(int runs, int max_threads, bool quick)
@@ -261,11 +262,11 @@ void bench_gemm(int runs, int max_threads, bool quick)
     for (size_t i = 0; i < most; i++)
         mem[i] = (float)qkv_rng_uniform(&rng) - 0.5f;
 
-    printf("GFLOP/s: median of %d runs (%% of peak), then the best run (%% of peak); bf16: "
+    printf("GFLOP/s: median of %d runs (%% of peak), then the worst and best run; bf16: "
            "median (x fp32's median)\n", runs);
-    printf("%-24s %-4s %26s", "M x N x K", "form", "1 thread");
+    printf("%-24s %-4s%31s", "M x N x K", "form", "1 thread");
     if (max_threads > 1)
-        printf(" %28s", "2 threads");
+        printf("%31s", "2 threads");
     printf(" %16s", "bf16 1 thread");
     if (max_threads > 1)
         printf(" %16s", "bf16 2 threads");
@@ -280,13 +281,15 @@ void bench_gemm(int runs, int max_threads, bool quick)
             printf("%-24s %c%c  ", s->what, f[0], f[1]);
             double fp32[BENCH_GEMM_MAX_THREADS + 1];
             for (int t = 1; t <= max_threads; t++) {
-                double best, g = time_gemm(s, ta, tb, false, t, runs, A, B, C, &best);
+                double best, worst, g = time_gemm(s, ta, tb, false, t, runs, A, B, C, &best, &worst);
                 double to_pct = peak[t] > 0 ? 100 / peak[t] : 0;
-                printf("  %6.1f (%5.1f%%) %6.1f (%5.1f%%)", g, g * to_pct, best, best * to_pct);
+                char range[32];
+                snprintf(range, sizeof range, "%.0f-%.0f", worst, best);
+                printf("  %6.1f (%5.1f%%) %13s", g, g * to_pct, range);
                 fp32[t] = g;
             }
             for (int t = 1; t <= max_threads; t++) {
-                double best, g = time_gemm(s, ta, tb, true, t, runs, A, B, C, &best);
+                double best, worst, g = time_gemm(s, ta, tb, true, t, runs, A, B, C, &best, &worst);
                 printf("  %6.1f (%4.2fx)", g, g / fp32[t]);
             }
             printf("\n");

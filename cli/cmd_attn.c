@@ -209,7 +209,8 @@ int cmd_attn(int argc, char **argv)
          "only, whose weights alone are computed (default every row)"},
         {"--force", ARG_FLAG, &o.force, 0, 0, NULL, "replace an existing --out or --html (never "
          "done without it)"},
-        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
+        {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
+         "OpenMP threads, or auto: one per core that other programs leave free"},
     };
     const arg_cmd cmd = {"attn", "Draw attention weights as an SVG heatmap: a seq2seq model's "
                          "cross-attention (output characters down, input characters across) or "

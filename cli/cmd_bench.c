@@ -115,8 +115,9 @@ result bench_train(const void *arg)
         if (i >= tc->warmup)
             ms[i - tc->warmup] = 1000 * (cli_now() - t0);
         if (i == tc->warmup + n - 1) {
-            r.value = cli_median(ms, n);
-            r.spread = (ms[n - 1] - ms[0]) / r.value;
+            r.value = cli_median(ms, n); /* sorts ms */
+            r.lo = ms[0], r.hi = ms[n - 1];
+            r.spread = (r.hi - r.lo) / r.value;
             r.ok = 1;
             /* Values, gradients and AdamW's two moments. */
             r.params_mb = 4.0 * cr.model->params->total * sizeof(qkv_real) / (1 << 20);
@@ -320,16 +321,21 @@ int cmd_bench(int argc, char **argv)
         const qkv_gpt_config baby = {.vocab_size = 65, .block_size = 64, .n_layer = 4, .n_head = 4,
                                    .n_embd = 128},
                              mid = {.vocab_size = 65, .block_size = 256, .n_layer = 6,
-                                    .n_head = 6, .n_embd = 384};
+                                    .n_head = 6, .n_embd = 384},
+                             /* GPT-2 small's body: ~131 GFLOP a step */
+                             gpt2 = {.vocab_size = 65, .block_size = 64, .n_layer = 12,
+                                     .n_head = 12, .n_embd = 768};
         struct { const char *name; qkv_gpt_config model; int batch, steps; } cases[] = {
             {"baby: 4L/4H/128, B12 x T64", baby, 12, steps},
             {"6L/6H/384, B16 x T256", mid, 16, steps / 4 > 3 ? steps / 4 : 3},
+            {"12L/12H/768, B4 x T64", gpt2, 4, steps / 2 > 3 ? steps / 2 : 3},
         };
-        printf("\ntraining step (forward + backward + AdamW), median of timed steps after 3 warm-up;"
+        printf("\ntraining step (forward + backward + AdamW), median of timed steps after 3 warm-up,"
+               "\nthe fastest and slowest of them, and their spread ((slowest - fastest) / median);"
                "\nbf16: the model's products in bf16 on the %s kernel (--precision bf16)\n",
                qkv_precision_kernel());
-        printf("%-30s %8s %9s %11s %11s %8s %10s\n", "model", "threads", "precision", "ms/step",
-               "tokens/s", "spread", "peak RSS");
+        printf("%-30s %8s %9s %11s %17s %11s %8s %10s\n", "model", "threads", "precision",
+               "ms/step", "fastest-slowest", "tokens/s", "spread", "peak RSS");
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             double one[QKV_PRECISIONS] = {0}, fp32[3] = {0};
             for (int th = 1; th <= max_threads; th++)
@@ -344,8 +350,10 @@ int cmd_bench(int argc, char **argv)
                         continue;
                     }
                     int tokens = cases[k].batch * cases[k].model.block_size;
-                    printf("%-30s %8d %9s %11.1f %11.0f %7.0f%% %8.1f MB", cases[k].name, th,
-                           qkv_precision_name(p), r.value, tokens / (r.value / 1000),
+                    char range[32];
+                    snprintf(range, sizeof range, "%.1f-%.1f", r.lo, r.hi);
+                    printf("%-30s %8d %9s %11.1f %17s %11.0f %7.0f%% %8.1f MB", cases[k].name, th,
+                           qkv_precision_name(p), r.value, range, tokens / (r.value / 1000),
                            100 * r.spread, rss);
                     if (th == 1)
                         one[p] = r.value;

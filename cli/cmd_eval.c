@@ -1,6 +1,5 @@
 /* qkv eval: the train and validation loss of a checkpoint on a text file. */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,7 +63,7 @@ static double mean_loss(const qkv_gpt *m, const qkv_corpus *c, qkv_split split, 
 int cmd_eval(int argc, char **argv)
 {
     const char *ckpt = NULL, *data = getenv("QKV_DATA");
-    int iters = 200, batch = 12, seed = 1337, threads = omp_get_num_procs();
+    int iters = 200, batch = 12, seed = 1337, threads = ARG_AUTO;
     bool full = false;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv train"},
@@ -72,7 +71,8 @@ int cmd_eval(int argc, char **argv)
         {"--eval-iters", ARG_INT, &iters, 1, 1e6, "N", "batches per split"},
         {"--batch", ARG_INT, &batch, 1, 1e6, "B", "sequences per batch"},
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "seed of the batch positions"},
-        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
+        {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
+         "OpenMP threads, or auto: one per core that other programs leave free"},
         {"--full", ARG_FLAG, &full, 0, 0, NULL,
          "read each split whole, window after window (up to 500k tokens), not --eval-iters "
          "random batches; the losses with their standard errors"},

@@ -1,7 +1,6 @@
 /* qkv s2s train|eval|run: the encoder-decoder with cross-attention on a
  * generated task (human-written dates to ISO 8601). */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -52,7 +51,7 @@ static int s2s_train(int argc, char **argv)
     run_options ro = {.kind = &s2s_run_kind, .iters = 1500, .batch = 64, .grad_accum = 1, .lr = 3e-3,
                       .min_lr = 1e-4, .warmup = 100, .weight_decay = 0.1, .grad_clip = 1.0,
                       .eval_every = 250, .eval_iters = 4, .log_every = 50, .seed = 1337,
-                      .threads = omp_get_num_procs(), .out = "s2s.ckpt"};
+                      .threads = ARG_AUTO, .out = "s2s.ckpt"};
     const char *task_name = "dates";
     int layers = 2, heads = 4, embd = 64;
     double dropout = 0;
@@ -160,7 +159,7 @@ static void show_miss(const char *input, const char *expected, const char *got, 
 static int s2s_eval(int argc, char **argv)
 {
     const char *ckpt = NULL, *task_name = "dates";
-    int n = 1000, seed = 7, show = 5, threads = omp_get_num_procs();
+    int n = 1000, seed = 7, show = 5, threads = ARG_AUTO;
     bool no_cross = false;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
@@ -170,7 +169,8 @@ static int s2s_eval(int argc, char **argv)
         {"--show", ARG_INT, &show, 0, 1e6, "K", "wrong answers to print"},
         {"--no-cross", ARG_FLAG, &no_cross, 0, 0, NULL,
          "ablation: zero every cross-attention's output, so the decoder cannot see the input"},
-        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
+        {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
+         "OpenMP threads, or auto: one per core that other programs leave free"},
     };
     const arg_cmd cmd = {"s2s eval", "Exact-match accuracy of greedy decoding on held-out pairs "
                          "(the task's test split), and a few wrong answers.", "", specs,
@@ -235,7 +235,8 @@ static int s2s_run(int argc, char **argv)
     int threads = 1;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
-        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
+        {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
+         "OpenMP threads, or auto: one per core that other programs leave free"},
     };
     /* Every word after `run` may be an INPUT. */
     const arg_cmd cmd = {"s2s run", "Decode each INPUT greedily and print the answer on its own "

@@ -1,5 +1,4 @@
 /* qkv sample: stream text from a trained character GPT. */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +30,7 @@ static int emit(int32_t token, void *ud)
 int cmd_sample(int argc, char **argv)
 {
     const char *ckpt = NULL, *prompt = "\n", *tokenizer = NULL;
-    int tokens = 500, top_k = 0, seed = 1337, threads = omp_get_num_procs();
+    int tokens = 500, top_k = 0, seed = 1337, threads = ARG_AUTO;
     double temperature = 1.0, top_p = 1.0;
     bool no_cache = false;
     const arg_spec specs[] = {
@@ -47,7 +46,8 @@ int cmd_sample(int argc, char **argv)
         {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},
         {"--top-p", ARG_REAL, &top_p, 1e-9, 1, "P", "sample among the most likely with mass P"},
         {"--seed", ARG_INT, &seed, 0, 2147483647, "S", "random seed"},
-        {"--threads", ARG_INT, &threads, 1, QKV_MAX_THREADS, "N", "OpenMP threads"},
+        {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
+         "OpenMP threads, or auto: one per core that other programs leave free"},
         {"--no-cache", ARG_FLAG, &no_cache, 0, 0, NULL, "recompute the whole context every token"},
     };
     const arg_cmd cmd = {"sample", "Generate text from a trained model, streamed to stdout "

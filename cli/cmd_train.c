@@ -1,7 +1,6 @@
 /* qkv train: train the character GPT on a text file, with progress, periodic
  * evaluation, checkpoints, a CSV log and an SVG plot of the losses. */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +215,7 @@ int cmd_train(int argc, char **argv)
                       .min_lr = dt.min_lr, .warmup = dt.warmup,
                       .weight_decay = dt.weight_decay, .grad_clip = dt.grad_clip,
                       .eval_every = 500, .eval_iters = dt.eval_iters, .log_every = 100,
-                      .seed = (int)dt.seed, .threads = omp_get_num_procs(), .out = "gpt.ckpt"};
+                      .seed = (int)dt.seed, .threads = ARG_AUTO, .out = "gpt.ckpt"};
     const char *data = getenv("QKV_DATA"), *config = dp->name, *tokenizer = "chars", *init = NULL;
     int block = dp->block, layers = dp->layers, heads = dp->heads, embd = dp->embd;
     double dropout = dp->dropout;
@@ -363,7 +362,7 @@ int cmd_train(int argc, char **argv)
     }
     if (dist_size() > 1)
         printf("%d ranks x %d threads: each computes %d of every %d sequences\n", dist_size(),
-               ro.threads, run->cfg.batch_size / dist_size(), run->cfg.batch_size);
+               qkv_threads(), run->cfg.batch_size / dist_size(), run->cfg.batch_size);
     const qkv_gpt_config *mc = &m->cfg;
     const qkv_train_config *tc = &run->cfg;
     int B = tc->batch_size, T = mc->block_size, K = tc->grad_accum > 1 ? tc->grad_accum : 1;

@@ -1,4 +1,5 @@
-/* Thread count and placement for the qkv program. */
+/* Thread count and placement for the qkv program, and the watch that says
+ * when the machine is too busy for them. */
 #ifndef QKV_CLI_THREADS_H
 #define QKV_CLI_THREADS_H
 
@@ -7,7 +8,16 @@
  * faster than one; pinning is what OMP_PROC_BIND=true OMP_PLACES=cores does.
  * If the user set OMP_PROC_BIND, OMP_PLACES or GOMP_CPU_AFFINITY, their
  * choice stands and nothing is pinned here (OMP_PROC_BIND=false turns
- * pinning off). Returns the number of threads pinned (0 when none). */
+ * pinning off). One thread is left unpinned. n ARG_AUTO (--threads auto):
+ * as many threads as the machine has cores free (cli_free_cores), all its
+ * cores when that cannot be read or with several ranks. Returns the number
+ * of threads pinned (0 when none). */
 int cli_use_threads(int n);
+
+/* Call between steps, outside any parallel region: every 2 s it reads how
+ * long the threads waited for a core. Starved threads (more than 20% of
+ * their time waiting) are said once on stderr, with advice; a count that
+ * --threads auto chose drops to 1 thread, which computes the same bits. */
+void cli_threads_watch(void);
 
 #endif

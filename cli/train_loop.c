@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "dist.h"
+#include "qkv/base.h"
 #include "qkv/precision.h"
 #include "loss_log.h"
 #include "tokenizer_bits.h"
 #include "runtime.h"
 #include "signals.h"
+#include "threads.h"
 #include "train_ranks.h"
 
 /* Steps a timed run takes before its speed is trusted: the first ones size
@@ -63,8 +65,9 @@ void train_print_plan(const qkv_training *run, const run_options *opts, const ch
     char decay[64] = "cosine";
     if (c->wsd_decay > 0)
         snprintf(decay, sizeof decay, "stable, then linear over the last %g%%", 100 * c->wsd_decay);
-    printf(", lr %g -> %g (warmup %d, %s)%s, %d threads%s\n", c->lr, c->min_lr, c->warmup, decay,
-           run->opt->cfg.kind == QKV_OPTIM_MUON ? ", Muon" : "", opts->threads,
+    printf(", lr %g -> %g (warmup %d, %s)%s, %d thread%s%s%s\n", c->lr, c->min_lr, c->warmup,
+           decay, run->opt->cfg.kind == QKV_OPTIM_MUON ? ", Muon" : "", qkv_threads(),
+           qkv_threads() > 1 ? "s" : "", opts->threads == ARG_AUTO ? " (auto)" : "",
            opts->resume ? " (resumed)" : "");
     const int p = qkv_precision_active();
     if (!opts->precision_why) /* a new run's default: nothing to say */
@@ -356,6 +359,7 @@ int train_loop_run(const train_loop *l)
         int64_t s = run->step;
         double now = cli_now();
         time_step(&st, s, now);
+        cli_threads_watch();
         if (o->budget > 0 && st.step_s > 0)
             qkv_training_set_iters(run, ranks_longest(budget_iters(l, &st, s, now)));
         if (s % o->log_every == 0 || s == run->cfg.iters)

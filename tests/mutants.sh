@@ -37,7 +37,7 @@ QUICK=${MUTANTS_SUITES:-"test_definitions grad_definitions test_option_mistakes 
        grad_options grad_nn grad_seq2seq test_optim test_muon test_seq2seq test_generate test_training
        test_profile test_misuse test_gemm_bf16 grad_more_ops grad_gradcheck_assign test_inspect
         test_fork test_bpe test_bpe_file test_bpe_gpt test_token_labels test_mixed_precision test_checkpoint
-        test_stack grad_stack test_light test_eval_split test_bpe_gpt2 test_s2s_stack grad_s2s_stack"}
+        test_stack grad_stack test_light test_eval_split test_bpe_gpt2 test_s2s_stack grad_s2s_stack test_kernel_tails"}
 
 start=$(date +%s)
 WORK=$(mktemp -d /tmp/qkv-mutants.XXXXXX) || exit 1

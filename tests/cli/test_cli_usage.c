@@ -33,6 +33,8 @@ START_TEST(test_usage_errors_exit_2_before_any_work)
         {{"train", "--data", text, "--heads", "5"}, "--heads 5 does not divide --embd 128"},
         {{"train", "--data", text, "--dropout", "1"}, "--dropout: 1 is out of range"},
         {{"train", "--data", text, "--threads", "0"}, "--threads: 0 is out of range"},
+        {{"train", "--data", text, "--threads", "many"},
+         "--threads: 'many' is not a whole number or auto"},
         {{"train", "--data", text, "--lr", "0.01", "--min-lr", "0.1"},
          "--min-lr 0.1 is above --lr 0.01"},
         {{"train", "--data", text, "--config", "huge"}, "--config: unknown preset 'huge'"},
