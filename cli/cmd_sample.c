@@ -37,10 +37,10 @@ int cmd_sample(int argc, char **argv)
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT",
          "checkpoint written by qkv train, or GPT-2's weights (FILE.safetensors)"},
         {"--prompt", ARG_STR, &prompt, 0, 0, "TEXT", "text to continue"},
-        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "DIR",
-         "GPT-2's tokenizer files (vocab.json and merges.txt) for the prompt and the output, "
-         "instead of the checkpoint's; a .safetensors model needs one: DIR, bytes (a token a "
-         "byte) or a qkv checkpoint's"},
+        {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "PATH",
+         "a tokenizer for the prompt and the output instead of the checkpoint's: a .bpe file "
+         "or a folder of GPT-2's vocab.json and merges.txt; a .safetensors model needs one: "
+         "the folder, bytes (a token a byte) or a qkv checkpoint's"},
         {"--tokens", ARG_INT, &tokens, 0, 1e9, "N", "characters to generate"},
         {"--temperature", ARG_REAL, &temperature, 0, 100, "T", "divide the logits by T; 0 = greedy"},
         {"--top-k", ARG_INT, &top_k, 0, 1e9, "K", "sample among the K most likely (0 = all)"},

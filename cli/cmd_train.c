@@ -226,8 +226,9 @@ int cmd_train(int argc, char **argv)
          "preset: baby, small or fast; flags below override it; budget (with --time): fast, "
          "its model sized to the budget"},
         {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "KIND",
-         "chars (one token a byte), bpe:N (a BPE of N tokens trained on the training split) "
-         "or a folder of GPT-2's vocab.json and merges.txt; with --init: chars, the folder, "
+         "chars (one token a byte), bpe:N (a BPE of N tokens trained on the training split), "
+         "FILE.bpe (a saved BPE) or a folder of GPT-2's vocab.json and merges.txt; with --init: "
+         "chars, the folder, "
          "bytes (every byte its own id) or a qkv checkpoint's"},
         {"--init", ARG_STR, &init, 0, 0, "FILE.safetensors",
          "fine-tune GPT-2's weights (Hugging Face's layout): the sizes are the file's, "
@@ -333,7 +334,7 @@ int cmd_train(int argc, char **argv)
         if (m && (corpus = init_corpus(m, data, tokenizer, &bpe, &bytes_per_token)) &&
             gpt_training_model(m, corpus, bpe, &tm) == 0)
             run = run_new(&tm, &ro);
-    } else if ((bpe_vocab != TOKENIZER_DIR || (bpe = tokenizer_load_dir(tokenizer))) &&
+    } else if ((bpe_vocab != TOKENIZER_LOADED || (bpe = tokenizer_load_path(tokenizer))) &&
                (corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
                (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,

@@ -19,13 +19,16 @@ static int prefixed(const char *prefix)
     return qkv_set_error("%s: %s", prefix, why);
 }
 
-qkv_bpe *tokenizer_load_dir(const char *dir)
+qkv_bpe *tokenizer_load_path(const char *dir)
 {
     static const char *const names[][2] = {{"vocab.json", "merges.txt"},
                                            {"encoder.json", "vocab.bpe"}};
     struct stat st;
+    if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+        return qkv_bpe_load(dir); /* a tokenizer qkv_bpe_save wrote */
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        qkv_set_error("'%s' is not a folder (of GPT-2's vocab.json and merges.txt)", dir);
+        qkv_set_error("'%s' is neither a .bpe file nor a folder (of GPT-2's vocab.json and "
+                      "merges.txt)", dir);
         return NULL;
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -47,8 +50,8 @@ int tokenizer_parse(const char *spec, int *n)
     if (strcmp(spec, "chars") == 0)
         return 0;
     if (strncmp(spec, "bpe:", 4) != 0) { /* a folder of GPT-2's files: loaded to be checked */
-        qkv_bpe *bpe = tokenizer_load_dir(spec);
-        *n = TOKENIZER_DIR;
+        qkv_bpe *bpe = tokenizer_load_path(spec);
+        *n = TOKENIZER_LOADED;
         qkv_bpe_free(bpe);
         return bpe ? 0 : prefixed("--tokenizer");
     }
@@ -98,7 +101,7 @@ int tokenizer_write(FILE *f, const qkv_tokenizer *vocab, const qkv_bpe *bpe, int
 
 int tokenizer_override(qkv_bpe **bpe, const char *dir, int model_vocab)
 {
-    qkv_bpe *files = tokenizer_load_dir(dir);
+    qkv_bpe *files = tokenizer_load_path(dir);
     if (!files)
         return prefixed("--tokenizer");
     if (qkv_bpe_size(files) != model_vocab) {

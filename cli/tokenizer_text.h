@@ -10,18 +10,20 @@
 #include "qkv/bpe.h"
 #include "qkv/data.h"
 
-/* tokenizer_parse's *n for a folder of GPT-2's tokenizer files. */
-#define TOKENIZER_DIR (-1)
+/* tokenizer_parse's *n for a tokenizer loaded from a path (a .bpe file or a
+ * folder of GPT-2's tokenizer files). */
+#define TOKENIZER_LOADED (-1)
 
 /* A --tokenizer value: "chars" (one token a byte) gives *n 0; "bpe:N"
  * (256..QKV_BPE_MAX_VOCAB) gives *n N, a tokenizer to train; anything else is a
- * folder of GPT-2's tokenizer files (tokenizer_load_dir), checked by loading
- * it, and gives TOKENIZER_DIR. 0, or -1 with a message. */
+ * path (tokenizer_load_path), checked by loading it, and gives
+ * TOKENIZER_LOADED. 0, or -1 with a message. */
 int tokenizer_parse(const char *spec, int *n);
 
-/* GPT-2's tokenizer from the folder dir: vocab.json and merges.txt, or
- * encoder.json and vocab.bpe (qkv_bpe_load_gpt2). NULL with a message. */
-qkv_bpe *tokenizer_load_dir(const char *dir);
+/* The tokenizer at path dir: a file qkv_bpe_save wrote (qkv_bpe_load), or a
+ * folder of GPT-2's vocab.json and merges.txt, or encoder.json and vocab.bpe
+ * (qkv_bpe_load_gpt2). NULL with a message. */
+qkv_bpe *tokenizer_load_path(const char *dir);
 
 /* Replace *bpe (NULL for a character model's) by the tokenizer in folder dir,
  * which must have the model's model_vocab tokens. 0, or -1 with a message

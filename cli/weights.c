@@ -49,7 +49,7 @@ int weights_tokenizer(const char *spec, int vocab_size, qkv_tokenizer *vocab, qk
         qkv_tokenizer_from_bytes(vocab, all, 256);
         size = 256;
     } else if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (!(*bpe = tokenizer_load_dir(spec)))
+        if (!(*bpe = tokenizer_load_path(spec)))
             return -1;
         size = qkv_bpe_size(*bpe);
     } else {

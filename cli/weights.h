@@ -20,7 +20,7 @@ qkv_gpt *weights_load(const char *path, int n_head, int block);
 /* The tokenizer of a model of vocab_size ids named by spec, into vocab (one
  * token a byte) or *bpe (subwords; the caller frees it): "bytes", every byte
  * its own id (vocab_size 256), a folder of GPT-2's tokenizer files
- * (tokenizer_load_dir: vocab.json and merges.txt, 50,257 tokens for GPT-2's
+ * (tokenizer_load_path: vocab.json and merges.txt, 50,257 tokens for GPT-2's
  * weights), or a qkv checkpoint whose tokenizer to use. Its size must be
  * vocab_size. 0, or -1 with a message. */
 int weights_tokenizer(const char *spec, int vocab_size, qkv_tokenizer *vocab, qkv_bpe **bpe);

@@ -4,7 +4,8 @@
  * carries the tokenizer: sample continues a prompt, eval reads the text with
  * it, --resume goes on; a bad --tokenizer is named. `--tokenizer DIR` (GPT-2's
  * files, small ones made here) does the same with the folder's ids (and resumes),
- * and `qkv sample --tokenizer DIR` reads the prompt and writes the output with it. Runs
+ * and `qkv sample --tokenizer DIR` reads the prompt and writes the output with it;
+ * `--tokenizer FILE` trains on the ids of a tokenizer qkv_bpe_save wrote. Runs
  * $QKV_TEST_BUILD/qkv. */
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -160,6 +161,38 @@ START_TEST(test_gpt2_folder_trains_and_samples)
 }
 END_TEST
 
+/* A tokenizer trained and saved by the library (qkv_bpe_save) is the one
+ * the model reads: its size is the vocabulary, and sampling with the file
+ * writes what sampling with the checkpoint's copy writes. */
+START_TEST(test_a_saved_bpe_file_trains_and_samples)
+{
+    size_t len;
+    char *text = qkv_test_read_file(text_path, &len);
+    qkv_bpe *bpe = qkv_bpe_train(text, len, 300);
+    ck_assert_qkv(bpe);
+    ck_assert_int_eq(qkv_bpe_save(bpe, qkv_cli_path(&cli, "t.bpe")), 0);
+    char want[32];
+    snprintf(want, sizeof want, "vocabulary %d", qkv_bpe_size(bpe));
+    qkv_bpe_free(bpe);
+    free(text);
+    qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--tokenizer",
+                                   "t.bpe", TINY, "--iters", "4", "--out", "f.ckpt");
+    expect_ok(&r);
+    ck_assert_msg(strstr(r.out, want), "%s: %s", want, r.out);
+    qkv_cli_result_free(&r);
+    r = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "f.ckpt", "--prompt", "the cat", "--tokens",
+                    "20", "--threads", "1");
+    expect_ok(&r);
+    qkv_cli_result again = QKV_CLI_RUN(&cli, NULL, "sample", "--ckpt", "f.ckpt", "--tokenizer",
+                                       "t.bpe", "--prompt", "the cat", "--tokens", "20",
+                                       "--threads", "1");
+    expect_ok(&again);
+    ck_assert_str_eq(again.out, r.out);
+    qkv_cli_result_free(&r);
+    qkv_cli_result_free(&again);
+}
+END_TEST
+
 static Suite *tokenizer_suite(void)
 {
     Suite *s = suite_create("tokenizer_cli");
@@ -169,6 +202,7 @@ static Suite *tokenizer_suite(void)
     tcase_add_test(tc, test_bpe_model_trains_samples_evaluates_resumes);
     tcase_add_test(tc, test_bad_tokenizer_is_named);
     tcase_add_test(tc, test_gpt2_folder_trains_and_samples);
+    tcase_add_test(tc, test_a_saved_bpe_file_trains_and_samples);
     suite_add_tcase(s, tc);
     return s;
 }
