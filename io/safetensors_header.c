@@ -4,6 +4,8 @@
  * data with no hole and no overlap, as the format requires. */
 #include "safetensors_internal.h"
 
+#include "io/json.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,101 +58,33 @@ static int expect(cursor *c, char ch)
     return 0;
 }
 
-static int hex4(const char *p, unsigned *out)
-{
-    *out = 0;
-    for (int i = 0; i < 4; i++) {
-        char h = p[i];
-        int d = h >= '0' && h <= '9' ? h - '0'
-              : h >= 'a' && h <= 'f' ? h - 'a' + 10
-              : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                     : -1;
-        if (d < 0)
-            return -1;
-        *out = *out << 4 | (unsigned)d;
-    }
-    return 0;
-}
-
-/* Code point cp as UTF-8 at q; the byte after it. */
-static char *put_utf8(char *q, unsigned cp)
-{
-    if (cp < 0x80) {
-        *q++ = (char)cp;
-    } else if (cp < 0x800) {
-        *q++ = (char)(0xC0 | cp >> 6);
-        *q++ = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *q++ = (char)(0xE0 | cp >> 12);
-        *q++ = (char)(0x80 | (cp >> 6 & 0x3F));
-        *q++ = (char)(0x80 | (cp & 0x3F));
-    } else {
-        *q++ = (char)(0xF0 | cp >> 18);
-        *q++ = (char)(0x80 | (cp >> 12 & 0x3F));
-        *q++ = (char)(0x80 | (cp >> 6 & 0x3F));
-        *q++ = (char)(0x80 | (cp & 0x3F));
-    }
-    return q;
-}
-
-/* The escape after a backslash at c->p (past it on success) onto q; NULL on error. */
-static char *unescape(cursor *c, char *q)
-{
-    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-    const char *e = c->p < c->end ? strchr(from, *c->p) : NULL;
-    if (e && *c->p) {
-        c->p++;
-        *q++ = to[e - from];
-        return q;
-    }
-    unsigned cp, lo;
-    if (c->end - c->p < 5 || *c->p != 'u' || hex4(c->p + 1, &cp) < 0)
-        return fail(c, "a bad escape in a string"), NULL;
-    c->p += 5;
-    if (cp >= 0xDC00 && cp < 0xE000)
-        return fail(c, "a lone low surrogate in a string"), NULL;
-    if (cp >= 0xD800 && cp < 0xDC00) {
-        if (c->end - c->p < 6 || c->p[0] != '\\' || c->p[1] != 'u' || hex4(c->p + 2, &lo) < 0 ||
-            lo < 0xDC00 || lo >= 0xE000)
-            return fail(c, "a high surrogate without its low one"), NULL;
-        c->p += 6;
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    }
-    if (cp == 0)
-        return fail(c, "a NUL character in a string"), NULL;
-    return put_utf8(q, cp);
-}
-
-/* A JSON string, decoded to a NUL-terminated UTF-8 copy in *out (qkv_free it). */
+/* A JSON string (io/json.h), decoded to a NUL-terminated UTF-8 copy in *out
+ * (qkv_free it); a name with a NUL inside could not be looked up. */
 static int string(cursor *c, char **out)
 {
     *out = NULL;
-    if (expect(c, '"') < 0)
-        return -1;
+    if (!next_is(c, '"'))
+        return expect(c, '"');
     /* The raw length bounds the decoded one: every escape is at least as long as its bytes. */
-    const char *q = c->p;
+    const char *q = c->p + 1;
     while (q < c->end && *q != '"')
         q += *q == '\\' ? 2 : 1;
     if (q >= c->end)
         return fail(c, "a string that does not end");
-    char *s = qkv_alloc((size_t)(q - c->p) + 1), *w = s;
+    char *s = qkv_alloc((size_t)(q - c->p) + 1);
     if (!s)
         return -1;
-    while (*c->p != '"') {
-        unsigned char ch = (unsigned char)*c->p;
-        if (ch < 0x20) {
-            qkv_free(s);
-            return fail(c, "a control character in a string");
-        }
-        c->p++;
-        w = ch == '\\' ? unescape(c, w) : (*w = (char)ch, w + 1);
-        if (!w) {
-            qkv_free(s);
-            return -1;
-        }
+    qkv__json j = {c->start, (size_t)(c->end - c->start), (size_t)(c->p - c->start), "header byte"};
+    size_t n;
+    int rc = qkv__json_string(&j, s, &n);
+    c->p = c->start + j.at;
+    if (rc == 0 && memchr(s, 0, n))
+        rc = fail(c, "a NUL character in a string");
+    if (rc < 0) {
+        qkv_free(s);
+        return -1;
     }
-    c->p++;
-    *w = 0;
+    s[n] = 0;
     *out = s;
     return 0;
 }
