@@ -264,7 +264,7 @@ run: $(BUILD)/qkv
 	if [ -z "$$data" ] && [ -f data/tinyshakespeare.txt ]; then data=data/tinyshakespeare.txt; fi; \
 	if [ -z "$$data" ]; then data=$(BUILD)/default_corpus.txt; bash data/corpora/default_corpus.sh $$data; \
 	    echo "no data/tinyshakespeare.txt (data/corpora/fetch_shakespeare.sh fetches it): training on qkv's own sources"; fi; \
-	$(BUILD)/qkv train --config fast --tokenizer bpe:1024 --time 170 --data "$$data" --out $(BUILD)/fast.ckpt --force $(ARGS) && \
+	$(BUILD)/qkv train --time 170 --data "$$data" --out $(BUILD)/fast.ckpt --force $(ARGS) && \
 	$(BUILD)/qkv sample --ckpt $(BUILD)/fast.ckpt --tokens 300 --temperature 0.8
 
 install: $(BUILD)/libqkv.a $(BUILD)/libqkv.so $(BUILD)/libqkv64.a $(BUILD)/libqkv64.so $(BUILD)/qkv

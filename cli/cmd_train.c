@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "args.h"
 #include "commands.h"
@@ -138,11 +139,12 @@ typedef struct model_shape {
  * rest no flag gave; said in one line. -1, or the exit status after saying
  * why (a failed measurement, a --min-lr above the recipe's rate, a batch
  * the ranks cannot share). */
-static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_model_options *opts,
-                      run_options *ro, model_shape sh)
+static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_bpe *bpe,
+                      const qkv_model_options *opts, run_options *ro, model_shape sh)
 {
+    const int vocab = bpe ? qkv_bpe_size(bpe) : corpus->tok.size;
     double t0 = ro->clock_start = cli_now();
-    double flops = recipe_measure(corpus, opts, (uint64_t)ro->seed, ro->budget);
+    double flops = recipe_measure(corpus, bpe, opts, (uint64_t)ro->seed, ro->budget);
     if (ranks_any(isnan(flops))) {
         fprintf(stderr, "qkv train: measuring this machine's speed: %s\n",
                 isnan(flops) ? qkv_last_error() : "another rank's measurement failed");
@@ -150,8 +152,7 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     }
     ranks_mean(&flops, 1);
     recipe r;
-    recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train,
-                  corpus->tok.size, &r);
+    recipe_choose(ro->budget - (cli_now() - t0), flops, (double)corpus->n_train, vocab, &r);
     *sh.block = r.block, *sh.layers = r.layers, *sh.heads = r.heads, *sh.embd = r.embd;
     if (!args_given(cmd, "--batch"))
         ro->batch = r.batch;
@@ -161,8 +162,6 @@ static int use_recipe(const arg_cmd *cmd, const qkv_corpus *corpus, const qkv_mo
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (!args_given(cmd, reals[i].flag))
             *reals[i].dest = reals[i].value;
-    if (!ro->optim && r.muon)
-        ro->optim = "muon";
     if (ro->min_lr > ro->lr)
         return args_error(cmd, "--min-lr %g is above the recipe's --lr %g", ro->min_lr, ro->lr);
     if (ro->batch % dist_size())
@@ -197,6 +196,14 @@ static qkv_corpus *init_corpus(const qkv_gpt *m, const char *data, const char *t
     if (!chars && weights_tokenizer(tokenizer, m->cfg.vocab_size, &vocab, bpe) < 0)
         return NULL;
     return tokenizer_corpus(data, chars ? NULL : &vocab, 0, bpe, bytes_per_token);
+}
+
+/* The size of the file at path in bytes, 0 when it cannot be read (its
+ * loader then says why). */
+static double text_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (double)st.st_size : 0;
 }
 
 /* How qkv train words and bounds its run options. */
@@ -254,20 +261,21 @@ int cmd_train(int argc, char **argv)
     if (rc >= 0)
         return rc;
 
-    /* Presets first, then every flag given explicitly wins. --config budget
-     * with --time and no flag that sizes the model is the recipe's: fast's
-     * options, its sizes chosen below once the text and the machine's speed
-     * are known. (Its rule was measured on characters: a BPE model keeps the
-     * preset's size.) It is not the default: at 300 s on 2 cores it measured
-     * worse than fast itself (docs/speedrun.md). */
+    /* Presets first, then every flag given explicitly wins. A new run with
+     * --time and no flag that sizes the model is the budget's recipe
+     * (recipe.h): fast's options, its sizes, tokenizer, dropout and rate
+     * chosen from the budget, the machine's speed and the text, so that a
+     * longer budget buys a better model. That holds with no --config, with
+     * --config fast, and with --config budget (which insists on it). */
     bool sized = false;
     for (int i = 0; i < N_SIZES - 1; i++) /* --block, --layers, --heads, --embd */
         sized |= args_given(&cmd, model[i].name);
     const bool budget = strcmp(config, "budget") == 0;
-    if (budget && (!ro.time || ro.resume || sized || strcmp(tokenizer, "chars") != 0))
-        return args_error(&cmd, "--config budget sizes a new character model to --time: give "
-                          "--time, and no --resume, size flag or --tokenizer bpe");
-    const bool by_recipe = budget;
+    if (budget && (!ro.time || ro.resume || init || sized))
+        return args_error(&cmd, "--config budget sizes a new model to --time: give --time, "
+                          "and no --resume, --init or size flag");
+    const bool by_recipe = budget || (ro.time && !ro.resume && !init && !sized &&
+                                      (!args_given(&cmd, "--config") || strcmp(config, "fast") == 0));
     if (by_recipe)
         config = "fast";
     const preset *ps = NULL;
@@ -299,6 +307,12 @@ int cmd_train(int argc, char **argv)
         return args_error(&cmd, "--heads %d does not divide --embd %d", heads, embd);
     if (!data)
         return args_error(&cmd, "no training text: give --data FILE or set QKV_DATA");
+    char recipe_tokens[32]; /* the recipe's tokenizer, unless --tokenizer chose */
+    if (by_recipe && !args_given(&cmd, "--tokenizer")) {
+        int n = recipe_tokenizer(text_bytes(data));
+        snprintf(recipe_tokens, sizeof recipe_tokens, n ? "bpe:%d" : "chars", n);
+        tokenizer = recipe_tokens;
+    }
     int bpe_vocab = 0; /* with --init, the tokenizer is the model's (weights.h) */
     if (!init && tokenizer_parse(tokenizer, &bpe_vocab) < 0)
         return args_error(&cmd, "%s", qkv_last_error());
@@ -336,7 +350,7 @@ int cmd_train(int argc, char **argv)
             run = run_new(&tm, &ro);
     } else if ((bpe_vocab != TOKENIZER_LOADED || (bpe = tokenizer_load_path(tokenizer))) &&
                (corpus = tokenizer_corpus(data, NULL, bpe_vocab, &bpe, &bytes_per_token)) &&
-               (!by_recipe || (rc = use_recipe(&cmd, corpus, &opts, &ro, shape)) < 0)) {
+               (!by_recipe || (rc = use_recipe(&cmd, corpus, bpe, &opts, &ro, shape)) < 0)) {
         qkv_gpt_config mc = {.vocab_size = bpe ? qkv_bpe_size(bpe) : corpus->tok.size,
                              .block_size = block, .n_layer = layers,
                              .n_head = heads, .n_embd = embd, .dropout = dropout,

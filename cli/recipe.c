@@ -14,6 +14,7 @@
 #include "recipe.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "runtime.h"
@@ -54,6 +55,20 @@ enum { MEASURE_STEPS = 6 };
  * spent measuring (on a busy machine a first step can take a second). */
 static const double MEASURE_SHARE = 0.02;
 
+/* The recipe's tokens: a byte-level BPE of BPE_VOCAB learned from the
+ * training split, which beat one token a byte by 0.23-0.30 bits per byte
+ * at 300 s on both corpora (docs/speedrun.md, "Tokens, not characters");
+ * only on a text of at least BPE_MIN_BYTES, 256 bytes for each token of
+ * the vocabulary, so that its rarer tokens are still seen often enough to
+ * learn (the least measured: 0.8 MB, qkv's own sources). */
+enum { BPE_VOCAB = 1024 };
+static const double BPE_MIN_BYTES = 256.0 * BPE_VOCAB;
+
+int recipe_tokenizer(double text_bytes)
+{
+    return text_bytes >= BPE_MIN_BYTES ? BPE_VOCAB : 0;
+}
+
 double recipe_flops_per_token(int layers, int embd, int block, int vocab)
 {
     double c = embd;
@@ -83,31 +98,30 @@ void recipe_choose(double budget, double flops, double train_tokens, int vocab, 
     double lr = recipe_lr(C);
     double dropout = fmin(DROPOUT_MAX, fmax(0, DROPOUT_PER_EPOCH * (epochs - 1)));
     *r = (recipe){.layers = L, .heads = C / HEAD_DIM, .embd = C, .block = BLOCK, .batch = BATCH,
+                  .vocab = vocab,
                   .dropout = round(100 * dropout) / 100, /* to a hundredth, for the plan line */
-                  .lr = lr, .min_lr = lr / 10, .muon = true, .flops = flops,
+                  .lr = lr, .min_lr = lr / 10, .flops = flops,
                   .seconds = seconds, .tokens = tokens, .params = 12.0 * L * C * C,
                   .epochs = epochs};
 }
 
-double recipe_measure(const qkv_corpus *corpus, const qkv_model_options *opts, uint64_t seed,
-                      double budget)
+double recipe_measure(const qkv_corpus *corpus, const qkv_bpe *bpe,
+                      const qkv_model_options *opts, uint64_t seed, double budget)
 {
+    const int vocab = bpe ? qkv_bpe_size(bpe) : corpus->tok.size;
     const double end = cli_now() + MEASURE_SHARE * budget;
     const int L = SIZES[0].layers, C = SIZES[0].embd;
     int T = BLOCK; /* shorter on a text too short for the recipe's context */
     while (T > 8 && (size_t)T * 2 > corpus->n_train)
         T /= 2;
-    qkv_gpt_config mc = {.vocab_size = corpus->tok.size, .block_size = T, .n_layer = L,
+    qkv_gpt_config mc = {.vocab_size = vocab, .block_size = T, .n_layer = L,
                          .n_head = C / HEAD_DIM, .n_embd = C, .opts = *opts};
     qkv_train_config tc = {.iters = MEASURE_STEPS, .batch_size = BATCH, .seed = seed};
     qkv_gpt *m = qkv_gpt_new(&mc, seed);
     qkv_training_model tm;
-    qkv_training *run = m && qkv_gpt_training_model(m, corpus, &tm) == 0
+    qkv_training *run = m && (bpe ? qkv_gpt_training_model_bpe(m, corpus, bpe, &tm)
+                                  : qkv_gpt_training_model(m, corpus, &tm)) == 0
                             ? qkv_training_new(&tm, &tc) : NULL;
-    if (run && qkv_training_set_optim(run, QKV_OPTIM_MUON) < 0) { /* the recipe's optimizer */
-        qkv_training_free(run);
-        run = NULL;
-    }
     double best = INFINITY, speed = NAN;
     int n = 0;
     for (bool ok = run != NULL; ok && n < MEASURE_STEPS && (n < 2 || cli_now() < end); n++) {
@@ -118,7 +132,7 @@ double recipe_measure(const qkv_corpus *corpus, const qkv_model_options *opts, u
             best = fmin(best, cli_now() - t0);
     }
     if (isfinite(best))
-        speed = BATCH * T * recipe_flops_per_token(L, C, T, corpus->tok.size) / best;
+        speed = BATCH * T * recipe_flops_per_token(L, C, T, vocab) / best;
     qkv_training_free(run);
     qkv_gpt_free(m);
     return speed;
@@ -126,8 +140,8 @@ double recipe_measure(const qkv_corpus *corpus, const qkv_model_options *opts, u
 
 void recipe_words(const recipe *r, double budget, char *text, size_t len)
 {
-    snprintf(text, len, "recipe for %g s at %.1f GFLOP/s: %d layers x %d (%.2fM), %.1fM tokens "
-             "(%.1f per parameter), %.1f epochs -> dropout %g, lr %g%s", budget, r->flops / 1e9,
-             r->layers, r->embd, r->params / 1e6, r->tokens / 1e6, r->tokens / r->params,
-             r->epochs, r->dropout, r->lr, r->muon ? ", Muon" : "");
+    snprintf(text, len, "recipe for %g s at %.1f GFLOP/s: %d layers x %d (%.2fM), vocabulary %d, "
+             "%.1fM tokens (%.1f per parameter), %.1f epochs -> dropout %g, lr %g", budget,
+             r->flops / 1e9, r->layers, r->embd, r->params / 1e6, r->vocab, r->tokens / 1e6,
+             r->tokens / r->params, r->epochs, r->dropout, r->lr);
 }

@@ -123,6 +123,64 @@ START_TEST(test_the_plan_line_says_the_choice)
 }
 END_TEST
 
+START_TEST(test_the_tokenizer_follows_the_text)
+{
+    ck_assert_int_eq(recipe_tokenizer(0), 0);
+    ck_assert_int_eq(recipe_tokenizer(100e3), 0); /* too short for a vocabulary of 1,024 */
+    ck_assert_int_eq(recipe_tokenizer(1.1e6), 1024); /* tiny Shakespeare */
+    for (double b = 1e3; b < 1e9; b *= 1.5) /* once BPE, BPE on every longer text */
+        ck_assert(recipe_tokenizer(b * 1.5) >= recipe_tokenizer(b));
+}
+END_TEST
+
+/* Write a text of n lines of the fox to path. */
+static void write_fox(const char *path, int n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "the quick brown fox %d jumps over the lazy dog.\n", i % 997);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A new run with --time and nothing that sizes the model is the recipe's,
+ * with or without --config fast, and on a long enough text a BPE's; another
+ * preset, a size flag or an explicit tokenizer keep theirs. */
+START_TEST(test_time_alone_is_the_recipe)
+{
+    qkv_cli cli;
+    qkv_cli_open(&cli, "qkv_recipe_time");
+    char text_path[160], out[160];
+    snprintf(text_path, sizeof text_path, "%s/text.txt", cli.root);
+    snprintf(out, sizeof out, "%s/run.ckpt", cli.root);
+    write_fox(text_path, 6000); /* about 300 kB: past the recipe's BPE threshold */
+    const struct { const char *args[4]; const char *want; } runs[] = {
+        {{"--threads", "1"}, "vocabulary 1024"},
+        {{"--config", "fast", "--threads", "1"}, "vocabulary 1024"},
+        {{"--tokenizer", "chars", "--threads", "1"}, "vocabulary "},
+        {{"--config", "baby", "--threads", "1"}, NULL},
+        {{"--layers", "2", "--threads", "1"}, NULL},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        const char *const *a = runs[i].args;
+        qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--time", "2",
+                                       "--eval-iters", "2", "--force", "--out", out, a[0], a[1],
+                                       a[2], a[3]);
+        ck_assert_msg(r.status == 0, "run %zu: status %d; stderr:\n%s", i, r.status, r.err);
+        const char *line = strstr(r.out, "recipe for ");
+        if (runs[i].want)
+            ck_assert_msg(line && strstr(line, runs[i].want), "run %zu: no '%s' in:\n%s", i,
+                          runs[i].want, r.out);
+        else
+            ck_assert_msg(!line, "run %zu: a recipe line in:\n%s", i, r.out);
+        if (i == 2)
+            ck_assert_msg(!strstr(line, "vocabulary 1024"), "%s", r.out);
+        qkv_cli_result_free(&r);
+    }
+    qkv_cli_close(&cli);
+}
+END_TEST
+
 static Suite *recipe_suite(void)
 {
     Suite *s = suite_create("recipe");
@@ -134,6 +192,8 @@ static Suite *recipe_suite(void)
     tcase_add_test(tc, test_wider_models_take_a_lower_rate);
     tcase_add_test(tc, test_words_name_the_choice);
     tcase_add_test(tc, test_the_plan_line_says_the_choice);
+    tcase_add_test(tc, test_the_tokenizer_follows_the_text);
+    tcase_add_test(tc, test_time_alone_is_the_recipe);
     suite_add_tcase(s, tc);
     return s;
 }
