@@ -215,13 +215,14 @@ static void gemm(bool held, bool trans_a, bool trans_b, int M, int N, int K, flo
                  const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
     product g = {active_kernel(), trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc,
-                 even_block(K, KC_MAX, 2), NULL};
+                 0, NULL};
     if (M <= 0 || N <= 0)
         return;
     if (K <= 0 || alpha == 0) {
         scale(&g);
         return;
     }
+    g.kc = even_block(K, KC_MAX, 2);
     if (held)
         g.held_b = qkv__bf16_held(g.path, trans_b, K, N, g.kc, B, ldb);
     double flops = 2.0 * M * N * K;
