@@ -2,8 +2,9 @@
  * generation holds each weight rounded and packed to bf16 once, and
  *   - a product that reads a held weight gives the bits of one that packs it
  *     afresh (shapes past one k block and one column block, 1 and 2 threads);
- *   - the copy follows the weights: an optimizer step inside a hold, a
- *     generation after training, an activation at the same address;
+ *   - the copy follows the weights: an optimizer step or a checkpoint's load
+ *     inside a hold, a generation after training, an activation at the same
+ *     address;
  *   - a weight is packed once per generation, not once per token;
  *   - the logits of a cached bf16 generation are those of the same model with
  *     its weights rounded to bf16 by the definition and every product in
@@ -12,6 +13,7 @@
  *   - 1 and 2 threads give the same bytes. */
 #include <omp.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "decode/decode.h"
 #include "tensor/kernels/gemm_bf16.h"
@@ -136,6 +138,28 @@ START_TEST(test_the_copy_follows_the_weights)
     affine(x, w, fresh);
     ck_assert_int_eq(memcmp(after, fresh, sizeof(qkv_real) * 3 * N), 0);
     ck_assert_int_ne(memcmp(before, after, sizeof(qkv_real) * 3 * N), 0);
+
+    /* a checkpoint loaded inside a hold: likewise */
+    char dir[] = "/tmp/qkv_bf16_held.XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/other.ckpt", dir);
+    qkv_gpt *other = small_gpt(4);
+    qkv_ckpt_model kind = {.kind = "test"};
+    ck_assert_int_eq(qkv_checkpoint_save(path, &kind, other->params, NULL, NULL), 0);
+    qkv_checkpoint *ck = qkv_checkpoint_open(path, "test");
+    ck_assert_qkv(ck);
+    qkv__bf16_held_open();
+    affine(x, w, before);
+    ck_assert_int_eq(qkv_checkpoint_load(ck, m->params, NULL, NULL), 0);
+    affine(x, w, after);
+    qkv__bf16_held_close();
+    affine(x, w, fresh);
+    ck_assert_int_eq(memcmp(after, fresh, sizeof(qkv_real) * 3 * N), 0);
+    ck_assert_int_ne(memcmp(before, after, sizeof(qkv_real) * 3 * N), 0);
+    qkv_checkpoint_close(ck);
+    qkv_gpt_free(other);
+    unlink(path);
+    rmdir(dir);
 
     /* a weight that is no parameter (an activation, here) is never held: it
      * may change at the same address between tokens */
