@@ -51,6 +51,8 @@ void qkv__gemm_mixed_then(bool b_weight, bool trans_a, bool trans_b, int M, int 
     if (b_weight)
         qkv__gemm_bf16_weight(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else
+#else
+    (void)b_weight; /* no bf16 in the double build: never here */
 #endif
         qkv__gemm_mixed(1, trans_a, trans_b, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0);
     if (!ep || M <= 0 || N <= 0)
