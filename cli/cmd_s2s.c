@@ -9,6 +9,7 @@
 #include "dist.h"
 #include "model_options.h"
 #include "output.h"
+#include "precision_flag.h"
 #include "qkv/qkv.h"
 #include "qkv/seq2seq.h"
 #include "run_options.h"
@@ -158,7 +159,7 @@ static void show_miss(const char *input, const char *expected, const char *got, 
 /* qkv s2s eval: held-out exact-match accuracy of a checkpoint. */
 static int s2s_eval(int argc, char **argv)
 {
-    const char *ckpt = NULL, *task_name = "dates";
+    const char *ckpt = NULL, *task_name = "dates", *precision = NULL;
     int n = 1000, seed = 7, show = 5, threads = ARG_AUTO;
     bool no_cross = false;
     const arg_spec specs[] = {
@@ -171,6 +172,7 @@ static int s2s_eval(int argc, char **argv)
          "ablation: zero every cross-attention's output, so the decoder cannot see the input"},
         {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
          "OpenMP threads, or auto: one per core that other programs leave free"},
+        {"--precision", ARG_STR, &precision, 0, 0, "NAME", PRECISION_FLAG_HELP},
     };
     const arg_cmd cmd = {"s2s eval", "Exact-match accuracy of greedy decoding on held-out pairs "
                          "(the task's test split), and a few wrong answers.", "", specs,
@@ -184,6 +186,8 @@ static int s2s_eval(int argc, char **argv)
     const qkv_seq2seq_task *task = qkv_seq2seq_task_find(task_name);
     if (!task)
         return args_error(&cmd, "--task: %s", qkv_last_error());
+    if ((rc = precision_flag_use(&cmd, precision)) != 0)
+        return rc;
     cli_use_threads(threads);
     qkv_seq2seq *m = qkv_seq2seq_load(ckpt);
     if (!m)
@@ -231,12 +235,13 @@ static int decode_inputs(const char *ckpt, int n, const char *const *inputs)
 /* qkv s2s run: decode the INPUTs given on the command line. */
 static int s2s_run(int argc, char **argv)
 {
-    const char *ckpt = NULL;
+    const char *ckpt = NULL, *precision = NULL;
     int threads = 1;
     const arg_spec specs[] = {
         {"--ckpt", ARG_STR, &ckpt, 0, 0, "CKPT", "checkpoint written by qkv s2s train"},
         {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
          "OpenMP threads, or auto: one per core that other programs leave free"},
+        {"--precision", ARG_STR, &precision, 0, 0, "NAME", PRECISION_FLAG_HELP},
     };
     /* Every word after `run` may be an INPUT. */
     const arg_cmd cmd = {"s2s run", "Decode each INPUT greedily and print the answer on its own "
@@ -253,7 +258,7 @@ static int s2s_run(int argc, char **argv)
         rc = args_error(&cmd, "--ckpt is required");
     if (rc < 0 && n_pos == 0)
         rc = args_error(&cmd, "give at least one INPUT, e.g. \"March 3rd, 1998\"");
-    if (rc < 0) {
+    if (rc < 0 && (rc = precision_flag_use(&cmd, precision)) == 0) {
         cli_use_threads(threads);
         rc = decode_inputs(ckpt, n_pos, pos);
     }

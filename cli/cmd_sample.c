@@ -6,6 +6,7 @@
 #include "args.h"
 #include "commands.h"
 #include "output.h"
+#include "precision_flag.h"
 #include "qkv/qkv.h"
 #include "runtime.h"
 #include "threads.h"
@@ -29,7 +30,7 @@ static int emit(int32_t token, void *ud)
 
 int cmd_sample(int argc, char **argv)
 {
-    const char *ckpt = NULL, *prompt = "\n", *tokenizer = NULL;
+    const char *ckpt = NULL, *prompt = "\n", *tokenizer = NULL, *precision = NULL;
     int tokens = 500, top_k = 0, seed = 1337, threads = ARG_AUTO;
     double temperature = 1.0, top_p = 1.0;
     bool no_cache = false;
@@ -49,6 +50,7 @@ int cmd_sample(int argc, char **argv)
         {"--threads", ARG_THREADS, &threads, 1, QKV_MAX_THREADS, "N",
          "OpenMP threads, or auto: one per core that other programs leave free"},
         {"--no-cache", ARG_FLAG, &no_cache, 0, 0, NULL, "recompute the whole context every token"},
+        {"--precision", ARG_STR, &precision, 0, 0, "NAME", PRECISION_FLAG_HELP},
     };
     const arg_cmd cmd = {"sample", "Generate text from a trained model, streamed to stdout "
                          "(speed on stderr).", "", specs, (int)(sizeof specs / sizeof specs[0]), 0};
@@ -60,6 +62,8 @@ int cmd_sample(int argc, char **argv)
         return args_error(&cmd, "--ckpt is required");
     if (!prompt[0])
         return args_error(&cmd, "--prompt: the prompt is empty");
+    if ((rc = precision_flag_use(&cmd, precision)) != 0)
+        return rc;
     cli_use_threads(threads);
     qkv_tokenizer vocab;
     qkv_bpe *bpe = NULL;
@@ -106,8 +110,9 @@ int cmd_sample(int argc, char **argv)
     if (rc < 0)
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
     else if (written)
-        fprintf(stderr, "qkv sample: %ld tokens in %.2fs: %.0f tokens/s (%s)\n", st.count, secs,
-                (double)st.count / secs, no_cache ? "no cache" : "key/value cache");
+        fprintf(stderr, "qkv sample: %ld tokens in %.2fs: %.0f tokens/s (%s, %s products)\n",
+                st.count, secs, (double)st.count / secs, no_cache ? "no cache" : "key/value cache",
+                qkv_precision_name(qkv_precision_active()));
     free(ids);
     qkv_gpt_free(m);
     qkv_bpe_free(bpe);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tensor/check.h"
+#include "tensor/kernels/gemm_bf16_held.h"
 #include "decode/decode.h"
 
 /* 0 when lm can generate for B rows of prompts (n_prompt ids each), n_new
@@ -86,6 +87,8 @@ static int generate(const char *fn, const qkv_lm *lm, int B, const int32_t *prom
     qkv_arena *arena = qkv_arena_new(1 << 20);
     int rc = -1, n_ended = 0;
     bool was = qkv_set_grad_enabled(false);
+    /* in bf16 each weight is rounded and packed once for the whole loop, not per token */
+    qkv__bf16_held_open();
     if (!window || !ended || !scratch || !arena)
         goto done;
     int len = n_prompt < context ? n_prompt : context, seen = 0;
@@ -135,6 +138,7 @@ static int generate(const char *fn, const qkv_lm *lm, int B, const int32_t *prom
             to->out[(size_t)b * n_new + j] = to->stop;
     rc = 0;
 done:
+    qkv__bf16_held_close();
     qkv_set_grad_enabled(was);
     qkv_arena_free(&arena);
     qkv_free(scratch);

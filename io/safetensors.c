@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "safetensors_internal.h"
 #include "tensor/check.h"
+#include "tensor/kernels/gemm_bf16_held.h"
 
 #include <math.h>
 #include <string.h>
@@ -152,6 +153,7 @@ int qkv_safetensors_read(const qkv_safetensors *st, const qkv_st_tensor *t, qkv_
     if (t->dtype == QKV_ST_OTHER)
         return qkv_set_error("%s: %s is %s, not a float type (F32, F16, BF16, F64)", fn,
                              t->name, t->dtype_name);
+    qkv__bf16_held_changed(); /* out may be a parameter's values */
     const unsigned char *p = st->data + t->begin;
     for (size_t i = 0; i < t->count; i++) {
         float f;

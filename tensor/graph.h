@@ -87,4 +87,9 @@ static inline size_t qkv__rows(const qkv_tensor *t) { return t->size / (size_t)t
 /* Extent of the last dimension. */
 static inline int qkv__cols(const qkv_tensor *t) { return t->shape[t->ndim - 1]; }
 
+/* Whether t is a parameter (qkv_params_add's, or a view of one): named and in
+ * no arena, so its values change only between steps, never between the
+ * tokens of a generation (kernels/gemm_bf16_held.h). */
+static inline bool qkv__is_param(const qkv_tensor *t) { return !t->arena && t->name; }
+
 #endif

@@ -84,8 +84,8 @@ static qkv_tensor *affine(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, qkv_tensor
     finish_ctx f = {b ? b->data : NULL, g ? (*g)->data : NULL, N, act};
     qkv__gemm_epilogue ep = {finish_block, &f};
     /* W is stored (out, in), so the product uses it transposed: (M, in)·(in, out). */
-    qkv__gemm_mixed_then(false, true, M, N, K, 1, x->data, K, w->data, K, 0, y->data, N,
-                         b || g ? &ep : NULL);
+    qkv__gemm_mixed_then(qkv__is_param(w), false, true, M, N, K, 1, x->data, K, w->data, K, 0,
+                         y->data, N, b || g ? &ep : NULL);
     qkv_node *n = qkv__record(a, y, "affine", affine_backward, b ? 3 : 2, in);
     if (n)
         n->assigns = true;

@@ -80,8 +80,8 @@ qkv_tensor *qkv_matmul(qkv_arena *a, qkv_tensor *x, qkv_tensor *w, bool trans_x,
     int batch = (int)(x->size / ((size_t)M * K));
     size_t sx = (size_t)M * K, sy = (size_t)M * N;
     if (shared && !trans_x) /* rows of every batch entry are one tall matrix */
-        qkv__gemm_mixed(1, false, trans_w, batch * M, N, K, 1, x->data, K, 0, w->data, cols_of(w),
-                        0, 0, y->data, N, 0);
+        qkv__gemm_mixed_then(qkv__is_param(w), false, trans_w, batch * M, N, K, 1, x->data, K,
+                             w->data, cols_of(w), 0, y->data, N, NULL);
     else
         qkv__gemm_mixed(batch, trans_x, trans_w, M, N, K, 1, x->data, cols_of(x), sx, w->data,
                         cols_of(w), shared ? 0 : (size_t)K * N, 0, y->data, N, sy);

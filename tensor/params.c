@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "kernels/gemm_bf16_held.h"
 
 /* The most values all parameters together may hold: far enough below
  * SIZE_MAX that no size or byte count computed from it can wrap around. */
@@ -168,6 +169,7 @@ int qkv_params_alloc(qkv_params *p, qkv_rng *rng)
                          : it->init == QKV_INIT_ZEROS ? 0
                                                       : (qkv_real)(it->std * qkv__rng_normal(rng));
     }
+    qkv__bf16_held_changed(); /* new values, maybe where freed ones were */
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "train/internal.h"
 #include "qkv/file.h"
 #include "qkv/precision.h"
+#include "tensor/kernels/gemm_bf16_held.h"
 
 static const char MAGIC[8] = "QKVCKPT"; /* seven letters and the NUL */
 
@@ -736,6 +737,7 @@ static int load(const qkv_checkpoint *ck, qkv_params *p, qkv_optim *opt, qkv_ckp
         return qkv_set_error("checkpoint load: the parameters are not allocated");
     if (match_params(ck, p) < 0)
         return -1;
+    qkv__bf16_held_changed(); /* new weights: a generation's bf16 copies are stale */
     if (opt && (int)opt->cfg.kind != ck->optim_kind)
         return qkv_set_error("checkpoint '%s' holds %s state, but the optimizer is %s", b->name,
                              optim_name(ck->optim_kind), optim_name(opt->cfg.kind));

@@ -8,6 +8,7 @@
 
 #include "tensor/check.h"
 #include "tensor/kernels/adamw.h"
+#include "tensor/kernels/gemm_bf16_held.h"
 #include "train/internal.h"
 
 /* The largest value of qkv_real. */
@@ -236,6 +237,7 @@ int qkv__optim_step_scaled(qkv_optim *o, qkv_params *p, double lr, qkv_real grad
     if (qkv__optim_made_for(fn, o, p) < 0 || check_rates(fn, o, p, lr) < 0)
         return -1;
     o->step++;
+    qkv__bf16_held_changed(); /* the weights move: a generation's bf16 copies are stale */
     const qkv_optim_config *cfg = &o->cfg;
     const double bc1 = 1 - pow(cfg->beta1, (double)o->step);
     const qkv_real inv_bc2 = 1 / (qkv_real)sqrt(1 - pow(cfg->beta2, (double)o->step));

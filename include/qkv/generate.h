@@ -106,8 +106,11 @@ typedef int (*qkv_emit_fn)(int32_t token, void *ud);
  * calling emit (may be NULL) for each. The window holds the newest tokens,
  * at most lm->context; when it is full it slides: the newest context/2
  * stay, at positions from 0 again (a cached model starts over with them).
- * rng may be NULL when opts is greedy. Runs in no-grad mode. 0, or -1 with
- * a message. */
+ * rng may be NULL when opts is greedy. Runs in no-grad mode. In bf16
+ * (qkv/precision.h) each parameter a product reads is rounded to bf16 once
+ * per call and held for its tokens: a callback that changes parameters'
+ * values mid-call must do it through qkv (an optimizer step, a checkpoint's
+ * load), not by writing their data. 0, or -1 with a message. */
 int qkv_generate(const qkv_lm *lm, const int32_t *prompt, int n_prompt, int n_new,
                  const qkv_sample_opts *opts, qkv_rng *rng, qkv_emit_fn emit, void *ud);
 

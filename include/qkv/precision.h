@@ -8,7 +8,9 @@
  * products in fp32. Everything else stays fp32: the weights themselves (the
  * master copy the optimizer updates), every gradient's accumulation, the
  * optimizer's moments (and Muon's orthogonalization), the norms, softmax, the
- * loss. qkv_gemm (qkv/gemm.h) stays fp32 whatever the choice.
+ * loss. qkv_gemm (qkv/gemm.h) stays fp32 whatever the choice. Generation
+ * (qkv/generate.h) in bf16 rounds and packs each weight once per call and
+ * reads that copy for every token: half the bytes of fp32 per token.
  *
  * Where the CPU has AVX512_BF16 (and the vector path is avx512) vdpbf16ps
  * multiplies; elsewhere a portable path rounds the same way and multiplies in

@@ -76,7 +76,8 @@ bool qkv_cpu_avx512_halved(void)
 #endif
 }
 
-bool qkv__cpu_has_avx512_bf16(void)
+/* Whether the CPU has AVX512_BF16 (and the avx512 path runs). */
+static bool detect_avx512_bf16(void)
 {
 #if QKV__CPU_X86
     unsigned a, b, c, d; /* CPUID leaf 7, subleaf 1: EAX bit 5 is AVX512_BF16 */
@@ -87,7 +88,8 @@ bool qkv__cpu_has_avx512_bf16(void)
 #endif
 }
 
-bool qkv__cpu_has_arm_bf16(void)
+/* Whether the CPU has ARM's BF16 (Linux's hwcap). */
+static bool detect_arm_bf16(void)
 {
 #if QKV__CPU_AARCH64 && defined(__linux__)
     return runs(QKV__CPU_NEON) && (getauxval(AT_HWCAP2) & HWCAP2_BF16);
@@ -95,6 +97,15 @@ bool qkv__cpu_has_arm_bf16(void)
     return false;
 #endif
 }
+
+/* The answers of detect_*, found once at load: every bf16 product asks (a
+ * CPUID under a hypervisor traps to it: microseconds, more than a generated
+ * token's small products take). */
+static bool has_avx512_bf16, has_arm_bf16;
+
+bool qkv__cpu_has_avx512_bf16(void) { return has_avx512_bf16; }
+
+bool qkv__cpu_has_arm_bf16(void) { return has_arm_bf16; }
 
 /* The path named name, or -1 (name NULL or unknown), without a message. */
 static int parse(const char *name)
@@ -155,6 +166,8 @@ __attribute__((constructor)) static void choose_at_load(void)
 #if QKV__CPU_X86
     __builtin_cpu_init(); /* __builtin_cpu_supports in a constructor needs it */
 #endif
+    has_avx512_bf16 = detect_avx512_bf16();
+    has_arm_bf16 = detect_arm_bf16();
     qkv__cpu_current = default_path();
 }
 

@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "gemm_bf16_held.h"
 #include "gemm_bf16_kernel.h"
 #include "qkv/base.h"
 
@@ -116,6 +117,8 @@ typedef struct product {
     const float *A, *B;
     float *C;
     int lda, ldb, ldc;
+    int kc;                 /* steps of k per block: even, fixed by K alone */
+    const uint32_t *held_b; /* all of op(B) packed (gemm_bf16_held.h), or NULL: pack per block */
 } product;
 
 static int min_int(int a, int b) { return a < b ? a : b; }
@@ -140,21 +143,26 @@ static void run_block(const product *g, int i_lo, int i_hi, int j_lo, int j_hi, 
                       int nc_max, int mc_max)
 {
     const int mr = g->path->mr, nr = g->path->nr;
-    const int kc = even_block(g->K, KC_MAX, 2), nc = even_block(j_hi - j_lo, nc_max, nr);
+    const int kc = g->kc, nc = even_block(j_hi - j_lo, nc_max, nr);
+    const size_t held_row = (size_t)ceil_div(g->N, nr) * nr; /* held_b's words per pair */
     const int mc = even_block(i_hi - i_lo, mc_max, mr);
     uint32_t *bp = buf, *ap = buf + (size_t)ceil_div(kc, 2) * nc;
     for (int j0 = j_lo; j0 < j_hi; j0 += nc) {
         const int nb = min_int(nc, j_hi - j0);
         for (int p0 = 0; p0 < g->K; p0 += kc) {
             const int kb = min_int(kc, g->K - p0), kp = ceil_div(kb, 2);
-            g->path->pack_b(bp, at(g->B, g->ldb, g->tb, p0, j0), g->ldb, g->tb, kb, nb, nr);
+            const uint32_t *b = bp;
+            if (g->held_b) /* j0 is a whole number of panels in */
+                b = g->held_b + (size_t)p0 / 2 * held_row + (size_t)j0 * kp;
+            else
+                g->path->pack_b(bp, at(g->B, g->ldb, g->tb, p0, j0), g->ldb, g->tb, kb, nb, nr);
             const float beta = p0 == 0 ? g->beta : 1; /* later passes accumulate */
             for (int i0 = i_lo; i0 < i_hi; i0 += mc) {
                 const int mb = min_int(mc, i_hi - i0);
                 g->path->pack_a(ap, at(g->A, g->lda, g->ta, i0, p0), g->lda, g->ta, mb, kb, mr);
                 for (int ir = 0; ir < mb; ir += mr)
                     for (int jr = 0; jr < nb; jr += nr)
-                        g->path->kernel(kp, ap + (size_t)ir * kp, bp + (size_t)jr * kp,
+                        g->path->kernel(kp, ap + (size_t)ir * kp, b + (size_t)jr * kp,
                                         g->C + (size_t)(i0 + ir) * g->ldc + j0 + jr, g->ldc,
                                         min_int(mr, mb - ir), min_int(nr, nb - jr), g->alpha, beta);
             }
@@ -202,16 +210,21 @@ static void scale(const product *g)
         }
 }
 
-void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
-                    int lda, const float *B, int ldb, float beta, float *C, int ldc)
+/* qkv__gemm_bf16, op(B) read from a held copy when held (and one is open). */
+static void gemm(bool held, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-    product g = {active_kernel(), trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc};
+    product g = {active_kernel(), trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc,
+                 0, NULL};
     if (M <= 0 || N <= 0)
         return;
     if (K <= 0 || alpha == 0) {
         scale(&g);
         return;
     }
+    g.kc = even_block(K, KC_MAX, 2);
+    if (held)
+        g.held_b = qkv__bf16_held(g.path, trans_b, K, N, g.kc, B, ldb);
     double flops = 2.0 * M * N * K;
     int threads = flops < PARALLEL_MIN_FLOPS || omp_in_parallel() ? 1 : omp_get_max_threads();
     /* Cut the longer side: each thread then reads the least of A and B. */
@@ -223,4 +236,17 @@ void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int part = 0; part < threads; part++)
         run_part(&g, part, threads, by_rows);
+}
+
+void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
+                    int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    gemm(false, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void qkv__gemm_bf16_weight(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                           int ldc)
+{
+    gemm(true, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

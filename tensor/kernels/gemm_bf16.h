@@ -95,4 +95,11 @@ int qkv__gemm_bf16_use(const char *what, const char *name);
 void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
+/* qkv__gemm_bf16 where B is a parameter's values (a weight): while a
+ * generation holds weights on this thread (gemm_bf16_held.h), op(B) is
+ * packed once and every later product reads that copy; the same bits. */
+void qkv__gemm_bf16_weight(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                           int ldc);
+
 #endif

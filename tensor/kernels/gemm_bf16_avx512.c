@@ -129,16 +129,17 @@ BF16_INLINE void tile(int rows, int nv, int kp, const uint32_t *a, const uint32_
     avx512_store_tile(rows, nv, false, acc, c, ldc, m, n, alpha, beta);
 }
 
-/* The tile's versions: 12 rows, or 8 or 4 at the bottom edge; two vectors
- * of columns, or one at the right edge. */
+/* The tile's versions: 12 rows, or 8 or 4 at the bottom edge, or 1 (a
+ * generated token's row: no products for rows that are not there); two
+ * vectors of columns, or one at the right edge. */
 static BF16 void kernel(int kp, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc,
                         int m, int n, float alpha, float beta)
 {
 #define TILE(rows, nv) tile(rows, nv, kp, a, b, c, ldc, m, n, alpha, beta)
     if (n > 16)
-        m > 8 ? TILE(12, 2) : m > 4 ? TILE(8, 2) : TILE(4, 2);
+        m > 8 ? TILE(12, 2) : m > 4 ? TILE(8, 2) : m > 1 ? TILE(4, 2) : TILE(1, 2);
     else
-        m > 8 ? TILE(12, 1) : m > 4 ? TILE(8, 1) : TILE(4, 1);
+        m > 8 ? TILE(12, 1) : m > 4 ? TILE(8, 1) : m > 1 ? TILE(4, 1) : TILE(1, 1);
 #undef TILE
 }
 

@@ -39,15 +39,22 @@ void qkv__gemm_mixed(int batch, bool trans_a, bool trans_b, int M, int N, int K,
  * to be in cache for the bias and the activation. */
 enum { EPILOGUE_ROWS = 16 };
 
-void qkv__gemm_mixed_then(bool trans_a, bool trans_b, int M, int N, int K, qkv_real alpha,
-                          const qkv_real *A, int lda, const qkv_real *B, int ldb, qkv_real beta,
-                          qkv_real *C, int ldc, const qkv__gemm_epilogue *ep)
+void qkv__gemm_mixed_then(bool b_weight, bool trans_a, bool trans_b, int M, int N, int K,
+                          qkv_real alpha, const qkv_real *A, int lda, const qkv_real *B, int ldb,
+                          qkv_real beta, qkv_real *C, int ldc, const qkv__gemm_epilogue *ep)
 {
     if (!qkv__mixed_bf16()) {
         qkv__gemm_then(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ep);
         return;
     }
-    qkv__gemm_mixed(1, trans_a, trans_b, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0);
+#ifndef QKV_DOUBLE
+    if (b_weight)
+        qkv__gemm_bf16_weight(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+#else
+    (void)b_weight; /* no bf16 in the double build: never here */
+#endif
+        qkv__gemm_mixed(1, trans_a, trans_b, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0);
     if (!ep || M <= 0 || N <= 0)
         return;
     const int blocks = (M + EPILOGUE_ROWS - 1) / EPILOGUE_ROWS;

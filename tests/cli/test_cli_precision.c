@@ -1,6 +1,8 @@
 /* --precision for qkv train and qkv s2s train: the run says which precision
  * and which kernel, its checkpoint keeps it, a resumed run takes it back
- * unless given another, and a name that is no precision is a usage error.
+ * unless given another, and a name that is no precision is a usage error;
+ * for qkv sample, s2s eval and s2s run: generation's products, fp32 unless
+ * asked (whatever the checkpoint was trained in).
  * (The numbers themselves: tests/train/test_mixed_precision.c.) */
 #include "cli_suite.h"
 #include "testing.h"
@@ -79,6 +81,39 @@ START_TEST(test_an_unknown_precision_is_a_usage_error)
 }
 END_TEST
 
+START_TEST(test_generation_takes_it_and_defaults_to_fp32)
+{
+    qkv_cli_result r = RUN("train", "--data", suite_text, TINY, "--iters", "2", "--precision",
+                           "bf16", "--out", "gen.ckpt");
+    EXPECT(r, 0, "");
+    qkv_cli_result_free(&r);
+    const char *ckpt = work_file("gen.ckpt");
+    /* a bf16 checkpoint samples in fp32 unless asked */
+    r = RUN("sample", "--ckpt", ckpt, "--tokens", "20", "--temperature", "0", "--threads", "1");
+    EXPECT(r, 0, "");
+    ck_assert_msg(strstr(r.err, "(key/value cache, fp32 products)"), "stderr:\n%s", r.err);
+    qkv_cli_result_free(&r);
+    r = RUN("sample", "--ckpt", ckpt, "--tokens", "20", "--temperature", "0", "--threads", "1",
+            "--precision", "bf16");
+    EXPECT(r, 0, "");
+    ck_assert_msg(strstr(r.err, "(key/value cache, bf16 products)"), "stderr:\n%s", r.err);
+    qkv_cli_result_free(&r);
+    r = RUN("sample", "--ckpt", ckpt, "--precision", "half");
+    EXPECT(r, 2, "--precision: 'half' is not a precision (fp32 or bf16)");
+    qkv_cli_result_free(&r);
+    r = RUN("sample", "--help");
+    EXPECT(r, 0, "");
+    ck_assert_msg(strstr(r.out, "default: fp32"), "--help lacks the default:\n%s", r.out);
+    qkv_cli_result_free(&r);
+    r = RUN("s2s", "eval", "--ckpt", "none.ckpt", "--precision", "fp8");
+    EXPECT(r, 2, "--precision: 'fp8' is not a precision (fp32 or bf16)");
+    qkv_cli_result_free(&r);
+    r = RUN("s2s", "run", "--ckpt", "none.ckpt", "--precision", "fp8", "May 1st, 1999");
+    EXPECT(r, 2, "--precision: 'fp8' is not a precision (fp32 or bf16)");
+    qkv_cli_result_free(&r);
+}
+END_TEST
+
 static Suite *cli_precision_suite(void)
 {
     Suite *s = suite_create("cli_precision");
@@ -86,6 +121,7 @@ static Suite *cli_precision_suite(void)
     tcase_add_test(tc, test_train_keeps_and_resumes_the_precision);
     tcase_add_test(tc, test_s2s_train_takes_it_too);
     tcase_add_test(tc, test_an_unknown_precision_is_a_usage_error);
+    tcase_add_test(tc, test_generation_takes_it_and_defaults_to_fp32);
     suite_add_tcase(s, tc);
     return s;
 }
