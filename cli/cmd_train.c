@@ -230,8 +230,10 @@ int cmd_train(int argc, char **argv)
     const arg_spec head[] = {
         {"--data", ARG_STR, &data, 0, 0, "FILE", "training text (default: $QKV_DATA)"},
         {"--config", ARG_STR, &config, 0, 0, "NAME",
-         "preset: baby, small or fast; flags below override it; budget (with --time): fast, "
-         "its model sized to the budget"},
+         "preset: baby, small or fast; flags below override it. A new run with --time and no "
+         "size flag, with no --config or fast, is the budget's recipe: its tokenizer, size, "
+         "dropout and rate chosen from the time, this machine's speed and the text (budget: "
+         "insist on it)"},
         {"--tokenizer", ARG_STR, &tokenizer, 0, 0, "KIND",
          "chars (one token a byte), bpe:N (a BPE of N tokens trained on the training split), "
          "FILE.bpe (a saved BPE) or a folder of GPT-2's vocab.json and merges.txt; with --init: "

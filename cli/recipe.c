@@ -1,16 +1,21 @@
 /* The recipe of a budgeted run (see recipe.h).
  *
- * What was measured (docs/speedrun.md has every run, 4 December 2026, a
- * shared 2-core AMD EPYC Zen 4; one seed each): Muon at lr 2e-3 against
- * AdamW on fast's model, 2000 steps: val 1.648 -> 1.567 on tiny Shakespeare,
- * 1.408 -> 1.335 on the King James Bible (never tuned on); per second, 60 s
- * at 2 threads on Shakespeare: 1.745 -> 1.682 (Muon's step costs about 20%
- * more there). Muon at 4e-3 and 8e-3 was worse. The issue's measurement
- * that fast's 0.8M parameters overfit after about 3 epochs of Shakespeare
- * (val rising from step 4000 of 6500 at 300 s) sets dropout past the first
- * epoch. TOKENS_PER_PARAM keeps fast's size up to about 5 minutes of a
- * quiet 2-core machine and grows it beyond: that threshold is the least
- * measured part of the rule (see docs/speedrun.md). */
+ * What was measured (docs/speedrun.md has every run; a 2-core AMD EPYC
+ * Zen 4, 4-5 December 2026; tiny Shakespeare to tune, the King James Bible
+ * never tuned on):
+ * - Tokens: a BPE of 1,024 against one token a byte, fast's model, 300 s:
+ *   0.23-0.30 bits per byte better on both corpora (BPE_VOCAB).
+ * - Dropout: fast's model on BPE tokens for the 6,500 steps of a quiet
+ *   300 s at 2 threads (12 epochs of Shakespeare): val 2.05-2.07 bits per
+ *   byte without (3 seeds), 1.951 at 0.1, 1.975 at 0.2 (DROPOUT_PER_EPOCH).
+ * - Size: at the FLOPs of 1,800 s on one core, 4 x 192 with dropout 0.2
+ *   (10,500 steps) read 1.965 and 6 x 256 (4,200 steps) 1.973, no better
+ *   than fast's 4 x 128 at a third of the FLOPs: on a text this short a
+ *   larger model only overfits sooner, so size is capped by the text's
+ *   tokens (PARAMS_PER_TOKEN) as well as by the budget (TOKENS_PER_PARAM).
+ * - Optimizer: AdamW. Muon gains 0.07-0.08 per step (2,000 steps, both
+ *   corpora) but its step costs 1.5x at this size, and a Muon recipe lost
+ *   to AdamW's fast by 0.074 at 300 s; it stays a flag (--optim muon). */
 #include "recipe.h"
 
 #include <math.h>
@@ -29,13 +34,17 @@ enum { N_SIZES = sizeof SIZES / sizeof SIZES[0], HEAD_DIM = 32 };
 /* One step's sequences and their context: fast's. */
 enum { BATCH = 6, BLOCK = 128 };
 
-/* The least tokens per hidden-matrix parameter a size must get to be
- * chosen: the largest size that still gets them is the rule's. */
-static const double TOKENS_PER_PARAM = 4.0;
+/* The least tokens per hidden-matrix parameter a size must read in the
+ * budget, and the most hidden-matrix parameters per token of the training
+ * split it may have (fast's 0.79M on Shakespeare's 411k BPE tokens is 1.9;
+ * 4 x 192's 4.3 lost): the largest size within both is the rule's, else
+ * the smallest. */
+static const double TOKENS_PER_PARAM = 4.0, PARAMS_PER_TOKEN = 2.0;
 
 /* Dropout for the epochs read: none in the first, then this much more per
- * epoch beyond it, up to DROPOUT_MAX. */
-static const double DROPOUT_PER_EPOCH = 0.04, DROPOUT_MAX = 0.2;
+ * epoch beyond it (0.11 at Shakespeare's 12 epochs in 300 s), up to
+ * DROPOUT_MAX. */
+static const double DROPOUT_PER_EPOCH = 0.01, DROPOUT_MAX = 0.2;
 
 /* The peak learning rate at width 128 (fast's), and how it falls with width: ∝ 1/√C. */
 static const double LR_128 = 2e-3;
@@ -89,7 +98,7 @@ void recipe_choose(double budget, double flops, double train_tokens, int vocab, 
         double c = SIZES[i].embd, n = 12 * SIZES[i].layers * c * c;
         double tokens = seconds * flops / recipe_flops_per_token(SIZES[i].layers, SIZES[i].embd,
                                                                  BLOCK, vocab);
-        if (tokens >= TOKENS_PER_PARAM * n)
+        if (tokens >= TOKENS_PER_PARAM * n && n <= PARAMS_PER_TOKEN * train_tokens)
             pick = i;
     }
     int L = SIZES[pick].layers, C = SIZES[pick].embd;

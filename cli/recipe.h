@@ -36,7 +36,8 @@ double recipe_flops_per_token(int layers, int embd, int block, int vocab);
 /* The rule: the recipe for a run of budget seconds on a machine that trains
  * at flops FLOP/s, on a corpus whose training split holds train_tokens
  * tokens of a vocab-sized vocabulary. A longer budget (or a faster machine)
- * never gives a smaller model. Fills r; nothing can fail. */
+ * never gives a smaller model; a short text caps the size (a larger model
+ * would only overfit it sooner). Fills r; nothing can fail. */
 void recipe_choose(double budget, double flops, double train_tokens, int vocab, recipe *r);
 
 /* This machine's training speed in FLOP/s, measured on a few steps of a

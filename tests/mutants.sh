@@ -58,7 +58,8 @@ run_suite() {
         grep -qE '^[^:]*:[0-9]+:[FE]:' "$WORK/suite.log" && return 1
         cp "$WORK/suite.log" "$WORK/build.log" && return 2
     fi
-    make -C "$WORK" -s -j"$JOBS" "build/tests/$1" > "$WORK/build.log" 2>&1 || return 2
+    # the program too: the CLI suites run it (a mutant of cli/ shows there)
+    make -C "$WORK" -s -j"$JOBS" "build/tests/$1" build/qkv > "$WORK/build.log" 2>&1 || return 2
     (cd "$WORK" && QKV_TEST_BUILD=build CK_TIMEOUT_MULTIPLIER=10 "build/tests/$1") > "$WORK/suite.log" 2>&1 || return 1
     return 0
 }

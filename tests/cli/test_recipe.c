@@ -58,6 +58,21 @@ START_TEST(test_a_longer_budget_never_picks_a_smaller_model)
 }
 END_TEST
 
+START_TEST(test_a_short_text_caps_the_size)
+{
+    recipe r;
+    recipe_choose(86400, 1e11, 4e5, 1024, &r); /* a day on Shakespeare's BPE tokens */
+    ck_assert_int_eq(r.layers, 4);
+    ck_assert_int_eq(r.embd, 128);
+    recipe_choose(86400, 1e11, 1e9, 1024, &r); /* a day on a large text */
+    ck_assert(r.params > 2e6);
+    for (double n = 1e4; n < 1e9; n *= 2) { /* never more parameters than 2 a token, but fast's */
+        recipe_choose(86400, 1e11, n, 1024, &r);
+        ck_assert(r.params <= 2 * n || (r.layers == 4 && r.embd == 128));
+    }
+}
+END_TEST
+
 START_TEST(test_dropout_only_past_the_first_epoch)
 {
     recipe r;
@@ -188,6 +203,7 @@ static Suite *recipe_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_flops_per_token_is_the_formula);
     tcase_add_test(tc, test_a_longer_budget_never_picks_a_smaller_model);
+    tcase_add_test(tc, test_a_short_text_caps_the_size);
     tcase_add_test(tc, test_dropout_only_past_the_first_epoch);
     tcase_add_test(tc, test_wider_models_take_a_lower_rate);
     tcase_add_test(tc, test_words_name_the_choice);
