@@ -108,6 +108,16 @@ START_TEST(test_words_name_the_choice)
 }
 END_TEST
 
+/* Write a text of n lines of the fox to path. */
+static void write_fox(const char *path, int n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "the quick brown fox %d jumps over the lazy dog.\n", i % 997);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
 /* The program: `qkv train --config budget --time` prints the recipe's line,
  * and the model line shows the size it chose. */
 START_TEST(test_the_plan_line_says_the_choice)
@@ -117,11 +127,7 @@ START_TEST(test_the_plan_line_says_the_choice)
     char text_path[160], out[160];
     snprintf(text_path, sizeof text_path, "%s/text.txt", cli.root);
     snprintf(out, sizeof out, "%s/run.ckpt", cli.root);
-    FILE *f = fopen(text_path, "wb");
-    ck_assert_ptr_nonnull(f);
-    for (int i = 0; i < 200; i++)
-        fputs("the quick brown fox jumps over the lazy dog.\n", f);
-    ck_assert_int_eq(fclose(f), 0);
+    write_fox(text_path, 200); /* 10 kB: one token a byte */
     qkv_cli_result r = QKV_CLI_RUN(&cli, NULL, "train", "--data", text_path, "--config", "budget",
                                    "--time", "4", "--threads", "1", "--out", out);
     ck_assert_msg(r.status == 0, "status %d; stderr:\n%s", r.status, r.err);
@@ -147,16 +153,6 @@ START_TEST(test_the_tokenizer_follows_the_text)
         ck_assert(recipe_tokenizer(b * 1.5) >= recipe_tokenizer(b));
 }
 END_TEST
-
-/* Write a text of n lines of the fox to path. */
-static void write_fox(const char *path, int n)
-{
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    for (int i = 0; i < n; i++)
-        fprintf(f, "the quick brown fox %d jumps over the lazy dog.\n", i % 997);
-    ck_assert_int_eq(fclose(f), 0);
-}
 
 /* A new run with --time and nothing that sizes the model is the recipe's,
  * with or without --config fast, and on a long enough text a BPE's; another
