@@ -12,6 +12,11 @@
     "fp32, or bf16: generation's products in bf16 with fp32 sums, each weight rounded to bf16 " \
     "once per generation (default: fp32, whatever precision the checkpoint was trained in)"
 
+/* Check --precision's name (NULL: not given): -1 when it names a precision
+ * or is NULL, else args_error's exit code after saying so. Training's flag
+ * is checked here too, so both say the same. */
+int precision_flag_check(const arg_cmd *cmd, const char *name);
+
 /* Make name (NULL: fp32) the products' precision: 0, or the command's exit
  * code after saying why (args_error's for an unknown name, 1 where this build
  * cannot run it: bf16 in the double build). */

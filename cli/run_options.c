@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "precision_flag.h"
 #include "qkv/checkpoint.h"
 #include "qkv/precision.h"
 #include "threads.h"
@@ -116,8 +117,9 @@ int run_check(const arg_cmd *cmd, run_options *o)
                           o->budget, TIME_MAX);
     if (o->optim && strcmp(o->optim, "adamw") != 0 && strcmp(o->optim, "muon") != 0)
         return args_error(cmd, "--optim: '%s' is not an optimizer (adamw or muon)", o->optim);
-    if (o->precision && qkv_precision_find(o->precision) < 0)
-        return args_error(cmd, "--precision: '%s' is not a precision (fp32 or bf16)", o->precision);
+    int rc = precision_flag_check(cmd, o->precision);
+    if (rc >= 0)
+        return rc;
     if (o->time && args_given(cmd, k->iters_flag))
         return args_error(cmd, "--time and %s both set the run's length: give one", k->iters_flag);
     o->eval_every_given = args_given(cmd, "--eval-every");
