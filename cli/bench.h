@@ -35,6 +35,11 @@ void bench_gemm(int runs, int max_threads, bool quick);
  * next narrower one; quick times shorter rounds. Returns how many failed. */
 int bench_kernels(bool quick, double need);
 
+/* Print one thread's fp32 and bf16 GEMM on every vector path this CPU runs
+ * and check that a bf16 kernel with bf16 units is at least `need` times the
+ * fp32 one (bench_bf16.c); quick times fewer rounds. Returns how many failed. */
+int bench_bf16(bool quick, double need);
+
 /* What a child measured, sent back through a pipe. */
 typedef struct result {
     double value;     /* median ms/step or tokens/s */

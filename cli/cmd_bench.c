@@ -244,6 +244,7 @@ static result bench_kernels_table(const void *arg)
 {
     const kernels_case *kc = arg;
     int failed = bench_kernels(kc->quick, kc->need);
+    failed += bench_bf16(kc->quick, kc->need);
     fflush(stdout);
     return (result){.value = failed == 0, .ok = 1};
 }
@@ -277,8 +278,9 @@ int cmd_bench(int argc, char **argv)
          "the op tables too)"},
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
-         "narrower (--quick: 1.2x; 0.7x where the width is not the limit); and where the larger "
-         "model's step goes, op by op"},
+         "narrower (--quick: 1.2x; 0.7x where the width is not the limit), and a bf16 GEMM with "
+         "bf16 units >= 1.5x (1.2x) the fp32 one; and where the larger model's step goes, op by "
+         "op"},
         {"--context", ARG_FLAG, &context, 0, 0, NULL,
          "also the context sweep: baby at T = 256 ... 8192, B x T = 8192, ms/step and peak RSS "
          "per T (about a minute)"},

@@ -250,3 +250,31 @@ void qkv__gemm_bf16_weight(bool trans_a, bool trans_b, int M, int N, int K, floa
 {
     gemm(true, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+/* Entry b of a batch (strides s[0..2] of A, B and C), as one qkv__gemm_bf16. */
+static void batch_entry(const product *g, const size_t s[3], int b)
+{
+    qkv__gemm_bf16(g->ta, g->tb, g->M, g->N, g->K, g->alpha, g->A + b * s[0], g->lda,
+                   g->B + b * s[1], g->ldb, g->beta, g->C + b * s[2], g->ldc);
+}
+
+void qkv__gemm_bf16_batch(int batch, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                          const float *A, int lda, size_t stride_a, const float *B, int ldb,
+                          size_t stride_b, float beta, float *C, int ldc, size_t stride_c)
+{
+    const product g = {NULL, trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, 0,
+                       NULL};
+    const size_t strides[3] = {stride_a, stride_b, stride_c};
+    /* Products too small to split (attention's, a head each) go one to a
+     * thread; each is still computed whole, so the bits do not change. */
+    if (batch > 1 && 2.0 * M * N * K < PARALLEL_MIN_FLOPS && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+        for (int b = 0; b < batch; b++)
+            batch_entry(&g, strides, b);
+        return;
+    }
+    /* Not `parallel if (false)`: each product's own team would then be a
+     * nested one, which libgomp starts afresh for every product. */
+    for (int b = 0; b < batch; b++)
+        batch_entry(&g, strides, b);
+}

@@ -95,6 +95,12 @@ int qkv__gemm_bf16_use(const char *what, const char *name);
 void qkv__gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
+/* batch products of qkv__gemm_bf16, the b-th at A + b·stride_a, B + b·stride_b
+ * and C + b·stride_c: products too small to split run one per thread. */
+void qkv__gemm_bf16_batch(int batch, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                          const float *A, int lda, size_t stride_a, const float *B, int ldb,
+                          size_t stride_b, float beta, float *C, int ldc, size_t stride_c);
+
 /* qkv__gemm_bf16 where B is a parameter's values (a weight): while a
  * generation holds weights on this thread (gemm_bf16_held.h), op(B) is
  * packed once and every later product reads that copy; the same bits. */

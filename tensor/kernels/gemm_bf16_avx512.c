@@ -27,24 +27,29 @@ BF16_INLINE __m512i round_two(__m512 hi, __m512 lo)
     return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
 }
 
-/* Pairs across rows: dst[q·ld_dst + l] = the pair of src's rows 2q and 2q + 1
- * at column l, for lanes l in `lanes` (zero elsewhere, and for row kc), for
- * q < ceil(kc/2); only the lanes in `width` of each dst row are written. For
- * an untransposed B and a transposed A, whose rows are steps of k. */
-BF16_INLINE void pack_rows(uint32_t *dst, int ld_dst, __mmask16 width, const float *src, int ld,
-                           __mmask16 lanes, int kc)
+/* One word row of pairs across rows: word l holds src's rows p and p + 1 at
+ * column l (row p + 1 zero when it is row kc), for lanes l in `lanes`, zero
+ * elsewhere. For an untransposed B and a transposed A, whose rows are steps of k. */
+BF16_INLINE __m512i pair_across(const float *src, int ld, __mmask16 lanes, int p, int kc)
 {
-    /* word l of the result takes bf16 l (row 2q) and bf16 16 + l (row 2q + 1) */
+    /* word l of the result takes bf16 l (row p) and bf16 16 + l (row p + 1) */
     const __m512i interleave = _mm512_set_epi16(
         31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4,
         19, 3, 18, 2, 17, 1, 16, 0);
-    for (int p = 0; p < kc; p += 2) {
-        __m512 even = _mm512_maskz_loadu_ps(lanes, src + (size_t)p * ld);
-        __m512 odd = p + 1 < kc ? _mm512_maskz_loadu_ps(lanes, src + (size_t)(p + 1) * ld)
-                                : _mm512_setzero_ps();
-        __m512i words = _mm512_permutexvar_epi16(interleave, round_two(odd, even));
-        _mm512_mask_storeu_epi32(dst + (size_t)(p / 2) * ld_dst, width, words);
-    }
+    __m512 even = _mm512_maskz_loadu_ps(lanes, src + (size_t)p * ld);
+    __m512 odd = p + 1 < kc ? _mm512_maskz_loadu_ps(lanes, src + (size_t)(p + 1) * ld)
+                            : _mm512_setzero_ps();
+    return _mm512_permutexvar_epi16(interleave, round_two(odd, even));
+}
+
+/* Pairs across rows: dst[q·ld_dst + l] = pair_across(src, …, 2q) for
+ * q < ceil(kc/2); only the lanes in `width` of each dst row are written. */
+BF16_INLINE void pack_rows(uint32_t *dst, int ld_dst, __mmask16 width, const float *src, int ld,
+                           __mmask16 lanes, int kc)
+{
+    for (int p = 0; p < kc; p += 2)
+        _mm512_mask_storeu_epi32(dst + (size_t)(p / 2) * ld_dst, width,
+                                 pair_across(src, ld, lanes, p, kc));
 }
 
 /* Pairs along rows: dst[q·ld_dst + i] = the pair of src's row i at columns 2q
@@ -75,18 +80,28 @@ BF16_INLINE void pack_along(uint32_t *dst, int ld_dst, __mmask16 width, const fl
     }
 }
 
+/* A transposed is read a pair of k steps at a time across all m rows, panel
+ * after panel: its rows lie lda floats apart, and a lda of a multiple of 1024
+ * puts every row of one panel's walk down k in the same L1 set (the walk
+ * would miss on every load). Untransposed, each panel's rows are read along k. */
 static BF16 void pack_a(uint32_t *dst, const float *a, int lda, bool trans, int m, int kc,
                         int mr)
 {
     (void)mr; /* always MR */
     const size_t panel = (size_t)(kc + 1) / 2 * MR;
-    for (int r0 = 0; r0 < m; r0 += MR, dst += panel) {
-        int rows = m - r0 < MR ? m - r0 : MR;
-        if (trans)
-            pack_rows(dst, MR, avx512_lanes(MR), a + r0, lda, avx512_lanes(rows), kc);
-        else
-            pack_along(dst, MR, avx512_lanes(MR), a + (size_t)r0 * lda, lda, rows, kc);
+    if (trans) {
+        for (int p = 0; p < kc; p += 2)
+            for (int r0 = 0; r0 < m; r0 += MR) {
+                const int rows = m - r0 < MR ? m - r0 : MR;
+                _mm512_mask_storeu_epi32(dst + (size_t)(r0 / MR) * panel + (size_t)(p / 2) * MR,
+                                         avx512_lanes(MR),
+                                         pair_across(a + r0, lda, avx512_lanes(rows), p, kc));
+            }
+        return;
     }
+    for (int r0 = 0; r0 < m; r0 += MR, dst += panel)
+        pack_along(dst, MR, avx512_lanes(MR), a + (size_t)r0 * lda, lda, m - r0 < MR ? m - r0 : MR,
+                   kc);
 }
 
 static BF16 void pack_b(uint32_t *dst, const float *b, int ldb, bool trans, int kc, int n, int nr)

@@ -56,9 +56,8 @@ int qkv_gemm_bf16(int batch, bool trans_a, bool trans_b, int M, int N, int K, qk
     return qkv_set_error("%s: bf16 products are a float-build option (this is the double build)",
                          fn);
 #else
-    for (int b = 0; b < batch; b++)
-        qkv__gemm_bf16(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda, B + b * stride_b,
-                       ldb, beta, C + b * stride_c, ldc);
+    qkv__gemm_bf16_batch(batch, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, B, ldb,
+                         stride_b, beta, C, ldc, stride_c);
     return 0;
 #endif
 }

@@ -23,11 +23,8 @@ void qkv__gemm_mixed(int batch, bool trans_a, bool trans_b, int M, int N, int K,
 {
 #ifndef QKV_DOUBLE
     if (qkv__mixed_bf16()) {
-        /* each product splits across the threads itself (or runs whole on the
-         * caller's thread inside a parallel region: one attention problem) */
-        for (int b = 0; b < batch; b++)
-            qkv__gemm_bf16(trans_a, trans_b, M, N, K, alpha, A + b * stride_a, lda,
-                           B + b * stride_b, ldb, beta, C + b * stride_c, ldc);
+        qkv__gemm_bf16_batch(batch, trans_a, trans_b, M, N, K, alpha, A, lda, stride_a, B, ldb,
+                             stride_b, beta, C, ldc, stride_c);
         return;
     }
 #endif

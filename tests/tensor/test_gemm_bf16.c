@@ -463,21 +463,28 @@ START_TEST(test_paths)
 END_TEST
 
 /* The public entry (qkv/gemm.h) is the kernel on each batch entry, bit for
- * bit, with strides that leave gaps between the entries. */
+ * bit, with strides that leave gaps between the entries, at 1 thread and at
+ * 2 (where products this small go one to a thread). */
 START_TEST(test_public_entry_is_the_kernel)
 {
-    enum { BATCH = 3, M = 5, N = 7, K = 9, SA = M * K + 2, SB = N * K + 3, SC = M * N + 4 };
-    float *ma, *mb, *mc, *md;
+    enum { BATCH = 5, M = 5, N = 7, K = 9, SA = M * K + 2, SB = N * K + 3, SC = M * N + 4 };
+    float *ma, *mb, *mc, *md, *me;
     const float *A = buffer(BATCH * SA, uniform, &ma), *B = buffer(BATCH * SB, uniform, &mb);
-    float *C = buffer(BATCH * SC, uniform, &mc), *D = buffer(BATCH * SC, uniform, &md);
-    memcpy(D, C, BATCH * SC * sizeof *C);
-    ck_assert_int_eq(qkv_gemm_bf16(BATCH, false, true, M, N, K, 0.5f, A, K, SA, B, K, SB, 0.25f, C,
-                                   N, SC), 0);
+    const float *C0 = buffer(BATCH * SC, uniform, &mc);
+    float *C = buffer(BATCH * SC, uniform, &md), *D = buffer(BATCH * SC, uniform, &me);
+    memcpy(D, C0, BATCH * SC * sizeof *C);
     for (int b = 0; b < BATCH; b++)
         qkv__gemm_bf16(false, true, M, N, K, 0.5f, A + b * SA, K, B + b * SB, K, 0.25f, D + b * SC,
                        N);
-    ck_assert_msg(memcmp(C, D, BATCH * SC * sizeof *C) == 0, "qkv_gemm_bf16 is not the kernel");
-    free(ma), free(mb), free(mc), free(md);
+    for (int threads = 1; threads <= 2; threads++) {
+        omp_set_num_threads(threads);
+        memcpy(C, C0, BATCH * SC * sizeof *C);
+        ck_assert_int_eq(qkv_gemm_bf16(BATCH, false, true, M, N, K, 0.5f, A, K, SA, B, K, SB,
+                                       0.25f, C, N, SC), 0);
+        ck_assert_msg(memcmp(C, D, BATCH * SC * sizeof *C) == 0,
+                      "qkv_gemm_bf16 is not the kernel at %d thread(s)", threads);
+    }
+    free(ma), free(mb), free(mc), free(md), free(me);
 }
 END_TEST
 
