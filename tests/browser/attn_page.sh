@@ -7,7 +7,7 @@
 #   tests/browser/attn_page.sh test BUILD
 #       small fresh models (a few training steps); prints each verdict.
 #   tests/browser/attn_page.sh shots BUILD GPT.ckpt S2S.ckpt OUTDIR
-#       the README's screenshots (1280x800) of each view, from trained models
+#       docs/cli.md's screenshots (1280x800) of each view, from trained models
 #       (made smaller by pngquant when it is installed).
 #
 # Without Chromium (Debian's `chromium`; $CHROMIUM names another) it says

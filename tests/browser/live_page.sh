@@ -9,12 +9,12 @@
 #       small fresh models (a few training steps), the GPT and the
 #       encoder-decoder; prints what it measured.
 #   tests/browser/live_page.sh measure BUILD GPT.ckpt [TEXT]
-#       the README's figures for a trained GPT: the page's size, the
+#       docs/cli.md's figures for a trained GPT: the page's size, the
 #       recomputation's time for TEXT (default 64 characters: baby's whole
 #       context), and how far the page and qkv sample agree over 10 seeds of
 #       300 tokens (run it under /work/wt/quiet or alone).
 #   tests/browser/live_page.sh shot BUILD GPT.ckpt OUT.png
-#       the README's screenshot of live mode, after typing a text.
+#       docs/cli.md's screenshot of live mode, after typing a text.
 #
 # Without Chromium, node or the module (make wasm, which needs emscripten) it
 # says SKIPPED and succeeds: all three are optional, like everything outside C.
