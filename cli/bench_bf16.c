@@ -3,9 +3,11 @@
  * products of --precision bf16), checked. Where the bf16 kernel has bf16
  * units (vdpbf16ps, bfdot: two products per fp32 lane) it must be at least
  * `need` times the fp32 kernel: a packing or a fallback that lost those
- * units would otherwise hide behind correct results. The portable bf16
- * kernel rounds and then multiplies in fp32, so it has no bar: its figure
- * is what bf16 costs a CPU without the units.
+ * units would otherwise hide behind correct results. The avx2 bf16 kernel
+ * widens bf16 to fp32 and does two FMAs a pair where fp32 does two a pair
+ * of steps, and packs in plain C: it must reach WIDENED_NEED of fp32, which
+ * the plain-C kernel (0.2-0.4x) does not. The portable kernel has no bar:
+ * its figure is what bf16 costs a CPU without vectors for it.
  *
  * The shape is one of the model's (an attention projection at width 384),
  * 1.7 MB of operands: the blocked kernels' speed, not L2's bandwidth. The
@@ -23,6 +25,10 @@
 #include "threads.h"
 
 enum { M = 384, N = 384, K = 384 };
+
+/* The avx2 bf16 kernel's bar against fp32 (measured 0.74x on Zen 4, where
+ * the plain-C kernel it replaced was 0.18x). */
+#define WIDENED_NEED 0.5
 
 /* GFLOP/s of one round: reps products in fp32 or bf16. */
 static double round_gflops(bool bf16, int reps, const float *a, const float *b, float *c)
@@ -65,15 +71,16 @@ int bench_bf16(bool quick, double need)
                 best[bf16] = g > best[bf16] ? g : best[bf16];
             }
         double ratio = best[1] / best[0];
-        bool units = strcmp(kernel, "portable") != 0, ok = !units || ratio >= need;
+        bool widened = strcmp(kernel, "avx2") == 0, plain = strcmp(kernel, "portable") == 0;
+        bool ok = plain || ratio >= (widened ? WIDENED_NEED : need);
         failed += !ok;
         printf("%-10s %-12s %9.1f %9.1f %8.2fx %s\n", qkv_cpu_name(p), kernel, best[0], best[1],
-               ratio, !units ? "(no bf16 units: no bar)" : ok ? "ok" : "SLOW");
+               ratio, plain ? "(plain C: no bar)" : ok ? "ok" : "SLOW");
         fflush(stdout);
     }
     qkv_cpu_use(QKV_CPU_DEFAULT);
     qkv_free(mem);
-    printf("%s: a bf16 kernel with bf16 units at least %.2fx the fp32 one\n",
-           failed ? "FAILED" : "passed", need);
+    printf("%s: a bf16 kernel with bf16 units at least %.2fx the fp32 one, avx2's %.2fx\n",
+           failed ? "FAILED" : "passed", need, WIDENED_NEED);
     return failed;
 }

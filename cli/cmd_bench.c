@@ -279,8 +279,8 @@ int cmd_bench(int argc, char **argv)
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
          "narrower (--quick: 1.2x; 0.7x where the width is not the limit), and a bf16 GEMM with "
-         "bf16 units >= 1.5x (1.2x) the fp32 one; and where the larger model's step goes, op by "
-         "op"},
+         "bf16 units >= 1.5x (1.2x) the fp32 one (avx2's >= 0.5x); and where the larger model's "
+         "step goes, op by op"},
         {"--context", ARG_FLAG, &context, 0, 0, NULL,
          "also the context sweep: baby at T = 256 ... 8192, B x T = 8192, ms/step and peak RSS "
          "per T (about a minute)"},

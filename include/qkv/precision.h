@@ -13,9 +13,10 @@
  * reads that copy for every token: half the bytes of fp32 per token.
  *
  * Where the CPU has AVX512_BF16 (and the vector path is avx512) vdpbf16ps
- * multiplies; elsewhere a portable path rounds the same way and multiplies in
+ * multiplies; elsewhere the products round the same way and multiply in
  * fp32, giving the same values (but for bf16 subnormals, which vdpbf16ps
- * counts as zero), only slower. On aarch64 with ARM's BF16 (and the neon
+ * counts as zero): with AVX2's FMA on x86 (about fp32's speed), in plain C
+ * elsewhere (slower). On aarch64 with ARM's BF16 (and the neon
  * vector path) bfdot multiplies, rounding its sums to odd: within fp32
  * rounding of those values, not their bits. On any CPU the values do not
  * depend on the thread count. The double build (QKV_DOUBLE), which the
@@ -58,9 +59,11 @@ int qkv_precision_use(int precision);
 
 /* The kernel the bf16 products run on now: "avx512_bf16" (vdpbf16ps: the
  * CPU has AVX512_BF16 and the vector path is avx512), "neon_bf16" (bfdot:
- * aarch64 with ARM's BF16 and the neon path) or "portable" (rounds to bf16
- * and multiplies in fp32: avx512_bf16's numbers, slower). Whatever the active
- * precision; the double build says "none". */
+ * aarch64 with ARM's BF16 and the neon path), "avx2" (the avx512 path
+ * without AVX512_BF16, or the avx2 path: rounds to bf16 and multiplies in
+ * fp32 with FMA, avx512_bf16's numbers at about fp32's speed) or "portable"
+ * (the same numbers in plain C, slower). Whatever the active precision; the
+ * double build says "none". */
 const char *qkv_precision_kernel(void);
 
 QKV_END_DECLS

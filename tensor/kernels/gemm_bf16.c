@@ -16,6 +16,7 @@
 #include "gemm_bf16_held.h"
 #include "gemm_bf16_kernel.h"
 #include "qkv/base.h"
+#include "qkv/cpu.h"
 
 /* KC is even, so that every block but the last holds whole pairs. */
 enum { KC_MAX = 384, NC_MAX = 1024, MC_MAX = 192 };
@@ -29,6 +30,7 @@ enum { KC_MAX = 384, NC_MAX = 1024, MC_MAX = 192 };
 static const char *const names[QKV__BF16_N_PATHS] = {
     [QKV__BF16_AVX512] = "avx512_bf16",
     [QKV__BF16_NEON] = "neon_bf16",
+    [QKV__BF16_AVX2] = "avx2",
     [QKV__BF16_PORTABLE] = "portable",
 };
 
@@ -49,6 +51,8 @@ bool qkv__gemm_bf16_supported(int path)
         return qkv__cpu_has_avx512_bf16();
     case QKV__BF16_NEON:
         return qkv__cpu_has_arm_bf16();
+    case QKV__BF16_AVX2:
+        return QKV__CPU_X86 && qkv_cpu_supported(QKV_CPU_AVX2);
     default:
         return false;
     }
@@ -62,6 +66,9 @@ qkv__bf16_path qkv__gemm_bf16_path(void)
         return QKV__BF16_AVX512;
     if (qkv__cpu_active() == QKV__CPU_NEON && qkv__cpu_has_arm_bf16())
         return QKV__BF16_NEON;
+    if (QKV__CPU_X86 &&
+        (qkv__cpu_active() == QKV__CPU_AVX512 || qkv__cpu_active() == QKV__CPU_AVX2))
+        return QKV__BF16_AVX2;
     return QKV__BF16_PORTABLE;
 }
 
@@ -86,13 +93,17 @@ int qkv__gemm_bf16_use(const char *what, const char *name)
                                      "instruction); the bf16 path it runs is %s",
                                      what, name, QKV__CPU_AARCH64 ? "" : " (not aarch64)",
                                      names[qkv__gemm_bf16_path()]);
+            if (p == QKV__BF16_AVX2)
+                return qkv_set_error("%s%s: this CPU%s lacks AVX2 and FMA; the bf16 path it "
+                                     "runs is %s", what, name, QKV__CPU_X86 ? "" : " (not x86-64)",
+                                     names[qkv__gemm_bf16_path()]);
             return qkv_set_error("%s%s: this CPU%s lacks AVX512_BF16 (the vdpbf16ps "
                                  "instruction); the bf16 path it runs is %s",
                                  what, name, QKV__CPU_X86 ? "" : " (not x86-64)",
                                  names[qkv__gemm_bf16_path()]);
         }
-    return qkv_set_error("%s%s: no such bf16 path (avx512_bf16, neon_bf16 or portable)", what,
-                         name);
+    return qkv_set_error("%s%s: no such bf16 path (avx512_bf16, neon_bf16, avx2 or portable)",
+                         what, name);
 }
 
 static const qkv__gemm_bf16_kernel *active_kernel(void)
@@ -100,6 +111,8 @@ static const qkv__gemm_bf16_kernel *active_kernel(void)
 #if QKV__CPU_X86
     if (qkv__gemm_bf16_path() == QKV__BF16_AVX512)
         return &qkv__gemm_bf16_avx512;
+    if (qkv__gemm_bf16_path() == QKV__BF16_AVX2)
+        return &qkv__gemm_bf16_avx2;
 #endif
 #if QKV__CPU_AARCH64
     if (qkv__gemm_bf16_path() == QKV__BF16_NEON)

@@ -10,9 +10,10 @@
  *
  * The bf16 GEMM has paths of its own, chosen at run time (qkv__gemm_bf16_path):
  * AVX512_BF16 where the active vector path (cpu.h) is avx512 and the CPU has
- * it, ARM BF16 (bfdot) where it is neon and the CPU has FEAT_BF16, the
- * portable one everywhere else. A later path gets its own entry: AMX-BF16
- * (Intel's tiles, after the Linux permission request
+ * it, ARM BF16 (bfdot) where it is neon and the CPU has FEAT_BF16, AVX2's
+ * FMA on the portable kernel's arithmetic where the path is avx2 or avx512
+ * without AVX512_BF16, the portable one everywhere else. A later path gets
+ * its own entry: AMX-BF16 (Intel's tiles, after the Linux permission request
  * arch_prctl(ARCH_REQ_XCOMP_PERM)). */
 #ifndef QKV_GEMM_BF16_H
 #define QKV_GEMM_BF16_H
@@ -55,11 +56,12 @@ static inline float qkv__bf16_float(qkv__bf16 h)
 typedef enum qkv__bf16_path {
     QKV__BF16_AVX512,   /* AVX512_BF16's vdpbf16ps on zmm: 32 products per instruction */
     QKV__BF16_NEON,     /* ARM BF16's bfdot on NEON vectors: 8 products per instruction */
+    QKV__BF16_AVX2,     /* AVX2's FMA on bf16 widened to fp32: the portable path's numbers */
     QKV__BF16_PORTABLE, /* plain C: rounds to bf16, multiplies and adds in fp32 */
     QKV__BF16_N_PATHS
 } qkv__bf16_path;
 
-/* "avx512_bf16", "neon_bf16", "portable"; NULL for an id out of range. */
+/* "avx512_bf16", "neon_bf16", "avx2", "portable"; NULL for an id out of range. */
 const char *qkv__gemm_bf16_name(int path);
 
 /* Whether this CPU (and build) can run path. */
@@ -67,7 +69,7 @@ bool qkv__gemm_bf16_supported(int path);
 
 /* The path qkv__gemm_bf16 uses now: the forced one, else AVX512_BF16 when
  * the active vector path is avx512 and the CPU has it, ARM BF16 when it is
- * neon and the CPU has that, else portable. */
+ * neon and the CPU has that, AVX2 when it is avx512 or avx2, else portable. */
 qkv__bf16_path qkv__gemm_bf16_path(void);
 
 /* Make qkv__gemm_bf16 use path (-1: back to following the vector path). -1

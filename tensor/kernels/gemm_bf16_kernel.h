@@ -51,9 +51,15 @@ typedef struct qkv__gemm_bf16_kernel {
 #define QKV__GEMM_BF16_MR_MAX 12
 #define QKV__GEMM_BF16_NR_MAX 32
 
+/* The portable path's packing in plain C, rounding with qkv__bf16_round, for
+ * any mr and nr: also the AVX2 path's (gemm_bf16_portable.c). */
+qkv__gemm_bf16_pack_a_fn qkv__gemm_bf16_pack_a;
+qkv__gemm_bf16_pack_b_fn qkv__gemm_bf16_pack_b;
+
 extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_portable; /* gemm_bf16_portable.c */
 #if QKV__CPU_X86
 extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_avx512; /* gemm_bf16_avx512.c */
+extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_avx2;   /* gemm_bf16_avx2.c */
 #endif
 #if QKV__CPU_AARCH64
 extern const qkv__gemm_bf16_kernel qkv__gemm_bf16_neon; /* gemm_bf16_neon.c */

@@ -39,14 +39,16 @@ static void pack_pairs(uint32_t *dst, const float *x, int ld, bool trans, int co
             }
 }
 
-static void pack_a(uint32_t *dst, const float *a, int lda, bool trans, int m, int kc, int mr)
+void qkv__gemm_bf16_pack_a(uint32_t *dst, const float *a, int lda, bool trans, int m, int kc,
+                           int mr)
 {
     pack_pairs(dst, a, lda, trans, m, kc, mr);
 }
 
 /* op(B)'s column j is op(Bᵀ)'s row j: a transposed B is packed like an
  * untransposed A and the other way round. */
-static void pack_b(uint32_t *dst, const float *b, int ldb, bool trans, int kc, int n, int nr)
+void qkv__gemm_bf16_pack_b(uint32_t *dst, const float *b, int ldb, bool trans, int kc, int n,
+                           int nr)
 {
     pack_pairs(dst, b, ldb, !trans, n, kc, nr);
 }
@@ -75,4 +77,5 @@ static void kernel(int kp, const uint32_t *a, const uint32_t *b, float *c, ptrdi
         }
 }
 
-const qkv__gemm_bf16_kernel qkv__gemm_bf16_portable = {MR, NR, kernel, pack_a, pack_b};
+const qkv__gemm_bf16_kernel qkv__gemm_bf16_portable = {MR, NR, kernel, qkv__gemm_bf16_pack_a,
+                                                       qkv__gemm_bf16_pack_b};

@@ -3,7 +3,7 @@
  * runs after two warm-up runs, with the load average before and after (time
  * it on a quiet machine: other work only lowers the figures).
  *
- *   bench_gemm_bf16 [--runs N] [--bf16 avx512_bf16|neon_bf16|portable]
+ *   bench_gemm_bf16 [--runs N] [--bf16 avx512_bf16|neon_bf16|avx2|portable]
  *
  * Not a test: it checks nothing but that the path asked for runs here. */
 #include <omp.h>
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--bf16") == 0 && i + 1 < argc)
             path = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--runs N] [--bf16 avx512_bf16|neon_bf16|portable]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--runs N] [--bf16 avx512_bf16|neon_bf16|avx2|portable]\n", argv[0]);
             return 2;
         }
     }

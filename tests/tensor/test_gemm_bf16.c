@@ -386,7 +386,7 @@ END_TEST
 START_TEST(test_nan_inf_and_subnormals)
 {
     /* a NaN or an infinity in A reaches its row of C; a subnormal bf16 is a
-     * number on the portable path, zero on AVX512_BF16 (vdpbf16ps's DAZ) and
+     * number on the portable and AVX2 paths, zero on AVX512_BF16 (vdpbf16ps's DAZ) and
      * ARM BF16 (BFDOT flushes its inputs) */
     const float tiny = ldexpf(1, -130), big = ldexpf(1, 10);
     float A[2][3] = {{NAN, 1, 1}, {tiny, 0, 0}}, B[3][2] = {{1, big}, {1, 1}, {1, 1}};
@@ -397,7 +397,9 @@ START_TEST(test_nan_inf_and_subnormals)
         float C[2][2];
         qkv__gemm_bf16(false, false, 2, 2, 3, 1, &A[0][0], 3, &B[0][0], 2, 0, &C[0][0], 2);
         ck_assert(isnan(C[0][0]) && isnan(C[0][1]));
-        ck_assert_float_eq(C[1][1], path == QKV__BF16_PORTABLE ? ldexpf(1, -120) : 0);
+        ck_assert_float_eq(C[1][1], path == QKV__BF16_PORTABLE || path == QKV__BF16_AVX2
+                                        ? ldexpf(1, -120)
+                                        : 0);
         qkv__gemm_bf16(false, false, 2, 2, 3, 1, &Ainf[0][0], 3, &B[0][0], 2, 0, &C[0][0], 2);
         ck_assert(isinf(C[0][0]) && C[0][0] > 0 && C[1][0] == 3);
     }
@@ -419,9 +421,10 @@ END_TEST
 START_TEST(test_paths)
 {
     /* the default follows the vector path: AVX512_BF16 only on avx512, ARM
-     * BF16 only on neon */
+     * BF16 only on neon, AVX2 on avx512 without AVX512_BF16 and on avx2 */
     bool has = qkv__gemm_bf16_supported(QKV__BF16_AVX512);
     bool has_arm = qkv__gemm_bf16_supported(QKV__BF16_NEON);
+    ck_assert(qkv__gemm_bf16_supported(QKV__BF16_AVX2) == qkv_cpu_supported(QKV_CPU_AVX2));
     ck_assert(qkv__gemm_bf16_supported(QKV__BF16_PORTABLE));
     ck_assert(!qkv__gemm_bf16_supported(QKV__BF16_N_PATHS) && !qkv__gemm_bf16_name(-1));
     for (int cpu = 0; cpu < QKV__CPU_N_PATHS; cpu++)
@@ -429,7 +432,9 @@ START_TEST(test_paths)
             ck_assert_int_eq(qkv__gemm_bf16_path(),
                              cpu == QKV__CPU_AVX512 && has     ? QKV__BF16_AVX512
                              : cpu == QKV__CPU_NEON && has_arm ? QKV__BF16_NEON
-                                                               : QKV__BF16_PORTABLE);
+                             : cpu == QKV__CPU_AVX512 || cpu == QKV__CPU_AVX2
+                                 ? QKV__BF16_AVX2
+                                 : QKV__BF16_PORTABLE);
     qkv_cpu_use(QKV_CPU_DEFAULT);
     /* the path the CPU we run on must choose (the Makefile's qemu CPUs: one
      * with BF16, one without), so that detection can fail this test */
@@ -441,7 +446,7 @@ START_TEST(test_paths)
     ck_assert_int_eq(qkv__gemm_bf16_path(), QKV__BF16_PORTABLE);
     ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", "fp8"), -1);
     ck_assert_str_eq(qkv_last_error(),
-                     "--bf16 fp8: no such bf16 path (avx512_bf16, neon_bf16 or portable)");
+                     "--bf16 fp8: no such bf16 path (avx512_bf16, neon_bf16, avx2 or portable)");
     ck_assert_int_eq(qkv__gemm_bf16_use("--bf16 ", "avx512_bf16"), has ? 0 : -1);
     if (!has)
         ck_assert_msg(strstr(qkv_last_error(), "lacks AVX512_BF16") != NULL, "%s", qkv_last_error());
