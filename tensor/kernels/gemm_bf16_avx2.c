@@ -7,8 +7,10 @@
  * bf16 is exact in fp32, so an FMA rounds once, as the portable kernel's
  * multiply-then-add does: each sum adds the pair's high product and then its
  * low one, as there, and gives its bits (subnormals included, which
- * AVX512_BF16 counts as zero). The packing is the portable path's (the same
- * layout, the same rounding). */
+ * AVX512_BF16 counts as zero). Packing: where a pair's two steps are two
+ * rows of the stored matrix (an untransposed B, a transposed A) eight
+ * columns round at a time here; where they sit side by side in a row, the
+ * portable path's plain C does it (the same layout, the same rounding). */
 #include "gemm_bf16_kernel.h"
 
 #include <string.h>
@@ -27,6 +29,66 @@ AVX2_INLINE __m256 high_halves(__m256i w)
 
 /* The low bf16 of each pair word as fp32: the word shifted up by 16. */
 AVX2_INLINE __m256 low_halves(__m256i w) { return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)); }
+
+/* Each lane rounded to bf16 as qkv__bf16_round does, left in its upper half
+ * (the lower half zero): ties to even by the kept bit's parity, a NaN
+ * quieted and never carried into infinity. */
+AVX2_INLINE __m256i round_lanes(__m256 x)
+{
+    const __m256i u = _mm256_castps_si256(x);
+    const __m256i parity = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), parity));
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF)),
+                                           _mm256_set1_epi32(0x7F800000));
+    const __m256i quiet = _mm256_or_si256(u, _mm256_set1_epi32(0x00400000));
+    return _mm256_and_si256(_mm256_blendv_epi8(rounded, quiet, nan),
+                            _mm256_set1_epi32((int)0xFFFF0000u));
+}
+
+/* The pair words of rows p and p + 1 of src (row p + 1 zero when it is row
+ * kc) at the columns in `lanes` (zero elsewhere). */
+AVX2_INLINE __m256i pair_across(const float *src, int ld, __m256i lanes, int p, int kc)
+{
+    __m256i even = round_lanes(_mm256_maskload_ps(src + (size_t)p * ld, lanes));
+    __m256i odd = p + 1 < kc ? round_lanes(_mm256_maskload_ps(src + (size_t)(p + 1) * ld, lanes))
+                             : _mm256_setzero_si256();
+    return _mm256_or_si256(_mm256_srli_epi32(even, 16), odd);
+}
+
+/* Panels of `width` (6 or 16) words a pair, from `count` columns of src whose
+ * rows are steps of k: for each pair of steps, across every panel (a
+ * transposed A's rows lie lda apart, and walking one panel down k would put
+ * every load of a lda of a multiple of 1,024 in one L1 set). */
+AVX2_INLINE void pack_across(uint32_t *dst, const float *src, int ld, int count, int kc,
+                             int width)
+{
+    const size_t panel = (size_t)(kc + 1) / 2 * width;
+    for (int p = 0; p < kc; p += 2)
+        for (int c0 = 0; c0 < count; c0 += width) {
+            uint32_t *row = dst + (size_t)(c0 / width) * panel + (size_t)(p / 2) * width;
+            for (int h = 0; h < width; h += 8) { /* 8 words at a time, zero past count */
+                const int cols = count - c0 - h;
+                const __m256i words = pair_across(src + c0 + h, ld, avx2_lanes(cols), p, kc);
+                _mm256_maskstore_epi32((int *)(row + h), avx2_lanes(width - h), words);
+            }
+        }
+}
+
+static AVX2 void pack_a(uint32_t *dst, const float *a, int lda, bool trans, int m, int kc, int mr)
+{
+    if (trans)
+        pack_across(dst, a, lda, m, kc, MR);
+    else
+        qkv__gemm_bf16_pack_a(dst, a, lda, trans, m, kc, mr);
+}
+
+static AVX2 void pack_b(uint32_t *dst, const float *b, int ldb, bool trans, int kc, int n, int nr)
+{
+    if (trans)
+        qkv__gemm_bf16_pack_b(dst, b, ldb, trans, kc, n, nr);
+    else
+        pack_across(dst, b, ldb, n, kc, NR);
+}
 
 /* One bf16 of a pair word as fp32 in every lane: the half broadcast to every
  * 16 bits (a load and a shuffle), then each lane shifted up by 16. Each
@@ -110,7 +172,6 @@ static AVX2 void kernel(int kp, const uint32_t *a, const uint32_t *b, float *c, 
 #undef TILE
 }
 
-const qkv__gemm_bf16_kernel qkv__gemm_bf16_avx2 = {MR, NR, kernel, qkv__gemm_bf16_pack_a,
-                                                   qkv__gemm_bf16_pack_b};
+const qkv__gemm_bf16_kernel qkv__gemm_bf16_avx2 = {MR, NR, kernel, pack_a, pack_b};
 
 #endif

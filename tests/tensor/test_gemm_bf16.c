@@ -385,23 +385,39 @@ END_TEST
 
 START_TEST(test_nan_inf_and_subnormals)
 {
-    /* a NaN or an infinity in A reaches its row of C; a subnormal bf16 is a
-     * number on the portable and AVX2 paths, zero on AVX512_BF16 (vdpbf16ps's DAZ) and
-     * ARM BF16 (BFDOT flushes its inputs) */
+    /* a NaN or an infinity in A reaches its row of C, whichever way A is
+     * stored (each path packs a transposed A its own way); the NaN has only
+     * its lowest payload bit, which rounding's carry would turn into an
+     * infinity; a subnormal bf16 is a number on the portable and AVX2
+     * paths, zero on AVX512_BF16 (vdpbf16ps's DAZ) and ARM BF16 (BFDOT
+     * flushes its inputs) */
+    const uint32_t nan_bits = 0x7F800001u;
+    float nan_low;
+    memcpy(&nan_low, &nan_bits, sizeof nan_low);
     const float tiny = ldexpf(1, -130), big = ldexpf(1, 10);
-    float A[2][3] = {{NAN, 1, 1}, {tiny, 0, 0}}, B[3][2] = {{1, big}, {1, 1}, {1, 1}};
+    float A[2][3] = {{nan_low, 1, 1}, {tiny, 0, 0}}, B[3][2] = {{1, big}, {1, 1}, {1, 1}};
     float Ainf[2][3] = {{INFINITY, 1, 1}, {1, 1, 1}};
+    float At[3][2], Ainf_t[3][2]; /* the same, stored transposed */
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < 3; p++)
+            At[p][i] = A[i][p], Ainf_t[p][i] = Ainf[i][p];
     for (int path = 0; path < QKV__BF16_N_PATHS; path++) {
         if (qkv__gemm_bf16_force(path) != 0)
             continue;
-        float C[2][2];
-        qkv__gemm_bf16(false, false, 2, 2, 3, 1, &A[0][0], 3, &B[0][0], 2, 0, &C[0][0], 2);
-        ck_assert(isnan(C[0][0]) && isnan(C[0][1]));
-        ck_assert_float_eq(C[1][1], path == QKV__BF16_PORTABLE || path == QKV__BF16_AVX2
-                                        ? ldexpf(1, -120)
-                                        : 0);
-        qkv__gemm_bf16(false, false, 2, 2, 3, 1, &Ainf[0][0], 3, &B[0][0], 2, 0, &C[0][0], 2);
-        ck_assert(isinf(C[0][0]) && C[0][0] > 0 && C[1][0] == 3);
+        for (int trans = 0; trans < 2; trans++) {
+            float C[2][2];
+            qkv__gemm_bf16(trans, false, 2, 2, 3, 1, trans ? &At[0][0] : &A[0][0], trans ? 2 : 3,
+                           &B[0][0], 2, 0, &C[0][0], 2);
+            ck_assert_msg(isnan(C[0][0]) && isnan(C[0][1]), "%s, A%s: %g %g",
+                          qkv__gemm_bf16_name(path), trans ? "ᵀ" : "", (double)C[0][0],
+                          (double)C[0][1]);
+            ck_assert_float_eq(C[1][1], path == QKV__BF16_PORTABLE || path == QKV__BF16_AVX2
+                                            ? ldexpf(1, -120)
+                                            : 0);
+            qkv__gemm_bf16(trans, false, 2, 2, 3, 1, trans ? &Ainf_t[0][0] : &Ainf[0][0],
+                           trans ? 2 : 3, &B[0][0], 2, 0, &C[0][0], 2);
+            ck_assert(isinf(C[0][0]) && C[0][0] > 0 && C[1][0] == 3);
+        }
     }
     qkv__gemm_bf16_force(-1);
 }
