@@ -199,7 +199,9 @@ START_TEST(test_thread_split)
     /* big enough to be split across threads, by rows, by columns, or by batch */
     qkv_rng_seed(&rng, 5);
     static const int shapes[][4] = {
-        {1, 200, 60, 100}, {1, 5, 700, 300}, {3, 70, 50, 120}, {4, 64, 64, 96}, {2, 1, 2000, 600}};
+        {1, 200, 60, 100}, {1, 5, 700, 300}, {3, 70, 50, 120}, {4, 64, 64, 96}, {2, 1, 2000, 600},
+        /* the lm head: two full panels and a one-column (narrow) tile, cut by rows or columns */
+        {1, 768, 65, 128}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         gemm_case c = {shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], false, false, 2, 5,
                        false, 1, 0.25f};
@@ -214,7 +216,9 @@ START_TEST(test_same_bits_on_any_thread_count)
      * is reproducible bit for bit whatever the thread count. */
     static const int shapes[][4] = {{1, 203, 61, 700}, {1, 7, 1650, 190}, {3, 70, 50, 120},
                                     /* few rows, cut by columns; 14 rows cut 12 + 2 */
-                                    {1, 2, 5000, 130}, {1, 14, 32, 3000}};
+                                    {1, 2, 5000, 130}, {1, 14, 32, 3000},
+                                    /* the lm head's 65 columns: the narrow tile on the right */
+                                    {1, 768, 65, 128}};
     qkv_rng_seed(&rng, 9);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int batch = shapes[s][0], M = shapes[s][1], N = shapes[s][2], K = shapes[s][3];
