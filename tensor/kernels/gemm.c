@@ -117,6 +117,13 @@ typedef struct blocking {
     int kc, nc, mc; /* steps of k, columns of B and rows of A packed per block */
 } blocking;
 
+/* A transposed A's block is read in place, not packed, when C's block has at
+ * most this many columns of B: with few panels to sweep each MR-column strip
+ * across, packing it costs more than the reads it saves (the lm head's 65
+ * columns, attention's 32 and 64, the baby's weight gradients' 128), and a
+ * strip of at most this many steps of k stays in L1 beside a B panel. */
+enum { IN_PLACE_T_N = 128, IN_PLACE_T_K = 256 };
+
 /* For rows [i0, i0 + mb) of C: add op(A)'s rows × columns [p0, p0 + kb) times
  * the packed kb×nb block of B (bp) into C's columns [j0, j0 + nb), one MR-row
  * panel of A at a time, each swept across every NR-column panel of B. */
@@ -124,7 +131,9 @@ static void row_block(const qkv__gemm_path *path, const product *g, int i0, int 
                       int kb, int j0, int nb, const qkv_real *bp, qkv_real *ap, qkv_real beta)
 {
     const int mr = path->mr, nr = path->nr;
-    if (g->ta) /* transposed: pack the whole block, reading A's stored rows in order */
+    const bool in_place_t =
+        g->ta && path->reads_transposed_a && nb <= IN_PLACE_T_N && kb <= IN_PLACE_T_K;
+    if (g->ta && !in_place_t) /* transposed: pack the whole block, reading A's stored rows in order */
         path->pack_a(ap, g->A + (size_t)p0 * g->lda + i0, g->lda, true, mb, kb, mr);
     for (int ir = 0; ir < mb; ir += mr) {
         const int m = min_int(mr, mb - ir);
@@ -132,8 +141,11 @@ static void row_block(const qkv__gemm_path *path, const product *g, int i0, int 
         ptrdiff_t rs = 1, cs = mr; /* a packed panel... */
         if (!g->ta && m == mr)
             rs = g->lda, cs = 1; /* ...or full rows of an untransposed A, read in place */
-        else if (!g->ta) {
-            path->pack_a(ap, a, g->lda, false, m, kb, mr); /* the bottom edge */
+        else if (in_place_t && m == mr)
+            a = g->A + (size_t)p0 * g->lda + i0 + ir, cs = g->lda; /* ...or its full columns */
+        else if (!g->ta || in_place_t) {
+            path->pack_a(ap, g->ta ? g->A + (size_t)p0 * g->lda + i0 + ir : a, g->lda, g->ta, m, kb,
+                         mr); /* the bottom edge */
             a = ap;
         }
         qkv_real *c = g->C + (size_t)(i0 + ir) * g->ldc + j0;

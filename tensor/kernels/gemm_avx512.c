@@ -100,6 +100,7 @@ AVX512_INLINE void tile_narrow(int rows, int kc, const float *a, ptrdiff_t rs_a,
     }
 
 TILE_VERSION(tile_rows_12, 12, rs_a, 1) /* 12 full rows of the stored A */
+TILE_VERSION(tile_cols_12, 12, 1, cs_a) /* 12 full columns of a transposed A's stored rows */
 TILE_VERSION(tile_panel_12, 12, 1, MR)  /* packed panels... */
 TILE_VERSION(tile_panel_8, 8, 1, MR)    /* ...the bottom edge, 8 rows or fewer */
 TILE_VERSION(tile_panel_4, 4, 1, MR)    /* ...4 rows or fewer */
@@ -108,8 +109,9 @@ static void kernel_avx512(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a
                           const float *b, float *c, ptrdiff_t ldc, int m, int n, float alpha,
                           float beta)
 {
-    qkv__gemm_kernel_fn *version = cs_a == 1 ? tile_rows_12
-                                   : m <= 4  ? tile_panel_4
+    qkv__gemm_kernel_fn *version = cs_a == 1    ? tile_rows_12
+                                   : cs_a != MR ? tile_cols_12
+                                   : m <= 4     ? tile_panel_4
                                    : m <= 8  ? tile_panel_8
                                              : tile_panel_12;
     version(kc, a, rs_a, cs_a, b, c, ldc, m, n, alpha, beta);
@@ -117,6 +119,6 @@ static void kernel_avx512(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a
 
 const qkv__gemm_path qkv__gemm_avx512 = {"avx512", MR, NR, kernel_avx512,
                                          qkv__gemm_avx512_pack_a, qkv__gemm_avx512_pack_b,
-                                         qkv__gemm_avx512_dot};
+                                         qkv__gemm_avx512_dot, true};
 
 #endif

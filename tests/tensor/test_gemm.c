@@ -191,6 +191,10 @@ START_TEST(test_blocking_passes)
     check_all_forms(c);
     c.beta = 0.5f, c.alpha = 2;
     check_all_forms(c);
+    /* few columns and two passes over k of at most 256: a transposed A read
+     * in place from the second pass's rows (AVX-512, AVX2), a ragged bottom edge */
+    gemm_case d = {1, 29, 100, 500, false, false, 1, 0, false, 1, 0.5f};
+    check_all_forms(d);
 }
 END_TEST
 
