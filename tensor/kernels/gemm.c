@@ -117,13 +117,6 @@ typedef struct blocking {
     int kc, nc, mc; /* steps of k, columns of B and rows of A packed per block */
 } blocking;
 
-/* A transposed A's block is read in place, not packed, when C's block has at
- * most this many columns of B: with few panels to sweep each MR-column strip
- * across, packing it costs more than the reads it saves (the lm head's 65
- * columns, attention's 32 and 64, the baby's weight gradients' 128), and a
- * strip of at most this many steps of k stays in L1 beside a B panel. */
-enum { IN_PLACE_T_N = 128, IN_PLACE_T_K = 256 };
-
 /* For rows [i0, i0 + mb) of C: add op(A)'s rows × columns [p0, p0 + kb) times
  * the packed kb×nb block of B (bp) into C's columns [j0, j0 + nb), one MR-row
  * panel of A at a time, each swept across every NR-column panel of B. */
@@ -131,8 +124,10 @@ static void row_block(const qkv__gemm_path *path, const product *g, int i0, int 
                       int kb, int j0, int nb, const qkv_real *bp, qkv_real *ap, qkv_real beta)
 {
     const int mr = path->mr, nr = path->nr;
-    const bool in_place_t =
-        g->ta && path->reads_transposed_a && nb <= IN_PLACE_T_N && kb <= IN_PLACE_T_K;
+    /* A transposed A is read in place where the path says it pays: packing
+     * it costs more than the reads it saves (see in_place_t_n's values); only
+     * a ragged bottom edge is packed then. */
+    const bool in_place_t = g->ta && nb <= path->in_place_t_n;
     if (g->ta && !in_place_t) /* transposed: pack the whole block, reading A's stored rows in order */
         path->pack_a(ap, g->A + (size_t)p0 * g->lda + i0, g->lda, true, mb, kb, mr);
     for (int ir = 0; ir < mb; ir += mr) {
