@@ -7,9 +7,10 @@
  *   p0: KC steps of k at a time; op(B)'s kc×nc block is packed into kc×NR
  *       panels (contiguous, zero-padded), sized to stay in L2;
  *   i0: MC rows at a time; a transposed A is packed here, reading its
- *       stored rows in order;
- *   ir: MR rows at a time; these rows of op(A) (packed, or read in place
- *       when A is not transposed) stay in L1 while...
+ *       stored rows in order, on a path that does not read it in place;
+ *   ir: MR rows at a time; these rows of op(A) (packed, or read in place:
+ *       MR stored rows, or MR columns of a transposed A's stored rows where
+ *       the path's in_place_t_n allows) stay in L1 while...
  *   jr: ...the micro-kernel sweeps them across the NR-column panels of B.
  * Packing absorbs the transposes, so NN, NT, TN and TT run the same kernel. */
 #include "gemm.h"
