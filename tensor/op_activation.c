@@ -56,14 +56,13 @@ static const qkv_real GELU_C = (qkv_real)0.044715;
  * small enough to share out. */
 enum { ACT_CHUNK = 4096 };
 
-/* tanh(u) on the given path: AVX2's copies take the FMA form (vecmath.h),
- * about half the instructions, so GELU costs an AVX2 training step half as
- * much. The other paths keep the form the AVX-512 checkpoints' bytes were
- * made with (their copies compute the same bits as the portable path's);
- * AVX2's GELU is within 3e-7 of it. */
+/* tanh(u) on the given path: the AVX2 and AVX-512 copies take the FMA form
+ * (vecmath.h), about half the instructions, so GELU costs their training
+ * steps half as much; it is within 3e-7 of the portable path's form (fmaf is
+ * a library call there: compiled without FMA). */
 static inline __attribute__((always_inline)) qkv_real tanh_on(qkv__cpu_path path, qkv_real u)
 {
-    return path == QKV__CPU_AVX2 ? qkv__tanh_fma(u) : qkv__tanh(u);
+    return path == QKV__CPU_AVX2 || path == QKV__CPU_AVX512 ? qkv__tanh_fma(u) : qkv__tanh(u);
 }
 
 /* tanh(k·(v + c·v³)), GELU's inner tanh. */

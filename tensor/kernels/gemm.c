@@ -7,9 +7,10 @@
  *   p0: KC steps of k at a time; op(B)'s kc×nc block is packed into kc×NR
  *       panels (contiguous, zero-padded), sized to stay in L2;
  *   i0: MC rows at a time; a transposed A is packed here, reading its
- *       stored rows in order;
- *   ir: MR rows at a time; these rows of op(A) (packed, or read in place
- *       when A is not transposed) stay in L1 while...
+ *       stored rows in order, on a path that does not read it in place;
+ *   ir: MR rows at a time; these rows of op(A) (packed, or read in place:
+ *       MR stored rows, or MR columns of a transposed A's stored rows where
+ *       the path's in_place_t_n allows) stay in L1 while...
  *   jr: ...the micro-kernel sweeps them across the NR-column panels of B.
  * Packing absorbs the transposes, so NN, NT, TN and TT run the same kernel. */
 #include "gemm.h"
@@ -124,7 +125,11 @@ static void row_block(const qkv__gemm_path *path, const product *g, int i0, int 
                       int kb, int j0, int nb, const qkv_real *bp, qkv_real *ap, qkv_real beta)
 {
     const int mr = path->mr, nr = path->nr;
-    if (g->ta) /* transposed: pack the whole block, reading A's stored rows in order */
+    /* A transposed A is read in place where the path says it pays: packing
+     * it costs more than the reads it saves (see in_place_t_n's values); only
+     * a ragged bottom edge is packed then. */
+    const bool in_place_t = g->ta && nb <= path->in_place_t_n;
+    if (g->ta && !in_place_t) /* transposed: pack the whole block, reading A's stored rows in order */
         path->pack_a(ap, g->A + (size_t)p0 * g->lda + i0, g->lda, true, mb, kb, mr);
     for (int ir = 0; ir < mb; ir += mr) {
         const int m = min_int(mr, mb - ir);
@@ -132,8 +137,11 @@ static void row_block(const qkv__gemm_path *path, const product *g, int i0, int 
         ptrdiff_t rs = 1, cs = mr; /* a packed panel... */
         if (!g->ta && m == mr)
             rs = g->lda, cs = 1; /* ...or full rows of an untransposed A, read in place */
-        else if (!g->ta) {
-            path->pack_a(ap, a, g->lda, false, m, kb, mr); /* the bottom edge */
+        else if (in_place_t && m == mr)
+            a = g->A + (size_t)p0 * g->lda + i0 + ir, cs = g->lda; /* ...or its full columns */
+        else if (!g->ta || in_place_t) {
+            path->pack_a(ap, g->ta ? g->A + (size_t)p0 * g->lda + i0 + ir : a, g->lda, g->ta, m, kb,
+                         mr); /* the bottom edge */
             a = ap;
         }
         qkv_real *c = g->C + (size_t)(i0 + ir) * g->ldc + j0;

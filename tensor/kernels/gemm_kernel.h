@@ -4,7 +4,9 @@
  * kc steps of the sum over k:
  *   - A's MR rows, element (i, p) at a[i·rs_a + p·cs_a]: either MR full rows
  *     of the stored A (rs_a = lda, cs_a = 1), or a packed, zero-padded
- *     panel (rs_a = 1, cs_a = MR). Kernels may rely on this.
+ *     panel (rs_a = 1, cs_a = MR), or, on a path whose in_place_t_n is
+ *     not 0, MR full columns of a transposed A's stored rows read in place
+ *     (rs_a = 1, cs_a = lda, m = MR). Kernels may rely on this.
  *   - B packed as a kc×NR panel, row p at b + p·NR, zero beyond column n;
  *     every panel starts a multiple of NR elements into a QKV_ALIGN-aligned
  *     buffer, so each row is aligned for the kernel's vector loads.
@@ -71,6 +73,8 @@ typedef struct qkv__gemm_path {
     qkv__gemm_pack_a_fn *pack_a; /* packs a panel of A (transposed or at the bottom edge) */
     qkv__gemm_pack_b_fn *pack_b; /* packs a block of B */
     qkv__gemm_dot_fn *dot;       /* the few-rows NT form without packing, or NULL */
+    int in_place_t_n;            /* a transposed A is read in place, not packed, for
+                                  * blocks of C this wide or narrower (0: never) */
 } qkv__gemm_path;
 
 extern const qkv__gemm_path qkv__gemm_portable;

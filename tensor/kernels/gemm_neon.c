@@ -99,6 +99,6 @@ static void kernel_neon(int kc, const float *a, ptrdiff_t rs_a, ptrdiff_t cs_a, 
 }
 
 const qkv__gemm_path qkv__gemm_neon = {"neon", MR, NR, kernel_neon, qkv__gemm_pack_a,
-                                       qkv__gemm_pack_b, qkv__gemm_neon_dot};
+                                       qkv__gemm_pack_b, qkv__gemm_neon_dot, 0};
 
 #endif

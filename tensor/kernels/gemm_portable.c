@@ -23,4 +23,4 @@ static void kernel_portable(int kc, const qkv_real *a, ptrdiff_t rs_a, ptrdiff_t
 }
 
 const qkv__gemm_path qkv__gemm_portable = {"portable", MR, NR, kernel_portable, qkv__gemm_pack_a,
-                                           qkv__gemm_pack_b, NULL};
+                                           qkv__gemm_pack_b, NULL, 0};

@@ -191,6 +191,10 @@ START_TEST(test_blocking_passes)
     check_all_forms(c);
     c.beta = 0.5f, c.alpha = 2;
     check_all_forms(c);
+    /* few columns and two passes over k of at most 256: a transposed A read
+     * in place from the second pass's rows (AVX-512, AVX2), a ragged bottom edge */
+    gemm_case d = {1, 29, 100, 500, false, false, 1, 0, false, 1, 0.5f};
+    check_all_forms(d);
 }
 END_TEST
 
@@ -199,7 +203,9 @@ START_TEST(test_thread_split)
     /* big enough to be split across threads, by rows, by columns, or by batch */
     qkv_rng_seed(&rng, 5);
     static const int shapes[][4] = {
-        {1, 200, 60, 100}, {1, 5, 700, 300}, {3, 70, 50, 120}, {4, 64, 64, 96}, {2, 1, 2000, 600}};
+        {1, 200, 60, 100}, {1, 5, 700, 300}, {3, 70, 50, 120}, {4, 64, 64, 96}, {2, 1, 2000, 600},
+        /* the lm head: two full panels and a one-column (narrow) tile, cut by rows or columns */
+        {1, 768, 65, 128}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         gemm_case c = {shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], false, false, 2, 5,
                        false, 1, 0.25f};
@@ -214,7 +220,9 @@ START_TEST(test_same_bits_on_any_thread_count)
      * is reproducible bit for bit whatever the thread count. */
     static const int shapes[][4] = {{1, 203, 61, 700}, {1, 7, 1650, 190}, {3, 70, 50, 120},
                                     /* few rows, cut by columns; 14 rows cut 12 + 2 */
-                                    {1, 2, 5000, 130}, {1, 14, 32, 3000}};
+                                    {1, 2, 5000, 130}, {1, 14, 32, 3000},
+                                    /* the lm head's 65 columns: the narrow tile on the right */
+                                    {1, 768, 65, 128}};
     qkv_rng_seed(&rng, 9);
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int batch = shapes[s][0], M = shapes[s][1], N = shapes[s][2], K = shapes[s][3];
