@@ -28,7 +28,7 @@
 #include "qkv/base.h"
 
 #define QKV_VERSION_MAJOR 1
-#define QKV_VERSION_MINOR 4
+#define QKV_VERSION_MINOR 5
 #define QKV_VERSION_PATCH 0
 
 /* "MAJOR.MINOR.PATCH", e.g. "1.0.0". */
