@@ -85,8 +85,9 @@ static void affine(qkv_tensor *x, qkv_tensor *w, qkv_real *y)
 
 START_TEST(test_a_held_weight_gives_the_bits_of_a_fresh_packing)
 {
-    /* K 800: three k blocks; N 1100: past one block of columns (1024) */
-    enum { K = 800, N = 1100, M_MAX = 37 };
+    /* K 1537: three k blocks, the last shorter (514, 514, 509 steps); N 1100: past two
+     * blocks of columns (512) */
+    enum { K = 1537, N = 1100, M_MAX = 37 };
     qkv_params *p = qkv_params_new();
     qkv_tensor *w = qkv_params_add(p, "w", QKV_SHAPE(N, K), QKV_INIT_NORMAL, 1);
     qkv_rng r;

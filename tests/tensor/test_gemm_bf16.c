@@ -312,10 +312,10 @@ END_TEST
 START_TEST(test_blocks)
 {
     qkv_rng_seed(&rng, 3);
-    /* K past one and two blocks of 384 steps (odd: an odd last block), N past
-     * the 1024-column block, M past the 192-row block, with ragged ends */
-    static const int shapes[][3] = {{13, 40, 385}, {30, 33, 769}, {5, 1061, 20}, {203, 20, 30},
-                                    {197, 50, 400}};
+    /* K past one and two blocks of 768 steps (odd: an odd last block), N past
+     * one and two 512-column blocks, M past the 192-row block, with ragged ends */
+    static const int shapes[][3] = {{13, 40, 385}, {30, 33, 769}, {7, 20, 1537}, {5, 1061, 20},
+                                    {4, 600, 9},   {203, 20, 30}, {197, 50, 400}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         gemm_case c = {shapes[s][0], shapes[s][1], shapes[s][2], false, false, 1, 1, 0};
         check_all_forms(c);
