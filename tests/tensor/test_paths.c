@@ -220,13 +220,16 @@ START_TEST(test_tour_on_every_path)
 }
 END_TEST
 
-/* The bars of `qkv bench --ops --quick` (cli/bench_kernels.c): each path at
- * least NEED times as fast as the next narrower one, or not slower
- * (LIMITED_NEED) for a kernel that something other than the vector width
- * bounds (its `limit`, hot.h) and for AVX-512 on a core that runs it as two
- * halves. A scalar copy of a kernel is 4-16x slower than any vector path. */
+/* The bars: each path at least NEED times as fast as the next narrower one
+ * (`qkv bench --ops --quick`'s, cli/bench_kernels.c), or LIMITED_NEED for a
+ * kernel that something other than the vector width bounds (its `limit`,
+ * hot.h) and for AVX-512 on a core that runs it as two halves. A scalar copy
+ * of a kernel is 4-16x slower than any vector path, so LIMITED_NEED is lower
+ * than the bench's 0.7: under `make -j2 test`, with another suite on the
+ * other core, AdamW (bound by the divider) measured avx512/avx2 0.67x three
+ * tries in a row (5 December 2026, Zen 4), 1.17x on a quiet machine. */
 #define NEED 1.2
-#define LIMITED_NEED 0.7
+#define LIMITED_NEED 0.5
 
 /* Operands of 2048 floats (8 KB), rows of 512: two or three of them fit the
  * smallest L1d these paths run on, as in the bench. Each try times ROUNDS
