@@ -133,17 +133,20 @@ static void row_block(const qkv__gemm_path *path, const product *g, int i0, int 
         path->pack_a(ap, g->A + (size_t)p0 * g->lda + i0, g->lda, true, mb, kb, mr);
     for (int ir = 0; ir < mb; ir += mr) {
         const int m = min_int(mr, mb - ir);
-        const qkv_real *a = g->ta ? ap + (size_t)ir * kb : g->A + (size_t)(i0 + ir) * g->lda + p0;
+        /* this panel of op(A) where A is stored: its rows, or a transposed A's columns */
+        const qkv_real *stored = g->ta ? g->A + (size_t)p0 * g->lda + i0 + ir
+                                       : g->A + (size_t)(i0 + ir) * g->lda + p0;
+        const qkv_real *a = stored;
         ptrdiff_t rs = 1, cs = mr; /* a packed panel... */
-        if (!g->ta && m == mr)
-            rs = g->lda, cs = 1; /* ...or full rows of an untransposed A, read in place */
-        else if (in_place_t && m == mr)
-            a = g->A + (size_t)p0 * g->lda + i0 + ir, cs = g->lda; /* ...or its full columns */
-        else if (!g->ta || in_place_t) {
-            path->pack_a(ap, g->ta ? g->A + (size_t)p0 * g->lda + i0 + ir : a, g->lda, g->ta, m, kb,
-                         mr); /* the bottom edge */
+        if (g->ta && !in_place_t)
+            a = ap + (size_t)ir * kb; /* ...of the block packed above */
+        else if (m < mr) {
+            path->pack_a(ap, stored, g->lda, g->ta, m, kb, mr); /* ...of the bottom edge */
             a = ap;
-        }
+        } else if (g->ta)
+            cs = g->lda; /* or full columns of a transposed A, read in place */
+        else
+            rs = g->lda, cs = 1; /* or full rows of an untransposed A, read in place */
         qkv_real *c = g->C + (size_t)(i0 + ir) * g->ldc + j0;
         for (int jr = 0; jr < nb; jr += nr)
             path->kernel(kb, a, rs, cs, bp + (size_t)jr * kb, c + jr, g->ldc, m,

@@ -10,6 +10,7 @@
 #include "gemm_kernel.h"
 
 #if QKV__CPU_X86
+#include "gemm_avx2.h"
 #include "gemm_avx512.h"
 
 enum { MR = AVX512_MR, NR = AVX512_NR };
@@ -17,16 +18,21 @@ enum { MR = AVX512_MR, NR = AVX512_NR };
 /* The tile with `rows` rows and nv vectors (16·nv columns) per row, A's
  * strides known at the call site, so every loop unrolls into registers and
  * a[i·rs_a] becomes a fixed offset. */
-AVX512_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a,
-                        ptrdiff_t cs_a, const float *b, float *c, ptrdiff_t ldc, int m, int n,
-                        float alpha, float beta)
+/* Start fetching the tile's m×n of C now, needed only after the k loop: it
+ * pays when the loop is long and C has left the cache between passes over k. */
+AVX512_INLINE void prefetch_c(int kc, const float *c, ptrdiff_t ldc, int m, int n)
 {
-    /* Start fetching C now, needed only after the k loop: it pays when the
-     * loop is long and C has left the cache between passes over k. */
     for (int i = 0; i < (kc > 64 ? m : 0); i++) {
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + i * ldc + n - 1), _MM_HINT_T0);
     }
+}
+
+AVX512_INLINE void tile(int rows, int nv, int kc, const float *a, ptrdiff_t rs_a,
+                        ptrdiff_t cs_a, const float *b, float *c, ptrdiff_t ldc, int m, int n,
+                        float alpha, float beta)
+{
+    prefetch_c(kc, c, ldc, m, n);
     __m512 acc[MR][2];
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++)
@@ -55,8 +61,7 @@ AVX512_INLINE void tile_narrow(int rows, int kc, const float *a, ptrdiff_t rs_a,
                                const float *b, float *c, ptrdiff_t ldc, int m, int n,
                                float alpha, float beta)
 {
-    for (int i = 0; i < (kc > 64 ? m : 0); i++)
-        _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+    prefetch_c(kc, c, ldc, m, n);
     __m256 acc[MR];
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++)
@@ -70,8 +75,7 @@ AVX512_INLINE void tile_narrow(int rows, int kc, const float *a, ptrdiff_t rs_a,
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
     /* lanes [0, n): AVX2's masked load and store (AVX-512F alone has no 8-lane mask) */
-    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
-                                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i mask = avx2_lanes(n);
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) {
         if (i >= m)
