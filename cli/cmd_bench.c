@@ -279,7 +279,7 @@ int cmd_bench(int argc, char **argv)
         {"--ops", ARG_FLAG, &ops, 0, 0, NULL,
          "every hot kernel's speed on every vector path, checked: each path >= 1.5x the next "
          "narrower (--quick: 1.2x; 0.7x where the width is not the limit), and a bf16 GEMM with "
-         "bf16 units >= 1.5x (1.2x) the fp32 one (avx2's >= 0.5x); and where the larger model's "
+         "bf16 units >= 1.5x (1.2x) the fp32 one (avx2's >= 0.5x); and where the models' "
          "step goes, op by op"},
         {"--context", ARG_FLAG, &context, 0, 0, NULL,
          "also the context sweep: baby at T = 256 ... 8192, B x T = 8192, ms/step and peak RSS "
@@ -368,8 +368,8 @@ int cmd_bench(int argc, char **argv)
                     printf("\n");
                 }
         }
-        /* The op tables: baby always, the larger model and bf16 when asked (--ops). */
-        for (size_t k = 0; k < (ops ? 2 : 1); k++)
+        /* The op tables: baby always, the larger models and bf16 when asked (--ops). */
+        for (size_t k = 0; k < (ops ? sizeof cases / sizeof cases[0] : 1); k++)
             for (int p = 0; p < (ops && !no_bf16 ? QKV_PRECISIONS : 1); p++)
                 for (int th = 1; th <= max_threads; th++) {
                     train_case tc = {cases[k].name, cases[k].model, cases[k].batch, th, 3,
