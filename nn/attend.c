@@ -1,4 +1,5 @@
 /* The common end of multi-head attention (see internal.h). */
+#include "tensor/attention.h"
 #include "internal.h"
 
 qkv_tensor *qkv__attend_project(const qkv_ctx *ctx, const qkv_linear *c_proj, qkv_real dropout,
@@ -54,4 +55,13 @@ qkv_tensor *qkv__attend(const qkv_ctx *ctx, const qkv_linear *c_proj, int n_head
         *weights = w;
     qkv__attend_record(ctx, q, k, v, w, y, mask, n_head);
     return qkv__attend_project(ctx, c_proj, dropout, y);
+}
+
+qkv_tensor *qkv__attend_packed(const qkv_ctx *ctx, const qkv_linear *c_proj, int n_head,
+                               qkv_real dropout, qkv_tensor *qkv, const qkv_mask *mask)
+{
+    qkv_tensor *y = qkv__attention_packed(ctx->arena, qkv, n_head, mask,
+                                          ctx->train ? dropout : 0, ctx->rng);
+    qkv__attend_record(ctx, NULL, NULL, NULL, NULL, y, mask, n_head);
+    return y ? qkv__attend_project(ctx, c_proj, dropout, y) : NULL;
 }

@@ -92,6 +92,11 @@ qkv_tensor *qkv__attend(const qkv_ctx *ctx, const qkv_linear *c_proj, int n_head
                         qkv_tensor *q, qkv_tensor *k, qkv_tensor *v, const qkv_mask *mask,
                         qkv_tensor **weights);
 
+/* qkv__attend of q, k and v side by side in one (B,T,3C) tensor, read in
+ * place (qkv__attention_packed): no weights, and a record only counts it. */
+qkv_tensor *qkv__attend_packed(const qkv_ctx *ctx, const qkv_linear *c_proj, int n_head,
+                               qkv_real dropout, qkv_tensor *qkv, const qkv_mask *mask);
+
 /* True when ctx has a record that keeps the next call (a slot is free). */
 bool qkv__record_keeps(const qkv_ctx *ctx);
 

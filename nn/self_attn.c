@@ -65,16 +65,37 @@ static int project_qkv(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x
     return *q && *k ? 0 : -1;
 }
 
+/* True when the queries, keys and values can stay side by side as one
+ * product makes them: nothing turns or rescales q and k on their own (RoPE,
+ * QK-norm), and nobody asks for the weights or keeps q and k (a record). */
+static bool packable(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor **weights)
+{
+    return !m->opts.qk_norm && m->opts.positions != QKV_POSITIONS_ROPE && !weights &&
+           !qkv__record_keeps(ctx);
+}
+
 qkv_tensor *qkv_self_attn_forward(const qkv_self_attn *m, const qkv_ctx *ctx, qkv_tensor *x,
                                   const uint8_t *key_valid, qkv_tensor **weights)
 {
     qkv_tensor *q, *k, *v;
     const char *fn = "qkv_self_attn_forward";
     if (qkv__check_forward(fn, m, ctx, m ? m->c_attn.weight : NULL) < 0 ||
-        qkv__check_dropout(fn, ctx, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0 ||
-        project_qkv(m, ctx, x, 0, &q, &k, &v) < 0)
+        qkv__check_dropout(fn, ctx, m->dropout) < 0 || qkv__check_btc(fn, x, m->n_embd) < 0)
         return NULL;
     qkv_mask mask = {.causal = m->causal, .key_valid = key_valid};
+    /* One product (B,T,C)·W_attnᵀ makes every position's q, k and v side by
+     * side, and the attention reads them in place: the same values as three
+     * products, and in backward one dX and one dW product instead of three
+     * each (the three dX summed as one K = 3C product, not three passes over
+     * x's gradient). */
+    if (packable(m, ctx, weights)) {
+        qkv_tensor *qkv = qkv_linear_forward(&m->c_attn, ctx, x);
+        return qkv__result(fn, qkv ? qkv__attend_packed(ctx, &m->c_proj, m->n_head, m->dropout,
+                                                        qkv, &mask)
+                                   : NULL);
+    }
+    if (project_qkv(m, ctx, x, 0, &q, &k, &v) < 0)
+        return NULL;
     return qkv__result(fn,
                        qkv__attend(ctx, &m->c_proj, m->n_head, m->dropout, q, k, v, &mask, weights));
 }

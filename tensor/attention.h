@@ -59,19 +59,35 @@ typedef struct problem {
     bool causal;               /* query i sees only keys j <= i + (tk - tq) */
     const uint8_t *key_valid;  /* (B, tk) padding mask, or NULL */
     int per_entry;             /* problems per batch entry (which key_valid row is theirs) */
-    layout lq, lkv, lp;        /* of q and the output; of k and v; of the weights */
+    layout lq, lkv, lo, lp;    /* of q; of k and v; of the output; of the weights */
 } problem;
 
 /* Where problem e = (b, h) of pr starts in each layout. */
 typedef struct offsets {
-    size_t q, kv, p; /* in tensors laid out like q (and the output), like k and v, like p */
+    size_t q, kv, o, p; /* in tensors laid out like q, like k and v, like the output, like p */
 } offsets;
 
 static inline offsets offsets_of(const problem *pr, int e)
 {
     size_t b = (size_t)(e / pr->nh), h = (size_t)(e % pr->nh);
     return (offsets){b * pr->lq.batch + h * pr->lq.head, b * pr->lkv.batch + h * pr->lkv.head,
-                     b * pr->lp.batch + h * pr->lp.head};
+                     b * pr->lo.batch + h * pr->lo.head, b * pr->lp.batch + h * pr->lp.head};
+}
+
+/* The matrices of a call: q, k and v, and their gradients (NULL where none). */
+typedef struct operands {
+    const qkv_real *q, *k, *v;
+    qkv_real *dq, *dk, *dv;
+} operands;
+
+/* The operands of a node's inputs: q, k and v, or (n_in 1, a packed call)
+ * one tensor that holds them side by side, k from value k_at and v from v_at
+ * of each row (B,T,3C: the columns [C, 2C) and [2C, 3C)). */
+static inline operands operands_of(qkv_tensor *const *in, int n_in, size_t k_at, size_t v_at)
+{
+    const qkv_tensor *q = in[0], *k = in[n_in == 1 ? 0 : 1], *v = in[n_in == 1 ? 0 : 2];
+    return (operands){q->data, k->data + k_at, v->data + v_at, q->grad,
+                      k->grad ? k->grad + k_at : NULL, v->grad ? v->grad + v_at : NULL};
 }
 
 /* Problem e's row of the padding mask, or NULL. */
@@ -218,6 +234,15 @@ qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k
                                       size_t kv_batch, int n_head, const qkv_mask *mask,
                                       qkv_tensor **weights);
 
+/* The self-attention of a (B,T,3C) tensor that holds each position's
+ * query, key and value side by side (the columns [0, C), [C, 2C), [2C, 3C)),
+ * as one product makes them: qkv_attention_heads of those three column
+ * blocks, read in place, with the same output (B,T,C) and values, bit for
+ * bit, and the gradients in the matching columns of qkv's. The mask as
+ * qkv_attention_heads takes it; no weights (ask qkv_attention_heads). */
+qkv_tensor *qkv__attention_packed(qkv_arena *a, qkv_tensor *qkv, int n_head, const qkv_mask *mask,
+                                  qkv_real dropout, qkv_rng *rng);
+
 /* ---- the forward (attention_forward.c) ---- */
 
 /* Mask one row of n scores s of the keys [j0, j0 + n): the first n_seen are
@@ -253,6 +278,7 @@ void qkv__attention_weight_rows(const problem *pr, const qkv_real *q, const qkv_
 /* What backward needs beside the node's inputs and output. */
 typedef struct attn_ctx {
     problem pr;
+    size_t k_at, v_at;   /* where k and v start in their inputs (operands_of) */
     const qkv_real *lse; /* (nb·nh·tq) each query's log-sum-exp of its visible scores; +inf: none */
     qkv__attn_drop drop; /* the dropout of the weights, or off */
     int workers;         /* threads the backward's scratch has room for */

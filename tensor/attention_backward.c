@@ -85,34 +85,34 @@ static int first_tile_seeing(const problem *pr, int j0)
 static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
 {
     const problem *pr = &c->pr;
-    qkv_tensor *q = n->in[0], *k = n->in[1], *v = n->in[2];
+    const operands x = operands_of(n->in, n->n_in, c->k_at, c->v_at);
     offsets o = offsets_of(pr, e);
-    int ld = pr->lq.ld, ldk = pr->lkv.ld, d = pr->d;
+    int ld = pr->lq.ld, ldk = pr->lkv.ld, ldo = pr->lo.ld, d = pr->d;
     qkv_real *p = w, *pz = p + (size_t)QUERY_TILE * KEY_TILE, *ds = pz + (size_t)QUERY_TILE * KEY_TILE;
     qkv_real *delta = ds + (size_t)QUERY_TILE * KEY_TILE;
-    const qkv_real *dout = n->out->grad + o.q, *out = n->out->data + o.q;
+    const qkv_real *dout = n->out->grad + o.o, *out = n->out->data + o.o;
     const qkv_real *lse = c->lse + (size_t)e * pr->tq;
     const qkv__attn_drop *drop = &c->drop;
     const uint8_t *valid = valid_of(pr, e);
     qkv_real scale = score_scale(d);
-    bool need_ds = q->grad || k->grad; /* dS only feeds dQ and dK */
+    bool need_ds = x.dq || x.dk; /* dS only feeds dQ and dK */
 
     /* D_i = dO_i · O_i = Σ_j P'_ij dP'_ij: the softmax backward's row sum,
      * without the weights (O = P'·V, P' the weights after dropout). */
     for (int i = 0; i < pr->tq; i++) {
         qkv_real sum = 0;
-        for (int x = 0; x < d; x++)
-            sum += dout[(size_t)i * ld + x] * out[(size_t)i * ld + x];
+        for (int col = 0; col < d; col++)
+            sum += dout[(size_t)i * ldo + col] * out[(size_t)i * ldo + col];
         delta[i] = sum;
     }
     for (int j0 = 0; j0 < pr->tk; j0 += KEY_TILE) {
-        const qkv_real *kj = k->data + o.kv + (size_t)j0 * ldk, *vj = v->data + o.kv + (size_t)j0 * ldk;
+        const qkv_real *kj = x.k + o.kv + (size_t)j0 * ldk, *vj = x.v + o.kv + (size_t)j0 * ldk;
         for (int i0 = first_tile_seeing(pr, j0); i0 < pr->tq; i0 += QUERY_TILE) {
             int m = tile_rows(pr, i0);
             int kend = keys_seen(pr, i0 + m), nk = kend - j0 < KEY_TILE ? kend - j0 : KEY_TILE;
             if (nk <= 0)
                 continue;
-            const qkv_real *qi = q->data + o.q + (size_t)i0 * ld, *doi = dout + (size_t)i0 * ld;
+            const qkv_real *qi = x.q + o.q + (size_t)i0 * ld, *doi = dout + (size_t)i0 * ldo;
             size_t row0 = (size_t)e * pr->tq + i0;
             /* The forward's scores of this tile, the same product, masked the
              * same way, and their weights from each query's log-sum-exp. */
@@ -128,26 +128,26 @@ static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
             const qkv_real *pused = drop->on ? pz : p;
             /* O = P'·V, so dV += P'ᵀ·dO (each key's value collects the output
              * gradients of the queries that used it). */
-            if (v->grad)
-                tile_gemm(true, false, nk, d, m, 1, pused, KEY_TILE, doi, ld, 1,
-                          v->grad + o.kv + (size_t)j0 * ldk, ldk);
+            if (x.dv)
+                tile_gemm(true, false, nk, d, m, 1, pused, KEY_TILE, doi, ldo, 1,
+                          x.dv + o.kv + (size_t)j0 * ldk, ldk);
             if (!need_ds)
                 continue;
             /* dP' = dO·Vᵀ, then back through dropout and the softmax of each
              * query's row: dS = P ⊙ (dP − D). Hidden weights are 0, so hidden
              * scores get no gradient. */
-            tile_gemm(false, true, m, nk, d, 1, doi, ld, vj, ldk, 0, ds, KEY_TILE);
+            tile_gemm(false, true, m, nk, d, 1, doi, ldo, vj, ldk, 0, ds, KEY_TILE);
             for (int r = 0; r < m; r++)
                 softmax_row_grad(ds + (size_t)r * KEY_TILE, ds + (size_t)r * KEY_TILE,
                                    p + (size_t)r * KEY_TILE, delta[i0 + r], drop,
                                    drop->on ? qkv__attn_drop_row(drop, row0 + r) : 0, j0, nk);
             /* S = Q·Kᵀ/√d, so dQ += dS·K/√d and dK += dSᵀ·Q/√d. */
-            if (q->grad)
+            if (x.dq)
                 tile_gemm(false, false, m, d, nk, scale, ds, KEY_TILE, kj, ldk, 1,
-                          q->grad + o.q + (size_t)i0 * ld, ld);
-            if (k->grad)
+                          x.dq + o.q + (size_t)i0 * ld, ld);
+            if (x.dk)
                 tile_gemm(true, false, nk, d, m, scale, ds, KEY_TILE, qi, ld, 1,
-                          k->grad + o.kv + (size_t)j0 * ldk, ldk);
+                          x.dk + o.kv + (size_t)j0 * ldk, ldk);
         }
     }
 }

@@ -113,9 +113,9 @@ static void forward_tile(const problem *pr, int e, int i0, int m, const qkv_real
                          const qkv__attn_drop *d, qkv_real *s)
 {
     offsets o = offsets_of(pr, e);
-    int ld = pr->lq.ld, ldk = pr->lkv.ld, kend = keys_seen(pr, i0 + m);
+    int ld = pr->lq.ld, ldk = pr->lkv.ld, ldo = pr->lo.ld, kend = keys_seen(pr, i0 + m);
     const qkv_real *qi = q + o.q + (size_t)i0 * ld;
-    qkv_real *oi = out + o.q + (size_t)i0 * ld, *mx = s + (size_t)QUERY_TILE * KEY_TILE,
+    qkv_real *oi = out + o.o + (size_t)i0 * ldo, *mx = s + (size_t)QUERY_TILE * KEY_TILE,
              *sum = mx + QUERY_TILE, alpha[QUERY_TILE];
     const uint8_t *valid = valid_of(pr, e);
     size_t row0 = (size_t)e * pr->tq + i0; /* the tile's first row of all problems' */
@@ -138,13 +138,13 @@ static void forward_tile(const problem *pr, int e, int i0, int m, const qkv_real
         }
         /* 5. The output so far, rescaled to the new max, plus these weights · V. */
         if (j0 > 0)
-            scale_rows(oi, ld, m, pr->d, alpha);
-        tile_gemm(false, false, m, pr->d, n, 1, s, KEY_TILE, vj, ldk, j0 > 0 ? 1 : 0, oi, ld);
+            scale_rows(oi, ldo, m, pr->d, alpha);
+        tile_gemm(false, false, m, pr->d, n, 1, s, KEY_TILE, vj, ldk, j0 > 0 ? 1 : 0, oi, ldo);
     }
     /* Divide by each row's sum; a row that saw no key at all is 0, and its
      * log-sum-exp +inf makes every recomputed weight exp(s − inf) = 0. */
     for (int r = 0; r < m; r++) {
-        qkv_real *row = oi + (size_t)r * ld, inv = sum[r] > 0 ? 1 / sum[r] : 0;
+        qkv_real *row = oi + (size_t)r * ldo, inv = sum[r] > 0 ? 1 / sum[r] : 0;
         for (int c = 0; c < pr->d; c++)
             row[c] = kend > 0 ? row[c] * inv : 0;
         lse[row0 + r] = sum[r] > 0 ? mx[r] + log(sum[r]) : INFINITY;

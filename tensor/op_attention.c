@@ -112,22 +112,29 @@ static int heads_problem(const char *op, const qkv_tensor *q, const qkv_tensor *
                     .causal = mask && mask->causal, .key_valid = mask ? mask->key_valid : NULL,
                     .per_entry = n_head,
                     .lq = {(size_t)tq * C, (size_t)d, C}, .lkv = {kv_batch, (size_t)d, C},
+                    .lo = {(size_t)tq * C, (size_t)d, C},
                     .lp = {(size_t)n_head * n_rows * tk, (size_t)n_rows * tk, tk}};
     return 0;
 }
 
 /* ---- the node, and the calls that make it ---- */
 
-/* The attention of every problem of pr, laid out like q; the weights (shaped
- * pshape) go to *weights when asked for. */
-static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_tensor *k,
-                          qkv_tensor *v, int ndim, const int *pshape, qkv_real dropout,
-                          qkv_rng *rng, qkv_tensor **weights)
+/* The inputs of an attention node: q, k and v, or one tensor holding them
+ * side by side, k and v from values k_at and v_at of its rows (operands_of). */
+typedef struct inputs {
+    int n;
+    qkv_tensor *t[3];
+    size_t k_at, v_at;
+} inputs;
+
+/* The attention of every problem of pr into out (laid out as pr->lo); the
+ * weights (shaped pshape) go to *weights when asked for. */
+static qkv_tensor *attend(qkv_arena *a, const problem *pr, inputs in, qkv_tensor *out, int ndim,
+                          const int *pshape, qkv_real dropout, qkv_rng *rng, qkv_tensor **weights)
 {
-    qkv_tensor *in[3] = {q, k, v};
     int products = pr->nb * pr->nh, tiles = (pr->tq + QUERY_TILE - 1) / QUERY_TILE;
     int workers = attention_workers(products * tiles, (size_t)products * pr->tq * pr->tk);
-    qkv_tensor *out = qkv__like(a, q);
+    operands x = operands_of(in.t, in.n, in.k_at, in.v_at);
     qkv_real *lse = qkv_arena_alloc(a, (size_t)products * pr->tq * sizeof *lse);
     qkv_real *scratch =
         qkv_arena_alloc(a, (size_t)workers * qkv__attention_forward_scratch() * sizeof *scratch);
@@ -137,12 +144,12 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
      * gives every weight its verdict, the same on any thread and again in
      * backward, with no mask stored. */
     qkv__attn_drop drop = qkv__attn_drop_make(dropout, dropout > 0 ? qkv_rng_u64(rng) : 0);
-    qkv__attention_forward(pr, q->data, k->data, v->data, out->data, lse, &drop, scratch, workers);
+    qkv__attention_forward(pr, x.q, x.k, x.v, out->data, lse, &drop, scratch, workers);
 
-    qkv_node *n = qkv__record(a, out, "attention", qkv__attention_backward, 3, in);
+    qkv_node *n = qkv__record(a, out, "attention", qkv__attention_backward, in.n, in.t);
     if (n) {
         /* Room for every thread the backward may use (it uses no more). */
-        attn_ctx c = {*pr, lse, drop, omp_get_max_threads()};
+        attn_ctx c = {*pr, in.k_at, in.v_at, lse, drop, omp_get_max_threads()};
         /* The backward masks again: a copy of the padding mask, since the
          * caller's may be gone by then (B·Tk bytes). */
         if (pr->key_valid) {
@@ -163,7 +170,7 @@ static qkv_tensor *attend(qkv_arena *a, const problem *pr, qkv_tensor *q, qkv_te
         qkv_real *tile = qkv_arena_alloc(a, (size_t)QUERY_TILE * pr->tk * sizeof *tile);
         if (!p || !tile)
             return NULL;
-        qkv__attention_weight_rows(pr, q->data, k->data, 0, pr->tq, p->data, tile);
+        qkv__attention_weight_rows(pr, x.q, x.k, 0, pr->tq, p->data, tile);
         *weights = p;
     }
     return out;
@@ -189,11 +196,12 @@ qkv_tensor *qkv_attention(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor
     problem pr = {.nb = nb, .nh = 1, .tq = tq, .tk = tk, .d = d, .causal = mask && mask->causal,
                   .key_valid = mask ? mask->key_valid : NULL, .per_entry = nb / q->shape[0],
                   .lq = {(size_t)tq * d, 0, d}, .lkv = {(size_t)tk * d, 0, d},
-                  .lp = {(size_t)tq * tk, 0, tk}};
+                  .lo = {(size_t)tq * d, 0, d}, .lp = {(size_t)tq * tk, 0, tk}};
     int pshape[QKV_MAX_DIMS]; /* (B, ..., Tq, Tk) */
     memcpy(pshape, q->shape, sizeof pshape);
     pshape[nd - 1] = tk;
-    return attend(a, &pr, q, k, v, nd, pshape, dropout, rng, weights);
+    return attend(a, &pr, (inputs){3, {q, k, v}, 0, 0}, qkv__like(a, q), nd, pshape, dropout, rng,
+                  weights);
 }
 
 /* qkv_attention_heads where the batch entries of k and v start kv_batch
@@ -209,8 +217,8 @@ static qkv_tensor *attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, q
     if (check_inputs(op, a, (qkv_tensor *[]){q, k, v}, mask, dropout, rng) < 0 ||
         heads_problem(op, q, k, kv_batch, n_head, mask, q->shape[1], &pr) < 0)
         return NULL;
-    return attend(a, &pr, q, k, v, 4, (const int[]){pr.nb, n_head, pr.tq, pr.tk}, dropout, rng,
-                  weights);
+    return attend(a, &pr, (inputs){3, {q, k, v}, 0, 0}, qkv__like(a, q), 4,
+                  (const int[]){pr.nb, n_head, pr.tq, pr.tk}, dropout, rng, weights);
 }
 
 qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
@@ -218,6 +226,31 @@ qkv_tensor *qkv_attention_heads(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_
                                 qkv_tensor **weights)
 {
     return attention_heads(a, q, k, v, 0, n_head, mask, dropout, rng, weights);
+}
+
+qkv_tensor *qkv__attention_packed(qkv_arena *a, qkv_tensor *qkv, int n_head, const qkv_mask *mask,
+                                  qkv_real dropout, qkv_rng *rng)
+{
+    const char *op = "qkv__attention_packed";
+    if (qkv__check_inputs(op, a, "qkv", 1, &qkv) < 0)
+        return NULL;
+    if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) {
+        char s[64];
+        qkv_set_error("%s: qkv must be (B,T,3C), q, k and v side by side, not %s", op,
+                      qkv_shape_str(qkv, s, sizeof s));
+        return NULL;
+    }
+    int B = qkv->shape[0], T = qkv->shape[1], C = qkv->shape[2] / 3;
+    /* The output has the shape q, k and v have apart: the problem is theirs,
+     * with the rows 3C apart in qkv. */
+    qkv_tensor *out = qkv_tensor_new(a, 3, (const int[]){B, T, C});
+    problem pr;
+    if (!out || check_inputs(op, a, (qkv_tensor *[]){out, out, out}, mask, dropout, rng) < 0 ||
+        heads_problem(op, out, out, 0, n_head, mask, T, &pr) < 0)
+        return NULL;
+    pr.lq = pr.lkv = (layout){(size_t)T * 3 * C, (size_t)pr.d, 3 * C};
+    return attend(a, &pr, (inputs){1, {qkv}, (size_t)C, 2 * (size_t)C}, out, 4,
+                  (const int[]){B, n_head, T, T}, dropout, rng, NULL);
 }
 
 qkv_tensor *qkv__attention_heads_view(qkv_arena *a, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,

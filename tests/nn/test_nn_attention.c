@@ -1,8 +1,10 @@
 /* The attention modules (float build): a worked example, the properties
  * attention must have (causality, one head equal to single-head attention,
- * permutation symmetry, padding that changes nothing, gradients that reach
+ * q, k and v side by side equal to apart, permutation symmetry, padding that changes nothing, gradients that reach
  * the memory), the key/value cache, and the weights that whole blocks record.
  * Gradients are checked in grad_nn.c. */
+#include <stdlib.h>
+
 #include "qkv/nn.h"
 #include "error_text.h"
 #include "nn_fixture.h"
@@ -168,6 +170,64 @@ START_TEST(test_one_head_equals_single_head)
 }
 END_TEST
 
+/* The loss Σ y ⊙ r's gradients: every parameter's, then x's, into g. */
+static void gradients(fixture *f, qkv_tensor *x, qkv_tensor *y, qkv_tensor *r, qkv_real *g)
+{
+    qkv_params_zero_grad(f->p);
+    ck_assert_qkv(y);
+    ck_assert_int_eq(qkv_backward(f->ctx.arena, qkv_sum(f->ctx.arena, qkv_mul(f->ctx.arena, y, r))),
+                     0);
+    memcpy(g, f->p->grad, f->p->total * sizeof *g);
+    memcpy(g + f->p->total, x->grad, x->size * sizeof *g);
+}
+
+/* Without weights asked for, q, k and v come from one product and stay side
+ * by side; asked for, from three. The outputs must be the same bits (each
+ * value is the same sum, and in training the same dropout from the same
+ * rng), the gradients the same up to the order in which x's three gradients
+ * are summed. C = 48: a width that cuts the product's column tiles
+ * differently at N = C and N = 3C. */
+static void packed_against_apart(bool train)
+{
+    fixture f;
+    fx_open(&f, 21);
+    enum { B = 2, T = 40, C = 48 };
+    qkv_block_config cfg = {.n_embd = C, .n_head = 3, .n_layer = 1, .dropout = train ? 0.25 : 0};
+    qkv_self_attn attn;
+    ck_assert_int_eq(qkv_self_attn_init(&attn, f.p, "attn", &cfg, true), 0);
+    fx_alloc_random(&f, 0.3);
+    f.ctx.train = train;
+    qkv_tensor *x1 = randn3(&f, B, T, C), *r = randn3(&f, B, T, C), *w = NULL;
+    qkv_tensor *x2 = copy_of(&f, x1);
+    qkv_set_requires_grad(x1, true);
+    qkv_set_requires_grad(x2, true);
+    qkv_rng_seed(f.ctx.rng, 5);
+    qkv_tensor *packed = qkv_self_attn_forward(&attn, &f.ctx, x1, NULL, NULL);
+    qkv_rng_seed(f.ctx.rng, 5);
+    qkv_tensor *apart = qkv_self_attn_forward(&attn, &f.ctx, x2, NULL, &w);
+    ck_assert_qkv(packed);
+    ck_assert_qkv(apart);
+    ck_assert(w && qkv_same_shape(packed, apart));
+    ck_assert_msg(memcmp(packed->data, apart->data, packed->size * sizeof *packed->data) == 0,
+                  "packed and apart outputs differ (%s)", train ? "training" : "eval");
+    size_t n = f.p->total + x1->size;
+    qkv_real *g1 = malloc(2 * n * sizeof *g1), *g2 = g1 + n;
+    ck_assert(g1);
+    gradients(&f, x1, packed, r, g1);
+    gradients(&f, x2, apart, r, g2);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs(g1[i] - g2[i]) <= 1e-5 * fmax(1, fabs(g2[i])),
+                      "gradient %zu of %zu: packed %.9g, apart %.9g", i, n, g1[i], g2[i]);
+    free(g1);
+    fx_close(&f);
+}
+
+START_TEST(test_packed_same_as_apart)
+{
+    packed_against_apart(false);
+    packed_against_apart(true);
+}
+END_TEST
 
 /* y[b, t] = x[b, perm[t]] for (B,T,C) tensors. */
 static qkv_tensor *permute_positions(fixture *f, const qkv_tensor *x, const int *perm)
@@ -434,6 +494,7 @@ static Suite *nn_attention_suite(void)
     tcase_add_test(tc, test_causal_weights_lower_triangular);
     tcase_add_test(tc, test_causal_no_future_leak);
     tcase_add_test(tc, test_one_head_equals_single_head);
+    tcase_add_test(tc, test_packed_same_as_apart);
     tcase_add_test(tc, test_self_attention_permutation_equivariant);
     tcase_add_test(tc, test_cross_attention_memory_permutation_invariant);
     tcase_add_test(tc, test_padding_changes_nothing);

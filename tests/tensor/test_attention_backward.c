@@ -1,11 +1,14 @@
 /* The attention core's gradients and kernels (float build): the backward
  * against the plain loops (tensor/attention_plain.c) in both head layouts,
  * shapes refused by name, the tiles against the plain loops, the same bits on
- * any thread count, memory that grows linearly with T, and a backward that
- * keeps its own mask. The forward's rules are in test_attention_core.c. */
+ * any thread count, memory that grows linearly with T, a backward that
+ * keeps its own mask, and the packed call (q, k, v side by side in one
+ * tensor) against the three apart. The forward's rules are in
+ * test_attention_core.c. */
 #include <omp.h>
 
 #include "attention_tiles.h"
+#include "tensor/attention.h"
 #include "tensor/attention_plain.h"
 #include "testing.h"
 
@@ -259,6 +262,93 @@ START_TEST(test_backward_keeps_its_own_mask)
 }
 END_TEST
 
+/* Columns [c0, c0 + C) of every row of x (B,T,3C) as a (B,T,C) tensor that wants a gradient. */
+static qkv_tensor *columns(qkv_arena *a, const qkv_tensor *x, int c0, int C)
+{
+    int B = x->shape[0], T = x->shape[1];
+    qkv_tensor *t = qkv_tensor_new(a, 3, (const int[]){B, T, C});
+    ck_assert_qkv(t);
+    for (size_t r = 0; r < (size_t)B * T; r++)
+        memcpy(t->data + r * C, x->data + r * 3 * C + c0, (size_t)C * sizeof *t->data);
+    qkv_set_requires_grad(t, true);
+    return t;
+}
+
+/* The packed call on qkv (B,T,3C) against qkv_attention_heads on its three
+ * column blocks apart, under causal + padding masks and dropout, on `threads`:
+ * the same output and the same gradients, bit for bit, since both run the
+ * same tiles on the same values; only where they read and write differs. */
+static void packed_against_apart(int threads)
+{
+    enum { B = 2, T = 70, H = 2, D = 8, C = H * D }; /* T: two full query tiles and a ragged one */
+    omp_set_num_threads(threads);
+    qkv_arena *a = qkv_arena_new(1 << 22);
+    qkv_rng rng;
+    qkv_rng_seed(&rng, 71);
+    qkv_tensor *qkv = qkv_randn(a, QKV_SHAPE(B, T, 3 * C), 1.5, &rng);
+    qkv_tensor *r = qkv_randn(a, QKV_SHAPE(B, T, C), 1, &rng);
+    ck_assert_qkv(qkv);
+    qkv_set_requires_grad(qkv, true);
+    qkv_tensor *apart[3];
+    for (int i = 0; i < 3; i++)
+        apart[i] = columns(a, qkv, i * C, C);
+    uint8_t valid[B][T];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            valid[b][t] = !(b == 1 && t >= 30 && t < 45); /* a run across a tile boundary */
+    qkv_mask mask = {.causal = true, .key_valid = &valid[0][0]};
+    qkv_rng drop_packed, drop_apart;
+    qkv_rng_seed(&drop_packed, 5);
+    qkv_rng_seed(&drop_apart, 5);
+    qkv_tensor *y = qkv__attention_packed(a, qkv, H, &mask, 0.2, &drop_packed);
+    qkv_tensor *want = qkv_attention_heads(a, apart[0], apart[1], apart[2], H, &mask, 0.2,
+                                           &drop_apart, NULL);
+    ck_assert_qkv(y);
+    ck_assert_qkv(want);
+    ck_assert(y->ndim == 3 && y->shape[0] == B && y->shape[1] == T && y->shape[2] == C);
+    ck_assert_msg(memcmp(y->data, want->data, y->size * sizeof *y->data) == 0,
+                  "packed output differs from the three apart (%d threads)", threads);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, y, r))), 0);
+    ck_assert_int_eq(qkv_backward(a, qkv_sum(a, qkv_mul(a, want, r))), 0);
+    for (size_t row = 0; row < (size_t)B * T; row++)
+        for (int i = 0; i < 3; i++)
+            ck_assert_msg(memcmp(qkv->grad + row * 3 * C + i * C, apart[i]->grad + row * C,
+                                 C * sizeof *qkv->grad) == 0,
+                          "the gradient of %c, row %zu, differs (%d threads)", "qkv"[i], row,
+                          threads);
+    qkv_arena_free(&a);
+}
+
+START_TEST(test_packed_matches_apart)
+{
+    int saved = omp_get_max_threads();
+    packed_against_apart(1);
+    packed_against_apart(2);
+    omp_set_num_threads(saved);
+}
+END_TEST
+
+START_TEST(test_packed_refuses_bad_shapes)
+{
+    qkv_arena *a = qkv_arena_new(1 << 16);
+    qkv_tensor *not_three = qkv_zeros(a, QKV_SHAPE(1, 4, 8)), *flat = qkv_zeros(a, QKV_SHAPE(4, 12));
+    qkv_tensor *fine = qkv_zeros(a, QKV_SHAPE(1, 4, 12));
+    struct { qkv_tensor *qkv; int heads; qkv_real dropout; const char *says; } bad[] = {
+        {not_three, 1, 0, "(1,4,8)"}, {flat, 1, 0, "(4,12)"}, {NULL, 1, 0, "qkv"},
+        {fine, 3, 0, "width 4 is not a multiple of n_head 3"}, {fine, 1, 0.5, "rng"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_ptr_null(qkv__attention_packed(a, bad[i].qkv, bad[i].heads, NULL, bad[i].dropout,
+                                                 NULL));
+        ck_assert_msg(strstr(qkv_last_error(), "qkv__attention_packed") &&
+                          strstr(qkv_last_error(), bad[i].says),
+                      "case %zu: message: %s", i, qkv_last_error());
+    }
+    ck_assert_ptr_nonnull(qkv__attention_packed(a, fine, 2, NULL, 0, NULL));
+    qkv_arena_free(&a);
+}
+END_TEST
+
 static Suite *attention_backward_suite(void)
 {
     Suite *s = suite_create("attention_backward");
@@ -269,6 +359,8 @@ static Suite *attention_backward_suite(void)
     tcase_add_test(tc, test_same_bits_on_any_thread_count);
     tcase_add_test(tc, test_memory_grows_linearly_with_T);
     tcase_add_test(tc, test_backward_keeps_its_own_mask);
+    tcase_add_test(tc, test_packed_matches_apart);
+    tcase_add_test(tc, test_packed_refuses_bad_shapes);
     suite_add_tcase(s, tc);
     return s;
 }
