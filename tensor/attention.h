@@ -26,13 +26,19 @@
 #include "kernels/gemm_mixed.h"
 #include "qkv/ops.h"
 
-/* ---- the mask rules (defined in op_attention.c) ---- */
+/* ---- the mask rules (the checks defined in op_attention.c) ---- */
 
-/* How many leading keys query i of tq may see: all tk without a causal mask;
- * under one the keys j <= i + (tk - tq), so the last query sees every key
- * (with tk > tq the extra keys are an earlier context); none when tk < tq and
- * i is early. */
-int qkv__visible_keys(bool causal, int i, int tq, int tk);
+/* How many leading keys query i of tq may see: all tk without a causal
+ * mask; under one the keys j <= i + (tk - tq), so the last query sees every
+ * key (with tk > tq the extra keys are an earlier context); none when tk < tq
+ * and i is early. Inline: the tiles ask it for every row. */
+static inline int qkv__visible_keys(bool causal, int i, int tq, int tk)
+{
+    if (!causal)
+        return tk;
+    int n = i + (tk - tq) + 1;
+    return n < 0 ? 0 : n;
+}
 
 /* -1 with a message naming op when a causal mask would leave queries with no
  * key at all: Tq > Tk (query i sees keys j <= i + Tk - Tq). */

@@ -10,6 +10,7 @@
  * log-sum-exp and the softmax backward of a row. */
 #include "attention.h"
 #include "kernels/cpu.h"
+#include "kernels/lanes.h"
 #include "kernels/vecmath.h"
 
 /* ---- the row kernels ---- */
@@ -49,6 +50,20 @@ QKV__KERNEL(row_grad_drop,
             (qkv_real *ds, const qkv_real *dp, const qkv_real *p, qkv_real delta, uint64_t key,
              uint32_t threshold, qkv_real scale, int j0, int n),
             (ds, dp, p, delta, key, threshold, scale, j0, n))
+
+QKV__KERNEL_BODY void deltas_body(qkv_real *delta, const qkv_real *dout, const qkv_real *out,
+                                  int rows, int d, int ld)
+{
+    /* D_i = dO_i · O_i, a dot product of d values a row (32 or 64): in
+     * lanes (kernels/lanes.h), not in one chain of dependent adds. */
+    for (int i = 0; i < rows; i++) {
+        const qkv_real *g = dout + (size_t)i * ld, *o = out + (size_t)i * ld;
+        QKV__LANES_SUM(delta[i], d, c, g[c] * o[c]);
+    }
+}
+QKV__KERNEL(deltas, (qkv_real *delta, const qkv_real *dout, const qkv_real *out, int rows, int d,
+                     int ld),
+            (delta, dout, out, rows, d, ld))
 
 /* The softmax backward of one row: ds = p ⊙ (dp ⊙ z − delta), z the dropout
  * factor (1 when d is NULL or off), delta = Σ_j p_j·(dp ⊙ z)_j = dO·O. ds may
@@ -99,12 +114,7 @@ static void backward_problem(const attn_ctx *c, qkv_node *n, int e, qkv_real *w)
 
     /* D_i = dO_i · O_i = Σ_j P'_ij dP'_ij: the softmax backward's row sum,
      * without the weights (O = P'·V, P' the weights after dropout). */
-    for (int i = 0; i < pr->tq; i++) {
-        qkv_real sum = 0;
-        for (int col = 0; col < d; col++)
-            sum += dout[(size_t)i * ldo + col] * out[(size_t)i * ldo + col];
-        delta[i] = sum;
-    }
+    deltas(delta, dout, out, pr->tq, d, ldo);
     for (int j0 = 0; j0 < pr->tk; j0 += KEY_TILE) {
         const qkv_real *kj = x.k + o.kv + (size_t)j0 * ldk, *vj = x.v + o.kv + (size_t)j0 * ldk;
         for (int i0 = first_tile_seeing(pr, j0); i0 < pr->tq; i0 += QUERY_TILE) {

@@ -13,6 +13,7 @@
 
 #include "attention.h"
 #include "kernels/cpu.h"
+#include "kernels/lanes.h"
 #include "kernels/vecmath.h"
 
 /* ---- the row kernels ---- */
@@ -43,33 +44,74 @@ void qkv__attn_hide(qkv_real *s, const uint8_t *valid, int n_seen, int n)
  * exp). */
 QKV__KERNEL_BODY void online_body(qkv_real *s, int n, qkv_real *m, qkv_real *l, qkv_real *alpha)
 {
+    /* The max and the sum go through lanes (kernels/lanes.h): a row here is
+     * 32 or 64 scores in the baby, too short for a reduction's scalar end. */
+    enum { LANES = QKV__LANES };
+    qkv_real lane[LANES];
     /* The largest visible score so far: subtracting it keeps every exp() <= 1,
      * and softmax(s) = softmax(s − c) for any c, so nothing else changes. */
-    qkv_real mx = *m;
-#pragma omp simd reduction(max : mx)
-    for (int j = 0; j < n; j++)
-        mx = s[j] > mx ? s[j] : mx;
+    for (int i = 0; i < LANES; i++)
+        lane[i] = *m;
+    int whole = n / LANES * LANES;
+    for (int j = 0; j < whole; j += LANES)
+#pragma omp simd
+        for (int i = 0; i < LANES; i++)
+            lane[i] = s[j + i] > lane[i] ? s[j + i] : lane[i];
+    for (int i = 0; whole + i < n; i++)
+        lane[i] = s[whole + i] > lane[i] ? s[whole + i] : lane[i];
+    qkv_real mx = qkv__lanes_max(lane);
     if (mx == -INFINITY) { /* every key so far hidden: no weight anywhere yet */
         memset(s, 0, (size_t)n * sizeof *s);
         *alpha = 1;
         return;
     }
-    qkv_real sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int j = 0; j < n; j++) {
-        qkv_real e = qkv__exp(s[j] - mx);
-        s[j] = e;
-        sum += e;
+    for (int i = 0; i < LANES; i++)
+        lane[i] = 0;
+    for (int j = 0; j < whole; j += LANES) {
+#pragma omp simd
+        for (int i = 0; i < LANES; i++) {
+            qkv_real e = qkv__exp(s[j + i] - mx);
+            s[j + i] = e;
+            lane[i] += e;
+        }
     }
+    for (int i = 0; whole + i < n; i++) {
+        qkv_real e = qkv__exp(s[whole + i] - mx);
+        s[whole + i] = e;
+        lane[i] += e;
+    }
+    qkv_real sum = qkv__lanes_sum(lane);
     /* The sum and the output so far were taken against the old max: scale
      * them to the new one (exp(-inf) = 0 when there was none). */
-    qkv_real a = *m == mx ? 1 : qkv__exp(*m - mx);
+    qkv_real a = *m == -INFINITY ? 0 : *m == mx ? 1 : qkv__exp(*m - mx);
     *l = *l * a + sum;
     *m = mx;
     *alpha = a;
 }
 QKV__KERNEL(online, (qkv_real *s, int n, qkv_real *m, qkv_real *l, qkv_real *alpha),
             (s, n, m, l, alpha))
+
+/* Steps 2 and 3 of forward_tile below on its m rows of n scores (keys
+ * [j0, j0 + n), rows KEY_TILE apart): each row masked, then its online
+ * softmax step, row r's running max, sum and factor in mx[r], sum[r],
+ * alpha[r]. One call a tile, not two a row: a row of the baby's is 32 or 64
+ * scores, too few to pay for a call each. */
+QKV__KERNEL_BODY void mask_softmax_body(const problem *pr, qkv_real *s, int i0, int m, int j0,
+                                        int n, const uint8_t *valid, qkv_real *mx, qkv_real *sum,
+                                        qkv_real *alpha)
+{
+    for (int r = 0; r < m; r++) {
+        qkv_real *sr = s + (size_t)r * KEY_TILE;
+        /* 2. Mask before the softmax: a hidden score is -inf, its weight 0. */
+        hide_body(sr, valid, seen_in(pr, i0 + r, j0, n), n);
+        /* 3. Softmax over the keys, online: weights against the running max. */
+        online_body(sr, n, &mx[r], &sum[r], &alpha[r]);
+    }
+}
+QKV__KERNEL(mask_softmax,
+            (const problem *pr, qkv_real *s, int i0, int m, int j0, int n, const uint8_t *valid,
+             qkv_real *mx, qkv_real *sum, qkv_real *alpha),
+            (pr, s, i0, m, j0, n, valid, mx, sum, alpha))
 
 QKV__KERNEL_BODY void drop_apply_body(qkv_real *pz, const qkv_real *p, uint64_t key,
                                       uint32_t threshold, qkv_real scale, int j0, int n)
@@ -126,16 +168,12 @@ static void forward_tile(const problem *pr, int e, int i0, int m, const qkv_real
         const qkv_real *kj = k + o.kv + (size_t)j0 * ldk, *vj = v + o.kv + (size_t)j0 * ldk;
         /* 1. Scores: how well each query matches each key, S = Q·Kᵀ/√d. */
         tile_gemm(false, true, m, n, pr->d, score_scale(pr->d), qi, ld, kj, ldk, 0, s, KEY_TILE);
-        for (int r = 0; r < m; r++) {
-            qkv_real *sr = s + (size_t)r * KEY_TILE;
-            /* 2. Mask before the softmax: a hidden score is -inf, its weight 0. */
-            qkv__attn_hide(sr, valid ? valid + j0 : NULL, seen_in(pr, i0 + r, j0, n), n);
-            /* 3. Softmax over the keys, online: weights against the running max. */
-            online(sr, n, &mx[r], &sum[r], &alpha[r]);
-            /* 4. Dropout of the weights (training): the sum above is before it. */
-            if (d->on)
-                qkv__attn_drop_apply(sr, sr, d, qkv__attn_drop_row(d, row0 + r), j0, n);
-        }
+        /* 2. and 3. Mask, then softmax (above). */
+        mask_softmax(pr, s, i0, m, j0, n, valid ? valid + j0 : NULL, mx, sum, alpha);
+        /* 4. Dropout of the weights (training): the sum above is before it. */
+        for (int r = 0; d->on && r < m; r++)
+            qkv__attn_drop_apply(s + (size_t)r * KEY_TILE, s + (size_t)r * KEY_TILE, d,
+                                 qkv__attn_drop_row(d, row0 + r), j0, n);
         /* 5. The output so far, rescaled to the new max, plus these weights · V. */
         if (j0 > 0)
             scale_rows(oi, ldo, m, pr->d, alpha);

@@ -20,14 +20,6 @@
 
 /* ---- the mask rules, which qkv_softmax_masked shares ---- */
 
-int qkv__visible_keys(bool causal, int i, int tq, int tk)
-{
-    if (!causal)
-        return tk;
-    int n = i + (tk - tq) + 1;
-    return n < 0 ? 0 : n;
-}
-
 int qkv__check_causal(const char *op, const qkv_mask *mask, int tq, int tk)
 {
     if (mask && mask->causal && tq > tk)

@@ -5,6 +5,7 @@
 #include "graph.h"
 #include "kernels/cpu.h"
 #include "kernels/hot.h"
+#include "kernels/lanes.h"
 
 /* What backward needs: per-row statistics from the forward. */
 typedef struct ln_ctx {
@@ -16,22 +17,19 @@ typedef struct ln_ctx {
 
 /* One row: y = (x - mean)·rstd·w + b, where the row's mean and rstd
  * (1/sqrt(variance + eps)) are computed and stored. w, b may be NULL. The
- * sums are `omp simd` reductions: they may add in vector lanes, in an order
- * fixed at compile time, so they vectorize and stay deterministic. */
+ * sums add in lanes (kernels/lanes.h), in one order on every path, so they
+ * vectorize and stay deterministic, and a row of 128 (the baby's) does not
+ * wait on a reduction's scalar end. */
 QKV__KERNEL_BODY void layernorm_row_body(qkv_real *y, qkv_real *mean, qkv_real *rstd,
                                          const qkv_real *x, const qkv_real *w, const qkv_real *b,
                                          qkv_real eps, int C)
 {
-    qkv_real m = 0, v = 0;
-#pragma omp simd reduction(+ : m)
-    for (int j = 0; j < C; j++)
-        m += x[j];
+    qkv_real m, v;
+    QKV__LANES_SUM(m, C, j, x[j]);
     m /= C;
     /* Variance in a second pass around the mean: E[x²] − E[x]² would
      * cancel catastrophically when the mean is large. */
-#pragma omp simd reduction(+ : v)
-    for (int j = 0; j < C; j++)
-        v += (x[j] - m) * (x[j] - m);
+    QKV__LANES_SUM(v, C, j, (x[j] - m) * (x[j] - m));
     v /= C;
     qkv_real s = 1 / sqrt(v + eps);
     if (w && b) {

@@ -9,6 +9,7 @@
 #include "graph.h"
 #include "kernels/cpu.h"
 #include "kernels/hot.h"
+#include "kernels/lanes.h"
 
 /* What backward needs: each row's 1/rms from the forward. */
 typedef struct rms_ctx {
@@ -20,10 +21,8 @@ typedef struct rms_ctx {
 QKV__KERNEL_BODY void rmsnorm_row_body(qkv_real *y, qkv_real *rstd, const qkv_real *x,
                                        const qkv_real *w, qkv_real eps, int C)
 {
-    qkv_real ss = 0;
-#pragma omp simd reduction(+ : ss)
-    for (int j = 0; j < C; j++)
-        ss += x[j] * x[j];
+    qkv_real ss; /* in lanes (kernels/lanes.h), as LayerNorm's sums */
+    QKV__LANES_SUM(ss, C, j, x[j] * x[j]);
     qkv_real s = 1 / sqrt(ss / C + eps);
     if (w) {
 #pragma omp simd
