@@ -20,10 +20,11 @@ BASE    := -std=c11 -D_POSIX_C_SOURCE=200809L -fopenmp -fPIC -fvisibility=hidden
 LDLIBS  := -lm -fopenmp
 
 LIB_SRC  := $(wildcard tensor/*.c tensor/kernels/*.c nn/*.c io/*.c data/*.c decode/*.c train/*.c models/*.c models/gpt/*.c models/seq2seq/*.c)
-# The program's parts that its tests call too (the pictures): an archive of
-# their own, $(BUILD)/libqkvcli.a, linked into build/qkv and the test suites,
-# never into libqkv nor installed. The attention page is a real file,
-# cli/viz/attn_page.html, embedded as a C array (PAGE_C, made below).
+# The program's parts that its tests call too (the pictures, and how busy
+# the machine is): an archive of their own, $(BUILD)/libqkvcli.a, linked
+# into build/qkv and the test suites, never into libqkv nor installed. The
+# attention page is a real file, cli/viz/attn_page.html, embedded as a C
+# array (PAGE_C, made below).
 VIZ_SRC  := $(wildcard cli/viz/*.c)
 # The program's sources but for how it trains over several processes: one
 # rank (dist_none.c), or MPI (dist_mpi.c, compiled and linked with $(MPICC)).
@@ -95,7 +96,7 @@ $(BUILD)/libqkv64.a: $(OBJ64)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libqkvcli.a: $(VIZ_OBJ)
+$(BUILD)/libqkvcli.a: $(VIZ_OBJ) $(BUILD)/obj/cli/threads_busy.o
 	@rm -f $@
 	ar rcs $@ $^
 

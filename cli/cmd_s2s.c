@@ -129,6 +129,7 @@ static int s2s_train(int argc, char **argv)
                  tc->batch_size);
     else
         snprintf(step_size, sizeof step_size, "%d pairs", tc->batch_size);
+    cli_threads_settle();
     train_print_plan(run, &ro, step_size);
     char resume_args[300];
     snprintf(resume_args, sizeof resume_args, "--task %s", task->name);

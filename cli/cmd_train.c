@@ -17,6 +17,7 @@
 #include "recipe.h"
 #include "run_options.h"
 #include "runtime.h"
+#include "threads.h"
 #include "tokenizer_bits.h"
 #include "tokenizer_text.h"
 #include "train_loop.h"
@@ -396,6 +397,7 @@ int cmd_train(int argc, char **argv)
         snprintf(step_size, sizeof step_size, "%d micro-batches of %d x %d tokens", K, B, T);
     else
         snprintf(step_size, sizeof step_size, "%d x %d tokens", B, T);
+    cli_threads_settle();
     train_print_plan(run, &ro, step_size);
     char resume_args[4200];
     snprintf(resume_args, sizeof resume_args, "--data %s", data);

@@ -141,7 +141,7 @@ int run_start(const arg_cmd *cmd, const run_options *o)
 {
     if (ranks_any(ranks_writer() && cli_claim_outputs(cmd->name, o->out, o->force, o->resume) < 0))
         return -1;
-    cli_use_threads(o->threads);
+    cli_use_threads_later(o->threads); /* settled before the plan line (cli_threads_settle) */
     return 0;
 }
 

@@ -31,24 +31,30 @@ static bool user_placed(void)
     return getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY");
 }
 
+/* The cores this process may use (read once, before anything is pinned). */
+static int all_cores(void)
+{
+    if (!have_allowed && !user_placed())
+        have_allowed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    return have_allowed ? CPU_COUNT(&allowed) : omp_get_num_procs();
+}
+
 /* --threads auto: one thread per core that other programs leave free (see
  * cli_free_cores), all the cores when that cannot be read. Ranks sharing a
  * machine would each count the same free cores: there every rank takes
  * the cores as before. */
-static int auto_threads(void)
+static int auto_threads(int cores)
 {
-    int cores = have_allowed ? CPU_COUNT(&allowed) : omp_get_num_procs();
     int n = dist_size() > 1 ? -1 : cli_free_cores(cores);
     return n > 0 ? n : cores;
 }
 
 int cli_use_threads(int n)
 {
-    if (!have_allowed && !user_placed())
-        have_allowed = sched_getaffinity(0, sizeof allowed, &allowed) == 0;
+    int cores = all_cores(); /* reads the cores we may use, before any is pinned */
     auto_count = n == ARG_AUTO;
     if (auto_count)
-        n = auto_threads();
+        n = auto_threads(cores);
     /* Only OMP_THREAD_LIMIT can refuse a count --threads' range allows:
      * then OpenMP's own count stands, and the user hears why. */
     if (qkv_set_threads(n) < 0)
@@ -75,6 +81,27 @@ int cli_use_threads(int n)
         pinned += pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
     }
     return pinned;
+}
+
+/* Whether --threads auto's count is still to be settled (cli_use_threads_later). */
+static bool settle_pending;
+
+int cli_use_threads_later(int n)
+{
+    if (n != ARG_AUTO || dist_size() > 1)
+        return cli_use_threads(n);
+    cli_busy_watch_start();
+    int pinned = cli_use_threads(all_cores());
+    auto_count = settle_pending = true;
+    return pinned;
+}
+
+void cli_threads_settle(void)
+{
+    if (settle_pending) {
+        settle_pending = false;
+        cli_use_threads(ARG_AUTO);
+    }
 }
 
 /* ---- the watch: threads that wait for a core ----

@@ -14,6 +14,16 @@
  * of threads pinned (0 when none). */
 int cli_use_threads(int n);
 
+/* cli_use_threads for a command that loads before it computes: with n
+ * ARG_AUTO it starts watching the machine (cli_busy_watch_start) and runs
+ * on every core until cli_threads_settle, which counts the free cores then,
+ * the loading having covered the watch's 0.2 s or part of it. */
+int cli_use_threads_later(int n);
+
+/* Settle the count cli_use_threads_later left open (nothing otherwise).
+ * Call outside any parallel region, before the first step. */
+void cli_threads_settle(void);
+
 /* Call between steps, outside any parallel region: every 2 s it reads how
  * long the threads waited for a core. Starved threads (more than 20% of
  * their time waiting) are said once on stderr, with advice; a count that

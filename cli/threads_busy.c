@@ -35,19 +35,67 @@ static bool read_ticks(bool nice_is_free, double *busy, double *total)
     return true;
 }
 
+/* A watch of the machine: /proc/stat's ticks, this process's own CPU time
+ * and the clock when it began. */
+typedef struct watch {
+    bool on;
+    double busy, total, own, t;
+} watch;
+
+static watch begun;
+
+/* This process's CPU time so far (all its threads), in seconds. */
+static double own_cpu(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static bool watch_begin(watch *w, bool nice_is_free)
+{
+    w->on = read_ticks(nice_is_free, &w->busy, &w->total);
+    w->own = own_cpu();
+    w->t = now_s();
+    return w->on;
+}
+
+void cli_busy_watch_start(void)
+{
+    watch_begin(&begun, getpriority(PRIO_PROCESS, 0) <= 0);
+}
+
 int cli_free_cores(int cpus)
 {
     /* Niced programs are no competition unless this one is niced too. */
     bool nice_is_free = getpriority(PRIO_PROCESS, 0) <= 0;
-    double b0, t0, b1, t1;
-    if (!read_ticks(nice_is_free, &b0, &t0))
+    watch w = begun;
+    begun.on = false; /* a watch serves one count */
+    if (!w.on && !watch_begin(&w, nice_is_free))
         return -1;
-    nanosleep(&(struct timespec){0, WATCH_NS}, NULL);
-    if (!read_ticks(nice_is_free, &b1, &t1) || t1 <= t0)
+    /* What is left of the watch: all of it, or what the work since
+     * cli_busy_watch_start has not yet covered. */
+    double left = 1e-9 * WATCH_NS - (now_s() - w.t);
+    if (left > 0)
+        nanosleep(&(struct timespec){0, (long)(left * 1e9)}, NULL);
+    double b1, t1;
+    if (!read_ticks(nice_is_free, &b1, &t1) || t1 <= w.total)
         return -1;
-    /* /proc/stat counts every core online; this process may use fewer. */
+    /* /proc/stat counts every core online, this process's own work too
+     * (loading while it watched): that is not other programs'. */
     double online = (double)sysconf(_SC_NPROCESSORS_ONLN);
-    double free_cores = online * (1 - (b1 - b0) / (t1 - t0)) - (online - cpus);
+    double own_ticks = (own_cpu() - w.own) * (double)sysconf(_SC_CLK_TCK);
+    double others = fmax(0, b1 - w.busy - own_ticks);
+    double free_cores = online * (1 - others / (t1 - w.total)) - (online - cpus);
     int n = (int)lround(free_cores);
     return n < 1 ? 1 : n > cpus ? cpus : n;
 }

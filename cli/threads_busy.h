@@ -12,6 +12,12 @@
  * read. */
 int cli_free_cores(int cpus);
 
+/* Start the watch the next cli_free_cores reads, so that the work between
+ * (loading a corpus, building a model) counts toward its 0.2 s: that call
+ * then waits only for what is left. This process's own CPU time over the
+ * watch is not counted as other programs'. */
+void cli_busy_watch_start(void);
+
 /* The seconds this process's threads have so far run on a core and waited
  * for one while ready to run (/proc/self/task/N/schedstat, summed); false
  * when the kernel does not keep them. */
