@@ -90,8 +90,9 @@ int cli_use_threads_later(int n)
 {
     if (n != ARG_AUTO || dist_size() > 1)
         return cli_use_threads(n);
+    /* One thread meanwhile: on a busy machine a second one would only wait. */
     cli_busy_watch_start();
-    int pinned = cli_use_threads(all_cores());
+    int pinned = cli_use_threads(1);
     auto_count = settle_pending = true;
     return pinned;
 }

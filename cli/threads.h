@@ -16,7 +16,7 @@ int cli_use_threads(int n);
 
 /* cli_use_threads for a command that loads before it computes: with n
  * ARG_AUTO it starts watching the machine (cli_busy_watch_start) and runs
- * on every core until cli_threads_settle, which counts the free cores then,
+ * one thread until cli_threads_settle, which counts the free cores then,
  * the loading having covered the watch's 0.2 s or part of it. */
 int cli_use_threads_later(int n);
 
