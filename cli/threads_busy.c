@@ -54,6 +54,8 @@ static double own_cpu(void)
            (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
+/* The clock, in seconds: cli_now's (runtime.c), which this file cannot
+ * call: it is also linked alone into the tests (libqkvcli.a). */
 static double now_s(void)
 {
     struct timespec t;

@@ -45,42 +45,18 @@ void qkv__attn_hide(qkv_real *s, const uint8_t *valid, int n_seen, int n)
 QKV__KERNEL_BODY void online_body(qkv_real *s, int n, qkv_real *m, qkv_real *l, qkv_real *alpha)
 {
     /* The max and the sum go through lanes (kernels/lanes.h): a row here is
-     * 32 or 64 scores in the baby, too short for a reduction's scalar end. */
-    enum { LANES = QKV__LANES };
-    qkv_real lane[LANES];
-    /* The largest visible score so far: subtracting it keeps every exp() <= 1,
+     * 32 or 64 scores in the baby, too short for a reduction's scalar end.
+     * The largest visible score so far: subtracting it keeps every exp() <= 1,
      * and softmax(s) = softmax(s − c) for any c, so nothing else changes. */
-    for (int i = 0; i < LANES; i++)
-        lane[i] = *m;
-    int whole = n / LANES * LANES;
-    for (int j = 0; j < whole; j += LANES)
-#pragma omp simd
-        for (int i = 0; i < LANES; i++)
-            lane[i] = s[j + i] > lane[i] ? s[j + i] : lane[i];
-    for (int i = 0; whole + i < n; i++)
-        lane[i] = s[whole + i] > lane[i] ? s[whole + i] : lane[i];
-    qkv_real mx = qkv__lanes_max(lane);
+    qkv_real mx, sum;
+    QKV__LANES_MAX(mx, n, j, *m, s[j]);
     if (mx == -INFINITY) { /* every key so far hidden: no weight anywhere yet */
         memset(s, 0, (size_t)n * sizeof *s);
         *alpha = 1;
         return;
     }
-    for (int i = 0; i < LANES; i++)
-        lane[i] = 0;
-    for (int j = 0; j < whole; j += LANES) {
-#pragma omp simd
-        for (int i = 0; i < LANES; i++) {
-            qkv_real e = qkv__exp(s[j + i] - mx);
-            s[j + i] = e;
-            lane[i] += e;
-        }
-    }
-    for (int i = 0; whole + i < n; i++) {
-        qkv_real e = qkv__exp(s[whole + i] - mx);
-        s[whole + i] = e;
-        lane[i] += e;
-    }
-    qkv_real sum = qkv__lanes_sum(lane);
+    /* Each score becomes its exp against the max; the sum adds them. */
+    QKV__LANES_SUM(sum, n, j, s[j] = qkv__exp(s[j] - mx));
     /* The sum and the output so far were taken against the old max: scale
      * them to the new one (exp(-inf) = 0 when there was none). */
     qkv_real a = *m == -INFINITY ? 0 : *m == mx ? 1 : qkv__exp(*m - mx);
